@@ -1,0 +1,150 @@
+// Package target defines the contract every database under test implements
+// and a registry that opens a target from a URL (sqlite:///path,
+// elasticsearch://host:9200/index, postgres://…).
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Document is one generated event ready to be written.
+//
+// JSON is the whole serialized document. It always starts with
+// `{"_id":"<ID>",` so that a target that must not store _id in the body
+// (Elasticsearch, OpenSearch) can cut that prefix without parsing.
+type Document struct {
+	ID        string
+	Generator string
+	Seq       int64
+	EventTime int64 // microseconds since the Unix epoch
+	JSON      []byte
+}
+
+// Batch is one write request: the events of one generator, in _seq order.
+type Batch struct {
+	Generator string
+	Docs      []Document
+}
+
+// WriteResult is the item-level outcome of one batch write. A partly failed
+// batch reports the failed items here; it is never counted as a success.
+type WriteResult struct {
+	Acknowledged int            // items the database confirmed
+	Failed       int            // items finally rejected
+	Retries      int            // re-sent requests or items (429, rejected execution, …)
+	FailedSeqs   []int64        // _seq of the failed items, when the target knows them
+	ErrorKinds   map[string]int // failed items by error type, e.g. "mapper_parsing_exception"
+}
+
+// AddError counts n failed items of the given kind.
+func (r *WriteResult) AddError(kind string, n int) {
+	if r.ErrorKinds == nil {
+		r.ErrorKinds = make(map[string]int)
+	}
+	r.ErrorKinds[kind] += n
+}
+
+// Target is a database under test. Implementations must be safe for
+// concurrent use by many goroutines.
+type Target interface {
+	// Name is the scheme-level name, e.g. "sqlite", "elasticsearch".
+	Name() string
+	// Setup creates the index or table (idempotent).
+	Setup(ctx context.Context) error
+	// Write writes one batch. A returned error means the whole request
+	// failed (connection refused, timeout, 5xx): no item is acknowledged.
+	Write(ctx context.Context, b Batch) (WriteResult, error)
+	// Freshness returns the newest _event_time that a query for this
+	// generator can see, and false when it sees no event at all.
+	Freshness(ctx context.Context, generator string) (int64, bool, error)
+	// Visible returns which of ids a search (not a real-time GET) sees.
+	Visible(ctx context.Context, generator string, ids []string) (map[string]bool, error)
+	// Count returns how many events of the generator a search sees.
+	Count(ctx context.Context, generator string) (int64, error)
+	// Seqs calls fn with the _seq of every visible event of the generator
+	// (once per stored document, so duplicates show up as repeats).
+	Seqs(ctx context.Context, generator string, fn func(seq int64)) error
+	// Teardown drops the index or table.
+	Teardown(ctx context.Context) error
+	// Version describes the database server (for the results file).
+	Version(ctx context.Context) (string, error)
+	// Close releases connections.
+	Close() error
+}
+
+// Options carries the settings common to all targets; each target reads
+// the ones it knows and ignores the rest.
+type Options struct {
+	Recreate        bool              // drop and create the index/table at setup
+	Insecure        bool              // skip TLS verification (https only)
+	CACert          string            // path to a PEM CA bundle
+	Settings        map[string]string // target-specific knobs: shards, replicas, refresh_interval, write_method, …
+	RequestTimeoutS float64           // per-request timeout in seconds; 0 means the target's default
+}
+
+// Opener opens a target from its parsed URL.
+type Opener func(ctx context.Context, u *url.URL, opts Options) (Target, error)
+
+// Registry maps URL schemes to openers.
+type Registry struct {
+	mu      sync.RWMutex
+	openers map[string]Opener
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{openers: make(map[string]Opener)} }
+
+// Register adds an opener for one or more schemes.
+func (r *Registry) Register(o Opener, schemes ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range schemes {
+		r.openers[s] = o
+	}
+}
+
+// Schemes lists the registered schemes, sorted.
+func (r *Registry) Schemes() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, 0, len(r.openers))
+	for s := range r.openers {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ErrBadURL marks a target URL that cannot be used as given.
+var ErrBadURL = errors.New("bad target URL")
+
+// Open parses raw and opens the target registered for its scheme.
+func (r *Registry) Open(ctx context.Context, raw string, opts Options) (Target, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" {
+		return nil, fmt.Errorf("%w %q: want scheme://…, one of %s", ErrBadURL, Redact(raw), strings.Join(r.Schemes(), ", "))
+	}
+	r.mu.RLock()
+	o, ok := r.openers[u.Scheme]
+	r.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown scheme %q, want one of %s", ErrBadURL, u.Scheme, strings.Join(r.Schemes(), ", "))
+	}
+	return o(ctx, u, opts)
+}
+
+// Redact returns raw with any password or API key replaced, for messages
+// and results files.
+func Redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "<unparseable URL>"
+	}
+	return u.Redacted()
+}
