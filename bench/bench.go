@@ -1,0 +1,183 @@
+// Package bench runs one measured ingest against a target: the paced
+// writes, the freshness and visibility probes, the drain and the
+// completeness audit, and assembles the results. The run and peak
+// commands share this one measurement path.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/freshbench/freshbench/ingest"
+	"github.com/freshbench/freshbench/pace"
+	"github.com/freshbench/freshbench/probe"
+	"github.com/freshbench/freshbench/stats"
+	"github.com/freshbench/freshbench/target"
+)
+
+// Config is one measured run.
+type Config struct {
+	Ingest       ingest.Config
+	PollInterval time.Duration // how often freshness and probe queries run
+	Drain        time.Duration // how long to wait after the schedule for acknowledged events to show
+	// Progress, when set, is called about once a second during the run.
+	Progress func(Progress)
+}
+
+// Validate names the first bad setting.
+func (c Config) Validate() error {
+	if err := c.Ingest.Validate(); err != nil {
+		return err
+	}
+	if c.PollInterval <= 0 {
+		return fmt.Errorf("--poll-interval %s: want a positive duration, e.g. 200ms", c.PollInterval)
+	}
+	if c.Drain < 0 {
+		return fmt.Errorf("--drain %s: want 0 or more", c.Drain)
+	}
+	return nil
+}
+
+// Progress is a live view of a run.
+type Progress struct {
+	Elapsed, Remaining time.Duration
+	AckedPerSec        float64 // events acknowledged in the last full second
+	TargetPerSec       float64 // events the schedule asked for in that second
+	Errors             int64   // failed events so far
+	Late               int64   // late batches so far
+	FreshnessLag       time.Duration
+	Phase              string
+}
+
+// ErrInterrupted is the EndReason of a run stopped by its context.
+var ErrInterrupted = errors.New("interrupted")
+
+// Run measures one ingest against tgt, which must be set up already. It
+// always returns the results measured so far, also when ctx is cancelled
+// (the run then ends early and skips the drain).
+func Run(ctx context.Context, tgt target.Target, cfg Config) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ledger := probe.NewLedger()
+	// Start a little ahead so that every stream begins on the same instant.
+	start := time.Now().Add(20 * time.Millisecond)
+	window := probe.NewWindow(start.Add(cfg.Ingest.Warmup), start.Add(cfg.Ingest.Duration))
+	series := stats.NewSeries(start, 0)
+	vis := probe.NewVisibility(tgt, cfg.PollInterval, window)
+	in, err := ingest.New(cfg.Ingest, tgt, vis, ledger)
+	if err != nil {
+		return nil, err
+	}
+	gens := in.GeneratorIDs()
+	fresh := probe.NewFreshness(tgt, gens, cfg.PollInterval, probe.NewClock(start), window, series)
+
+	res := &Result{
+		SchemaVersion: SchemaVersion, StartedAt: start.UTC(), Generators: gens,
+		Config: recordConfig(cfg),
+	}
+	freshCtx, stopFresh := context.WithCancel(context.WithoutCancel(ctx))
+	visCtx, stopVis := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{}, 2)
+	go func() { fresh.Run(freshCtx); done <- struct{}{} }()
+	go func() { vis.Run(visCtx); done <- struct{}{} }()
+
+	var acct *ingest.Accounting
+	acctCh := make(chan *ingest.Accounting, 1)
+	go func() { acctCh <- in.Run(ctx, start, series) }()
+	acct = watch(ctx, start, cfg, series, fresh, acctCh)
+
+	_, stoppedAt := acct.MeasuredWindow()
+	window.Close(stoppedAt)
+	stopFresh()
+	interrupted := ctx.Err() != nil
+	if interrupted {
+		res.EndedEarly, res.EndReason = true, ErrInterrupted.Error()
+	} else {
+		drain(ctx, tgt, cfg, gens, ledger, vis)
+	}
+	stopVis()
+	<-done
+	<-done
+
+	res.EndedAt = time.Now().UTC()
+	res.Phases = []*ingest.Phase{acct.Phase(ingest.PhaseWarmup), acct.Phase(ingest.PhaseMeasured), acct.Phase(ingest.PhaseTail)}
+	res.Freshness = fresh.Result()
+	res.Visibility = vis.Finish()
+	res.Series = series.Points()
+	if !interrupted {
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+		defer cancel()
+		for _, g := range gens {
+			c, err := ledger.Audit(actx, tgt, g)
+			if err != nil {
+				res.AuditError = err.Error()
+				break
+			}
+			res.Completeness = append(res.Completeness, c)
+		}
+	}
+	res.Summary = summarize(res, cfg, acct)
+	return res, nil
+}
+
+// watch waits for the ingest to finish, reporting progress each second.
+func watch(ctx context.Context, start time.Time, cfg Config, series *stats.Series, fresh *probe.Freshness, acctCh <-chan *ingest.Accounting) *ingest.Accounting {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case a := <-acctCh:
+			return a
+		case now := <-tick.C:
+			if cfg.Progress != nil {
+				cfg.Progress(progressAt(now, start, cfg, series, fresh))
+			}
+		}
+	}
+}
+
+func progressAt(now, start time.Time, cfg Config, series *stats.Series, fresh *probe.Freshness) Progress {
+	p := Progress{Elapsed: now.Sub(start), Remaining: start.Add(cfg.Ingest.Duration).Sub(now), FreshnessLag: fresh.LastLag()}
+	p.Phase = ingest.PhaseMeasured
+	if p.Elapsed < cfg.Ingest.Warmup {
+		p.Phase = ingest.PhaseWarmup
+	}
+	pts := series.Points()
+	for i, pt := range pts {
+		p.Errors += pt.FailedEvents
+		p.Late += pt.LateBatches
+		// The last full interval is the one before the current.
+		if i == len(pts)-2 {
+			p.AckedPerSec = float64(pt.AckedEvents) / pt.WidthS
+			p.TargetPerSec = float64(pt.TargetEvents) / pt.WidthS
+		}
+	}
+	return p
+}
+
+// drain waits until every acknowledged event and every probe is visible,
+// or until the drain period ends.
+func drain(ctx context.Context, tgt target.Target, cfg Config, gens []string, ledger *probe.Ledger, vis *probe.Visibility) {
+	deadline := time.Now().Add(cfg.Drain)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if vis.Pending() == 0 && allVisible(ctx, tgt, gens, ledger) {
+			return
+		}
+		if !pace.Sleep(time.Now().Add(cfg.PollInterval), ctx.Done()) {
+			return
+		}
+	}
+}
+
+func allVisible(ctx context.Context, tgt target.Target, gens []string, ledger *probe.Ledger) bool {
+	for _, g := range gens {
+		n, err := tgt.Count(ctx, g)
+		if err != nil || n < ledger.AckedCount(g) {
+			return false
+		}
+	}
+	return true
+}

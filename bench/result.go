@@ -1,0 +1,155 @@
+package bench
+
+import (
+	"time"
+
+	"github.com/freshbench/freshbench/ingest"
+	"github.com/freshbench/freshbench/pace"
+	"github.com/freshbench/freshbench/probe"
+	"github.com/freshbench/freshbench/stats"
+)
+
+// SchemaVersion of the results file. Bump it on any change that a reader
+// of an older file would misread.
+const SchemaVersion = 1
+
+// Result is everything one run measured: data first, rendered later by the
+// report package. Histograms are encoded HDR, so results of many runs or
+// machines merge exactly.
+type Result struct {
+	SchemaVersion int          `json:"schema_version"`
+	Command       string       `json:"command"` // run, peak step, …
+	Tool          Tool         `json:"tool"`
+	Environment   Environment  `json:"environment"`
+	Config        ConfigRecord `json:"config"`
+	StartedAt     time.Time    `json:"started_at"`
+	EndedAt       time.Time    `json:"ended_at"`
+	EndedEarly    bool         `json:"ended_early"`
+	EndReason     string       `json:"end_reason,omitempty"`
+	Generators    []string     `json:"generators"`
+
+	Summary      Summary                `json:"summary"`
+	Phases       []*ingest.Phase        `json:"phases"`
+	Freshness    probe.FreshnessResult  `json:"freshness"`
+	Visibility   probe.VisibilityResult `json:"visibility"`
+	Completeness []probe.Completeness   `json:"completeness,omitempty"`
+	AuditError   string                 `json:"audit_error,omitempty"`
+	Series       []stats.Point          `json:"series"`
+}
+
+// Tool identifies the program that wrote the file.
+type Tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Environment describes where the run happened.
+type Environment struct {
+	Host          string `json:"host"`
+	OS            string `json:"os"`
+	Arch          string `json:"arch"`
+	Cores         int    `json:"cores"`
+	GoVersion     string `json:"go_version"`
+	Target        string `json:"target"`         // scheme
+	TargetURL     string `json:"target_url"`     // credentials removed
+	TargetVersion string `json:"target_version"` // as the server reports it
+}
+
+// ConfigRecord is the run's configuration as written to the results file.
+type ConfigRecord struct {
+	Rate           string            `json:"rate"`
+	RateUnit       string            `json:"rate_unit"` // events/s or bytes/s
+	RatePerSecond  float64           `json:"rate_per_second"`
+	BatchSize      int               `json:"batch_size"`
+	DurationS      float64           `json:"duration_s"`
+	WarmupS        float64           `json:"warmup_s"`
+	Generators     int               `json:"generators"`
+	MaxInflight    int               `json:"max_inflight"`
+	DocSize        int               `json:"doc_size"`
+	Seed           uint64            `json:"seed"`
+	WriteTimeoutS  float64           `json:"write_timeout_s"`
+	WriteRetries   int               `json:"write_retries"`
+	ProbeRate      float64           `json:"probe_rate"`
+	PollIntervalS  float64           `json:"poll_interval_s"`
+	DrainS         float64           `json:"drain_s"`
+	TargetSettings map[string]string `json:"target_settings,omitempty"`
+}
+
+func recordConfig(c Config) ConfigRecord {
+	unit := "events/s"
+	if c.Ingest.Rate.Unit == pace.Bytes {
+		unit = "bytes/s"
+	}
+	i := c.Ingest
+	return ConfigRecord{
+		Rate: i.Rate.String(), RateUnit: unit, RatePerSecond: i.Rate.PerSecond,
+		BatchSize: i.BatchSize, DurationS: i.Duration.Seconds(), WarmupS: i.Warmup.Seconds(),
+		Generators: i.Generators, MaxInflight: i.MaxInflight, DocSize: i.DocSize, Seed: i.Seed,
+		WriteTimeoutS: i.WriteTimeout.Seconds(), WriteRetries: i.WriteRetries, ProbeRate: i.ProbeRate,
+		PollIntervalS: c.PollInterval.Seconds(), DrainS: c.Drain.Seconds(),
+	}
+}
+
+// Summary holds the headline figures of the measured phase.
+type Summary struct {
+	MeasuredS            float64                      `json:"measured_s"`
+	TargetEventsPerSec   float64                      `json:"target_events_per_s"`
+	AchievedEventsPerSec float64                      `json:"achieved_events_per_s"`
+	TargetMBPerSec       float64                      `json:"target_mb_per_s"` // MB = 10^6 bytes
+	AchievedMBPerSec     float64                      `json:"achieved_mb_per_s"`
+	EventsAcked          int64                        `json:"events_acked"`
+	EventsFailed         int64                        `json:"events_failed"`
+	EventsUnsent         int64                        `json:"events_unsent"`
+	Batches              int64                        `json:"batches"`
+	LateBatches          int64                        `json:"late_batches"`
+	Retries              int64                        `json:"retries"`
+	WriteLatency         stats.Summary                `json:"write_latency"`
+	ServiceTime          stats.Summary                `json:"service_time"`
+	FreshnessLag         stats.Summary                `json:"freshness_lag"`
+	VisibilityLatency    stats.Summary                `json:"visibility_latency"`
+	VisibilityResolution float64                      `json:"visibility_resolution_ms"`
+	ProbeQueryService    stats.Summary                `json:"probe_query_service"`
+	Errors               map[string]*stats.ErrorCount `json:"errors,omitempty"` // all phases
+	Missing              int64                        `json:"missing"`
+	Unexpected           int64                        `json:"unexpected"`
+	Duplicates           int64                        `json:"duplicates"`
+	Audited              bool                         `json:"audited"`
+}
+
+func summarize(r *Result, cfg Config, acct *ingest.Accounting) Summary {
+	from, to := acct.MeasuredWindow()
+	m := acct.Phase(ingest.PhaseMeasured)
+	s := Summary{
+		MeasuredS:    to.Sub(from).Seconds(),
+		WriteLatency: m.WriteLatency.Summarize(), ServiceTime: m.ServiceTime.Summarize(),
+		FreshnessLag: r.Freshness.Lag.Summarize(), VisibilityLatency: r.Visibility.Latency.Summarize(),
+		VisibilityResolution: r.Visibility.ResolutionMs, ProbeQueryService: r.Visibility.QueryService.Summarize(),
+		Batches: m.Batches, LateBatches: m.LateBatches, Retries: m.Retries,
+		Errors: map[string]*stats.ErrorCount{},
+	}
+	s.EventsAcked, s.EventsFailed, s.EventsUnsent = acct.Totals()
+	for _, p := range r.Phases {
+		for k, e := range p.Errors {
+			stats.AddError(s.Errors, k, e.Count, e.Sample)
+		}
+	}
+	if s.MeasuredS > 0 {
+		rate := cfg.Ingest.Rate.PerSecond
+		if cfg.Ingest.Rate.Unit == pace.Bytes {
+			s.TargetMBPerSec = rate / 1e6
+			s.TargetEventsPerSec = rate / float64(cfg.Ingest.DocSize)
+		} else {
+			s.TargetEventsPerSec = rate
+			s.TargetMBPerSec = rate * float64(cfg.Ingest.DocSize) / 1e6
+		}
+		s.AchievedEventsPerSec = float64(m.Acked) / s.MeasuredS
+		s.AchievedMBPerSec = float64(m.AckedBytes) / s.MeasuredS / 1e6
+	}
+	for _, c := range r.Completeness {
+		s.Missing += c.Missing
+		s.Unexpected += c.Unexpected
+		s.Duplicates += c.Duplicates
+	}
+	s.Audited = len(r.Completeness) == len(r.Generators) && r.AuditError == ""
+	return s
+}

@@ -1,0 +1,169 @@
+// Package pace schedules batches open-loop: the intended time of each batch
+// depends only on the start time and the target rate, never on how fast the
+// database answered the previous one.
+package pace
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Unit says what a Rate counts.
+type Unit int
+
+const (
+	Events Unit = iota // events per second
+	Bytes              // serialized bytes per second (MB = 10^6 bytes)
+)
+
+// Rate is a target throughput.
+type Rate struct {
+	PerSecond float64
+	Unit      Unit
+}
+
+func (r Rate) String() string {
+	if r.Unit == Bytes {
+		return FormatBytes(r.PerSecond) + "/s"
+	}
+	return strconv.FormatFloat(r.PerSecond, 'f', -1, 64) + " events/s"
+}
+
+// MarshalText writes the rate the way ParseRate reads it.
+func (r Rate) MarshalText() ([]byte, error) {
+	if r.Unit == Bytes {
+		return []byte(strconv.FormatFloat(r.PerSecond, 'f', -1, 64) + "B/s"), nil
+	}
+	return []byte(strconv.FormatFloat(r.PerSecond, 'f', -1, 64)), nil
+}
+
+// UnmarshalText reads a rate with ParseRate.
+func (r *Rate) UnmarshalText(b []byte) error {
+	v, err := ParseRate(string(b))
+	if err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Scale returns the rate multiplied by f, in the same unit.
+func (r Rate) Scale(f float64) Rate { return Rate{PerSecond: r.PerSecond * f, Unit: r.Unit} }
+
+var byteUnits = []struct {
+	suffix string
+	mult   float64
+}{
+	{"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10},
+	{"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1},
+}
+
+// ParseSize reads a byte count such as 1000, 1.25KB, 10MB or 4KiB.
+func ParseSize(s string) (float64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	mult := 1.0
+	for _, u := range byteUnits {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("size %q: want a positive number of bytes with an optional unit B, KB, MB, GB (10^3) or KiB, MiB, GiB (2^10), e.g. 1KB", s)
+	}
+	return v * mult, nil
+}
+
+// ParseRate reads "5000" or "5000/s" (events per second) or a byte rate
+// such as "10MB/s" or "512KiB/s".
+func ParseRate(s string) (Rate, error) {
+	t := strings.TrimSpace(s)
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "/s"), "/S")
+	bad := fmt.Errorf("rate %q: want events per second (e.g. 5000) or bytes per second with a unit (e.g. 10MB/s, 512KiB/s)", s)
+	if t == "" {
+		return Rate{}, bad
+	}
+	if v, err := strconv.ParseFloat(t, 64); err == nil {
+		if v <= 0 {
+			return Rate{}, bad
+		}
+		return Rate{PerSecond: v, Unit: Events}, nil
+	}
+	last := t[len(t)-1]
+	if last != 'b' && last != 'B' {
+		return Rate{}, bad
+	}
+	v, err := ParseSize(t)
+	if err != nil {
+		return Rate{}, bad
+	}
+	return Rate{PerSecond: v, Unit: Bytes}, nil
+}
+
+// FormatBytes renders a byte count in decimal units (MB = 10^6).
+func FormatBytes(v float64) string {
+	switch {
+	case v >= 1e9:
+		return strconv.FormatFloat(v/1e9, 'f', 2, 64) + " GB"
+	case v >= 1e6:
+		return strconv.FormatFloat(v/1e6, 'f', 2, 64) + " MB"
+	case v >= 1e3:
+		return strconv.FormatFloat(v/1e3, 'f', 2, 64) + " KB"
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64) + " B"
+}
+
+// Schedule gives the intended time of each batch of one stream. With an
+// event rate, batch k is due at start + k*batchSize/rate; with a byte rate,
+// at start + (bytes sent before it)/rate, so that the byte rate is exact
+// whatever the size of each document.
+type Schedule struct {
+	start time.Time
+	rate  Rate
+	sent  float64 // events or bytes already scheduled
+}
+
+// NewSchedule starts a schedule at start.
+func NewSchedule(start time.Time, rate Rate) *Schedule {
+	return &Schedule{start: start, rate: rate}
+}
+
+// Next returns the intended time of the next batch.
+func (s *Schedule) Next() time.Time {
+	return s.start.Add(time.Duration(math.Round(s.sent / s.rate.PerSecond * float64(time.Second))))
+}
+
+// Advance marks a batch of the given size as scheduled.
+func (s *Schedule) Advance(events, bytes int) {
+	if s.rate.Unit == Bytes {
+		s.sent += float64(bytes)
+	} else {
+		s.sent += float64(events)
+	}
+}
+
+// Sleep waits until t or until done is closed; it returns false when done
+// was closed first.
+func Sleep(t time.Time, done <-chan struct{}) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		select {
+		case <-done:
+			return false
+		default:
+			return true
+		}
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-done:
+		return false
+	}
+}

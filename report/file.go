@@ -1,0 +1,76 @@
+// Package report writes and reads results files and renders them for
+// people: the console summary, the HTML report and comparisons. Nothing
+// here measures; everything is rendered from a results file.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/freshbench/freshbench/bench"
+)
+
+// WriteFile writes res as indented JSON, atomically: a reader never sees
+// half a file, and an existing file is replaced only by a complete one.
+func WriteFile(path string, res *bench.Result) error {
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode results: %w", err)
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("results directory %s: %w", dir, err)
+	}
+	tmp, err := os.CreateTemp(dir, ".freshbench-results-*")
+	if err != nil {
+		return fmt.Errorf("results file %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write results file %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write results file %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write results file %s: %w", path, err)
+	}
+	return nil
+}
+
+// CheckWritable fails early, before a run, when path cannot be written.
+func CheckWritable(path string) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out %s: directory cannot be created: %w", path, err)
+	}
+	f, err := os.CreateTemp(dir, ".freshbench-results-*")
+	if err != nil {
+		return fmt.Errorf("--out %s: directory is not writable: %w", path, err)
+	}
+	f.Close()
+	os.Remove(f.Name())
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("--out %s: is a directory; give a file name such as %s", path, filepath.Join(path, "results.json"))
+	}
+	return nil
+}
+
+// ReadFile reads a results file, checking its schema version.
+func ReadFile(path string) (*bench.Result, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read results: %w", err)
+	}
+	var res bench.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, fmt.Errorf("results file %s is not valid freshbench JSON: %w", path, err)
+	}
+	if res.SchemaVersion != bench.SchemaVersion {
+		return nil, fmt.Errorf("results file %s has schema version %d; this freshbench reads version %d", path, res.SchemaVersion, bench.SchemaVersion)
+	}
+	return &res, nil
+}

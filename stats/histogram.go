@@ -1,0 +1,169 @@
+// Package stats holds the measurement primitives: HDR histograms of
+// durations, bounded per-second series and the sustainability rule.
+package stats
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Histogram range: 1 µs to 1 hour at 3 significant digits (0.1 % error),
+// the usual HdrHistogram setting for latency.
+const (
+	lowestMicros  = 1
+	highestMicros = int64(time.Hour / time.Microsecond)
+	sigFigs       = 3
+)
+
+// Histogram is a concurrency-safe HDR histogram of durations in
+// microseconds. Values beyond one hour are clamped and counted as such, so
+// nothing recorded is lost.
+type Histogram struct {
+	mu      sync.Mutex
+	h       *hdrhistogram.Histogram
+	clamped int64
+}
+
+// NewHistogram returns an empty histogram.
+func NewHistogram() *Histogram {
+	return &Histogram{h: hdrhistogram.New(lowestMicros, highestMicros, sigFigs)}
+}
+
+// newCoarseHistogram trades precision (about 6 %) for size (about 3 KB
+// instead of 190 KB), for the per-interval figures of a series.
+func newCoarseHistogram() *Histogram {
+	return &Histogram{h: hdrhistogram.New(lowestMicros, highestMicros, 1)}
+}
+
+// Record adds one duration. Negative durations count as zero.
+func (h *Histogram) Record(d time.Duration) { h.RecordN(d, 1) }
+
+// RecordN adds n copies of one duration.
+func (h *Histogram) RecordN(d time.Duration, n int64) {
+	v := d.Microseconds()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if v < lowestMicros {
+		v = lowestMicros
+	}
+	if v > highestMicros {
+		v = highestMicros
+		h.clamped += n
+	}
+	_ = h.h.RecordValues(v, n) // cannot fail: v is within range
+}
+
+// Merge adds every value of other into h.
+func (h *Histogram) Merge(other *Histogram) {
+	other.mu.Lock()
+	c := other.h.Export()
+	clamped := other.clamped
+	other.mu.Unlock()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.h.Merge(hdrhistogram.Import(c))
+	h.clamped += clamped
+}
+
+// Count is the number of recorded values.
+func (h *Histogram) Count() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.h.TotalCount()
+}
+
+// Quantile returns the value at q (0..1), zero when empty.
+func (h *Histogram) Quantile(q float64) time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return time.Duration(h.h.ValueAtQuantile(q*100)) * time.Microsecond
+}
+
+// Summary is the rendered view of a histogram. Durations are in
+// milliseconds so that the results file reads without conversion.
+type Summary struct {
+	Count   int64   `json:"count"`
+	MinMs   float64 `json:"min_ms"`
+	MeanMs  float64 `json:"mean_ms"`
+	P50Ms   float64 `json:"p50_ms"`
+	P90Ms   float64 `json:"p90_ms"`
+	P95Ms   float64 `json:"p95_ms"`
+	P99Ms   float64 `json:"p99_ms"`
+	P999Ms  float64 `json:"p99_9_ms"`
+	MaxMs   float64 `json:"max_ms"`
+	Clamped int64   `json:"clamped_over_1h,omitempty"`
+}
+
+func microsToMs(v int64) float64 { return float64(v) / 1000 }
+
+// Summarize returns count, mean and the usual percentiles.
+func (h *Histogram) Summarize() Summary {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.h.TotalCount() == 0 {
+		return Summary{}
+	}
+	q := h.h.ValueAtPercentiles([]float64{50, 90, 95, 99, 99.9})
+	return Summary{
+		Count:   h.h.TotalCount(),
+		MinMs:   microsToMs(h.h.Min()),
+		MeanMs:  h.h.Mean() / 1000,
+		P50Ms:   microsToMs(q[50]),
+		P90Ms:   microsToMs(q[90]),
+		P95Ms:   microsToMs(q[95]),
+		P99Ms:   microsToMs(q[99]),
+		P999Ms:  microsToMs(q[99.9]),
+		MaxMs:   microsToMs(h.h.Max()),
+		Clamped: h.clamped,
+	}
+}
+
+// Percentile is one point of an HdrHistogram-style percentile curve.
+type Percentile struct {
+	Quantile float64 `json:"q"`
+	ValueMs  float64 `json:"ms"`
+}
+
+// Curve returns the percentile distribution with the given ticks per half
+// distance (HdrHistogram's outputPercentileDistribution), for plotting.
+func (h *Histogram) Curve(ticksPerHalfDistance int32) []Percentile {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []Percentile
+	for _, b := range h.h.CumulativeDistributionWithTicks(ticksPerHalfDistance) {
+		out = append(out, Percentile{Quantile: b.Quantile / 100, ValueMs: microsToMs(b.ValueAt)})
+	}
+	return out
+}
+
+// MarshalJSON encodes the histogram in HdrHistogram's V2 compressed,
+// base64 form, which any HdrHistogram implementation can decode and merge.
+func (h *Histogram) MarshalJSON() ([]byte, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	b, err := h.h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return nil, fmt.Errorf("encode histogram: %w", err)
+	}
+	return json.Marshal(string(b))
+}
+
+// UnmarshalJSON decodes what MarshalJSON wrote.
+func (h *Histogram) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return fmt.Errorf("histogram: want a base64 string: %w", err)
+	}
+	d, err := hdrhistogram.Decode([]byte(s))
+	if err != nil {
+		return fmt.Errorf("decode histogram: %w", err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.h = d
+	return nil
+}

@@ -1,0 +1,153 @@
+package stats
+
+import (
+	"sync"
+	"time"
+)
+
+// Point is one interval of the run as it happened.
+type Point struct {
+	StartS         float64 `json:"t_s"`           // interval start, seconds since the run started
+	WidthS         float64 `json:"width_s"`       // interval width in seconds
+	TargetEvents   int64   `json:"target_events"` // events the schedule asked for in this interval
+	AckedEvents    int64   `json:"acked_events"`  // events acknowledged in this interval
+	AckedBytes     int64   `json:"acked_bytes"`   // serialized bytes acknowledged
+	FailedEvents   int64   `json:"failed_events"` // events whose write failed
+	LateBatches    int64   `json:"late_batches"`  // batches dispatched late
+	Inflight       int64   `json:"inflight_max"`  // most in-flight writes seen
+	WriteP99Ms     float64 `json:"write_latency_p99_ms"`
+	WriteMaxMs     float64 `json:"write_latency_max_ms"`
+	FreshnessLagMs float64 `json:"freshness_lag_ms"`  // largest freshness lag sampled in the interval
+	FreshnessN     int64   `json:"freshness_samples"` // freshness samples in the interval
+	QueryCount     int64   `json:"queries,omitempty"` // queries completed (query load)
+	QueryP99Ms     float64 `json:"query_latency_p99_ms,omitempty"`
+	QueryErrors    int64   `json:"query_errors,omitempty"`
+	writeLat       *Histogram
+	queryLat       *Histogram
+}
+
+// Series is a per-interval record of a run with bounded memory: when it
+// holds maxPoints intervals it merges neighbours and doubles the width, so
+// a week-long run costs the same memory as a minute-long one.
+type Series struct {
+	mu        sync.Mutex
+	start     time.Time
+	width     time.Duration
+	maxPoints int
+	points    []*Point
+}
+
+// NewSeries starts a series at start with one-second intervals.
+// maxPoints below 2 means the default, 3600 (an hour at full resolution,
+// about 25 MB at most).
+func NewSeries(start time.Time, maxPoints int) *Series {
+	if maxPoints < 2 {
+		maxPoints = 3600
+	}
+	return &Series{start: start, width: time.Second, maxPoints: maxPoints}
+}
+
+// at returns the point covering t, growing or coarsening the series.
+// Callers hold s.mu.
+func (s *Series) at(t time.Time) *Point {
+	i := int(t.Sub(s.start) / s.width)
+	if i < 0 {
+		i = 0
+	}
+	for i >= s.maxPoints {
+		s.coarsen()
+		i = int(t.Sub(s.start) / s.width)
+	}
+	for len(s.points) <= i {
+		n := len(s.points)
+		s.points = append(s.points, &Point{
+			StartS: (time.Duration(n) * s.width).Seconds(), WidthS: s.width.Seconds(),
+			writeLat: newCoarseHistogram(), queryLat: newCoarseHistogram(),
+		})
+	}
+	return s.points[i]
+}
+
+func (s *Series) coarsen() {
+	s.width *= 2
+	merged := make([]*Point, 0, (len(s.points)+1)/2)
+	for i := 0; i < len(s.points); i += 2 {
+		p := s.points[i]
+		p.WidthS = s.width.Seconds()
+		if i+1 < len(s.points) {
+			q := s.points[i+1]
+			p.TargetEvents += q.TargetEvents
+			p.AckedEvents += q.AckedEvents
+			p.AckedBytes += q.AckedBytes
+			p.FailedEvents += q.FailedEvents
+			p.LateBatches += q.LateBatches
+			p.Inflight = max(p.Inflight, q.Inflight)
+			p.FreshnessLagMs = max(p.FreshnessLagMs, q.FreshnessLagMs)
+			p.FreshnessN += q.FreshnessN
+			p.QueryCount += q.QueryCount
+			p.QueryErrors += q.QueryErrors
+			p.writeLat.Merge(q.writeLat)
+			p.queryLat.Merge(q.queryLat)
+		}
+		merged = append(merged, p)
+	}
+	s.points = merged
+}
+
+// Scheduled records events the schedule asked for at t.
+func (s *Series) Scheduled(t time.Time, events int64, late bool, inflight int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.at(t)
+	p.TargetEvents += events
+	if late {
+		p.LateBatches++
+	}
+	p.Inflight = max(p.Inflight, inflight)
+}
+
+// Written records a finished write at t.
+func (s *Series) Written(t time.Time, acked, bytes, failed int64, latency time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.at(t)
+	p.AckedEvents += acked
+	p.AckedBytes += bytes
+	p.FailedEvents += failed
+	p.writeLat.Record(latency)
+}
+
+// Freshness records one freshness lag sample at t.
+func (s *Series) Freshness(t time.Time, lag time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.at(t)
+	p.FreshnessLagMs = max(p.FreshnessLagMs, float64(lag.Microseconds())/1000)
+	p.FreshnessN++
+}
+
+// Query records one finished query at t.
+func (s *Series) Query(t time.Time, latency time.Duration, failed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.at(t)
+	p.QueryCount++
+	if failed {
+		p.QueryErrors++
+	}
+	p.queryLat.Record(latency)
+}
+
+// Points returns a copy of the series with the latency figures filled in.
+func (s *Series) Points() []Point {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Point, len(s.points))
+	for i, p := range s.points {
+		out[i] = *p
+		ws := p.writeLat.Summarize()
+		out[i].WriteP99Ms, out[i].WriteMaxMs = ws.P99Ms, ws.MaxMs
+		out[i].QueryP99Ms = p.queryLat.Summarize().P99Ms
+	}
+	return out
+}

@@ -1,0 +1,221 @@
+// Package sim is an in-memory target whose behaviour is set exactly: how
+// long a written event takes to become visible, how many events per second
+// it accepts, which acknowledged events it silently loses. The tests use it
+// to check that freshbench reads back what the target does; users can use
+// it to see what the figures mean before pointing freshbench at a database.
+//
+// URL: sim://?visibility_delay=200ms&capacity=5000&write_delay=1ms&drop_every=100
+// discard:// acknowledges everything and keeps nothing (driver benchmarks).
+package sim
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/freshbench/freshbench/target"
+)
+
+// Config is the behaviour of a simulated target.
+type Config struct {
+	VisibilityDelay time.Duration // written → visible to queries
+	WriteDelay      time.Duration // service time of every write
+	QueryDelay      time.Duration // service time of every query
+	Capacity        float64       // events per second accepted at most; 0 = unbounded
+	DropEvery       int           // lose every Nth acknowledged event; 0 = none
+	Discard         bool          // keep nothing (every query sees nothing)
+}
+
+// Register adds the sim and discard schemes to r.
+func Register(r *target.Registry) { r.Register(Open, "sim", "discard") }
+
+// Open parses the URL's query into a Config.
+func Open(_ context.Context, u *url.URL, _ target.Options) (target.Target, error) {
+	var c Config
+	q := u.Query()
+	durations := map[string]*time.Duration{
+		"visibility_delay": &c.VisibilityDelay, "write_delay": &c.WriteDelay, "query_delay": &c.QueryDelay,
+	}
+	for k, p := range durations {
+		if v := q.Get(k); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return nil, fmt.Errorf("%w: sim %s=%q: want a duration such as 200ms", target.ErrBadURL, k, v)
+			}
+			*p = d
+		}
+	}
+	if v := q.Get("capacity"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 {
+			return nil, fmt.Errorf("%w: sim capacity=%q: want events per second, e.g. 5000", target.ErrBadURL, v)
+		}
+		c.Capacity = f
+	}
+	if v := q.Get("drop_every"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%w: sim drop_every=%q: want a whole number, e.g. 100", target.ErrBadURL, v)
+		}
+		c.DropEvery = n
+	}
+	c.Discard = u.Scheme == "discard"
+	return New(c), nil
+}
+
+type event struct {
+	visibleAt time.Time
+	id        string
+	seq       int64
+	eventTime int64
+	newest    int64 // max eventTime of this and all earlier entries
+}
+
+// Target is the simulated database.
+type Target struct {
+	cfg Config
+
+	capMu    sync.Mutex
+	capacity time.Time // when the simulated server is free again
+
+	mu     sync.Mutex
+	events map[string][]event // by generator, in visibleAt order
+	ids    map[string]time.Time
+	acked  int64
+}
+
+// New returns a simulated target.
+func New(cfg Config) *Target {
+	return &Target{cfg: cfg, events: map[string][]event{}, ids: map[string]time.Time{}}
+}
+
+func (t *Target) Name() string                   { return "sim" }
+func (t *Target) Setup(context.Context) error    { return nil }
+func (t *Target) Teardown(context.Context) error { t.Reset(); return nil }
+func (t *Target) Close() error                   { return nil }
+func (t *Target) Version(context.Context) (string, error) {
+	return fmt.Sprintf("sim (visibility_delay=%s capacity=%g)", t.cfg.VisibilityDelay, t.cfg.Capacity), nil
+}
+
+// Reset forgets every event.
+func (t *Target) Reset() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.events, t.ids, t.acked = map[string][]event{}, map[string]time.Time{}, 0
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Write models a server with one queue: each batch occupies it for
+// len/capacity seconds, so no more than capacity events/s are accepted.
+func (t *Target) Write(ctx context.Context, b target.Batch) (target.WriteResult, error) {
+	wait := t.cfg.WriteDelay
+	if t.cfg.Capacity > 0 {
+		t.capMu.Lock()
+		now := time.Now()
+		if t.capacity.Before(now) {
+			t.capacity = now
+		}
+		t.capacity = t.capacity.Add(time.Duration(float64(len(b.Docs)) / t.cfg.Capacity * float64(time.Second)))
+		wait += t.capacity.Sub(now)
+		t.capMu.Unlock()
+	}
+	if err := sleep(ctx, wait); err != nil {
+		return target.WriteResult{}, err
+	}
+	res := target.WriteResult{Acknowledged: len(b.Docs)}
+	if t.cfg.Discard {
+		return res, nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	visibleAt := time.Now().Add(t.cfg.VisibilityDelay)
+	evs := t.events[b.Generator]
+	for _, d := range b.Docs {
+		t.acked++
+		if t.cfg.DropEvery > 0 && t.acked%int64(t.cfg.DropEvery) == 0 {
+			continue // acknowledged, then lost
+		}
+		newest := d.EventTime
+		if n := len(evs); n > 0 && evs[n-1].newest > newest {
+			newest = evs[n-1].newest
+		}
+		evs = append(evs, event{visibleAt: visibleAt, id: d.ID, seq: d.Seq, eventTime: d.EventTime, newest: newest})
+		t.ids[d.ID] = visibleAt
+	}
+	t.events[b.Generator] = evs
+	return res, nil
+}
+
+// visible returns the generator's events visible at now. Callers hold t.mu.
+func (t *Target) visible(gen string, now time.Time) []event {
+	evs := t.events[gen]
+	n := sort.Search(len(evs), func(i int) bool { return evs[i].visibleAt.After(now) })
+	return evs[:n]
+}
+
+func (t *Target) query(ctx context.Context) error { return sleep(ctx, t.cfg.QueryDelay) }
+
+func (t *Target) Freshness(ctx context.Context, gen string) (int64, bool, error) {
+	if err := t.query(ctx); err != nil {
+		return 0, false, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	v := t.visible(gen, time.Now())
+	if len(v) == 0 {
+		return 0, false, nil
+	}
+	return v[len(v)-1].newest, true, nil
+}
+
+func (t *Target) Visible(ctx context.Context, _ string, ids []string) (map[string]bool, error) {
+	if err := t.query(ctx); err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := time.Now()
+	out := map[string]bool{}
+	for _, id := range ids {
+		if at, ok := t.ids[id]; ok && !at.After(now) {
+			out[id] = true
+		}
+	}
+	return out, nil
+}
+
+func (t *Target) Count(ctx context.Context, gen string) (int64, error) {
+	if err := t.query(ctx); err != nil {
+		return 0, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return int64(len(t.visible(gen, time.Now()))), nil
+}
+
+func (t *Target) Seqs(ctx context.Context, gen string, fn func(int64)) error {
+	t.mu.Lock()
+	v := t.visible(gen, time.Now())
+	t.mu.Unlock()
+	for _, e := range v {
+		fn(e.seq)
+	}
+	return ctx.Err()
+}
