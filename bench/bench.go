@@ -24,6 +24,10 @@ type Config struct {
 	Drain        time.Duration // how long to wait after the schedule for acknowledged events to show
 	// Progress, when set, is called about once a second during the run.
 	Progress func(Progress)
+	// Observer, when set, sees every measurement live (metrics endpoint).
+	Observer stats.Observer
+	// Phase prefixes the phase names given to the Observer (a peak step).
+	Phase string
 }
 
 // Validate names the first bad setting.
@@ -61,18 +65,22 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	obs := cfg.Observer
+	if obs == nil {
+		obs = stats.NopObserver{}
+	}
 	ledger := probe.NewLedger()
 	// Start a little ahead so that every stream begins on the same instant.
 	start := time.Now().Add(20 * time.Millisecond)
 	window := probe.NewWindow(start.Add(cfg.Ingest.Warmup), start.Add(cfg.Ingest.Duration))
 	series := stats.NewSeries(start, 0)
-	vis := probe.NewVisibility(tgt, cfg.PollInterval, window)
-	in, err := ingest.New(cfg.Ingest, tgt, vis, ledger)
+	vis := probe.NewVisibility(tgt, cfg.PollInterval, window, obs)
+	in, err := ingest.New(cfg.Ingest, tgt, vis, ledger, obs)
 	if err != nil {
 		return nil, err
 	}
 	gens := in.GeneratorIDs()
-	fresh := probe.NewFreshness(tgt, gens, cfg.PollInterval, probe.NewClock(start), window, series)
+	fresh := probe.NewFreshness(tgt, gens, cfg.PollInterval, probe.NewClock(start), window, series, obs)
 
 	res := &Result{
 		SchemaVersion: SchemaVersion, StartedAt: start.UTC(), Generators: gens,
@@ -87,7 +95,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*Result, error) {
 	var acct *ingest.Accounting
 	acctCh := make(chan *ingest.Accounting, 1)
 	go func() { acctCh <- in.Run(ctx, start, series) }()
-	acct = watch(ctx, start, cfg, series, fresh, acctCh)
+	acct = watch(ctx, start, cfg, series, fresh, obs, acctCh)
 
 	_, stoppedAt := acct.MeasuredWindow()
 	window.Close(stoppedAt)
@@ -96,6 +104,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*Result, error) {
 	if interrupted {
 		res.EndedEarly, res.EndReason = true, ErrInterrupted.Error()
 	} else {
+		obs.Phase(cfg.Phase + "drain")
 		drain(ctx, tgt, cfg, gens, ledger, vis)
 	}
 	stopVis()
@@ -124,16 +133,24 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*Result, error) {
 }
 
 // watch waits for the ingest to finish, reporting progress each second.
-func watch(ctx context.Context, start time.Time, cfg Config, series *stats.Series, fresh *probe.Freshness, acctCh <-chan *ingest.Accounting) *ingest.Accounting {
+// It also tells the observer when the warm-up ends.
+func watch(ctx context.Context, start time.Time, cfg Config, series *stats.Series, fresh *probe.Freshness, obs stats.Observer, acctCh <-chan *ingest.Accounting) *ingest.Accounting {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	phase := ""
 	for {
+		now := time.Now()
+		p := progressAt(now, start, cfg, series, fresh)
+		if p.Phase != phase {
+			phase = p.Phase
+			obs.Phase(cfg.Phase + phase)
+		}
 		select {
 		case a := <-acctCh:
 			return a
-		case now := <-tick.C:
+		case <-tick.C:
 			if cfg.Progress != nil {
-				cfg.Progress(progressAt(now, start, cfg, series, fresh))
+				cfg.Progress(p)
 			}
 		}
 	}

@@ -35,6 +35,23 @@ type Result struct {
 	Completeness []probe.Completeness   `json:"completeness,omitempty"`
 	AuditError   string                 `json:"audit_error,omitempty"`
 	Series       []stats.Point          `json:"series"`
+
+	// A step of a peak search carries its verdict; the peak search's own
+	// result carries its steps, in order, and the peak found.
+	Verdict *stats.Verdict `json:"verdict,omitempty"`
+	Steps   []*Result      `json:"steps,omitempty"`
+	Peak    *Peak          `json:"peak,omitempty"`
+}
+
+// Peak is the outcome of a peak search.
+type Peak struct {
+	Found                bool    `json:"found"` // some step was sustainable
+	Step                 int     `json:"step"`  // index into Steps of the highest sustainable step
+	Rate                 string  `json:"rate"`  // its target rate as given
+	AchievedEventsPerSec float64 `json:"achieved_events_per_s"`
+	AchievedMBPerSec     float64 `json:"achieved_mb_per_s"`
+	Reason               string  `json:"reason"` // why the search stopped
+	ElapsedS             float64 `json:"elapsed_s"`
 }
 
 // Tool identifies the program that wrote the file.

@@ -76,18 +76,22 @@ type Ingester struct {
 	probes  Probes
 	ledger  Ledger
 	series  *stats.Series
+	obs     stats.Observer
 	account *Accounting
 	sem     chan struct{}
 	wg      sync.WaitGroup
 	bufs    sync.Pool
 }
 
-// New prepares an ingester; probes and ledger may be nil.
-func New(cfg Config, tgt target.Target, probes Probes, ledger Ledger) (*Ingester, error) {
+// New prepares an ingester; probes, ledger and obs may be nil.
+func New(cfg Config, tgt target.Target, probes Probes, ledger Ledger, obs stats.Observer) (*Ingester, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	in := &Ingester{cfg: cfg, tgt: tgt, probes: probes, ledger: ledger, sem: make(chan struct{}, cfg.MaxInflight)}
+	if obs == nil {
+		obs = stats.NopObserver{}
+	}
+	in := &Ingester{cfg: cfg, tgt: tgt, probes: probes, ledger: ledger, obs: obs, sem: make(chan struct{}, cfg.MaxInflight)}
 	for i := 0; i < cfg.Generators; i++ {
 		g, err := docgen.New(docgen.Config{DocSize: cfg.DocSize, Seed: cfg.Seed, Index: i})
 		if err != nil {
@@ -189,6 +193,7 @@ func (in *Ingester) stream(ctx, writeCtx context.Context, g *docgen.Generator, s
 		sched.Advance(len(b.Docs), bytes)
 		in.account.dispatched(intended, lateness, late, len(b.Docs))
 		in.series.Scheduled(intended, int64(len(b.Docs)), late, int64(len(in.sem)))
+		in.obs.Scheduled(b.Generator, len(b.Docs), late, len(in.sem))
 		in.wg.Add(1)
 		go in.write(writeCtx, b, bb, intended, dispatch)
 	}
@@ -278,6 +283,7 @@ func (in *Ingester) write(ctx context.Context, b target.Batch, bb *batchBuf, int
 	}
 	in.account.written(o)
 	in.series.Written(ack, int64(o.acked), int64(o.bytes), int64(o.failed), ack.Sub(intended))
+	in.obs.Written(b.Generator, o.acked, o.failed, o.bytes, o.errorKinds, ack.Sub(intended), ack.Sub(dispatch))
 }
 
 // dropProbes forgets the batch's probe: its write failed, so it may never

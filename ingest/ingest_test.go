@@ -21,7 +21,7 @@ func testConfig(rate float64, batch int, d time.Duration) Config {
 
 func run(t *testing.T, cfg Config, tgt target.Target) *Accounting {
 	t.Helper()
-	in, err := New(cfg, tgt, nil, nil)
+	in, err := New(cfg, tgt, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

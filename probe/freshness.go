@@ -73,15 +73,16 @@ type Freshness struct {
 	clock  Clock
 	window *Window
 	series *stats.Series
+	obs    stats.Observer
 
 	mu  sync.Mutex
 	res FreshnessResult
 }
 
 // NewFreshness prepares a freshness sampler for the given generators.
-func NewFreshness(tgt target.Target, gens []string, poll time.Duration, clock Clock, window *Window, series *stats.Series) *Freshness {
+func NewFreshness(tgt target.Target, gens []string, poll time.Duration, clock Clock, window *Window, series *stats.Series, obs stats.Observer) *Freshness {
 	return &Freshness{
-		tgt: tgt, gens: gens, poll: poll, clock: clock, window: window, series: series,
+		tgt: tgt, gens: gens, poll: poll, clock: clock, window: window, series: series, obs: obs,
 		res: FreshnessResult{Lag: stats.NewHistogram(), QueryService: stats.NewHistogram(), Errors: map[string]*stats.ErrorCount{}},
 	}
 }
@@ -129,6 +130,7 @@ func (f *Freshness) sample(ctx context.Context, gen string) {
 	}
 	f.res.Last = lag
 	f.series.Freshness(done, lag)
+	f.obs.Freshness(gen, lag)
 	if measured {
 		f.res.Samples++
 		f.res.Lag.Record(lag)

@@ -37,6 +37,7 @@ type Visibility struct {
 	tgt    target.Target
 	poll   time.Duration
 	window *Window
+	obs    stats.Observer
 
 	mu      sync.Mutex
 	pending map[string][]pending // by generator, oldest first
@@ -44,9 +45,9 @@ type Visibility struct {
 }
 
 // NewVisibility prepares a probe tracker.
-func NewVisibility(tgt target.Target, poll time.Duration, window *Window) *Visibility {
+func NewVisibility(tgt target.Target, poll time.Duration, window *Window, obs stats.Observer) *Visibility {
 	return &Visibility{
-		tgt: tgt, poll: poll, window: window, pending: map[string][]pending{},
+		tgt: tgt, poll: poll, window: window, obs: obs, pending: map[string][]pending{},
 		res: VisibilityResult{
 			Latency: stats.NewHistogram(), QueryService: stats.NewHistogram(),
 			ResolutionMs: float64(poll.Microseconds()) / 1000, Errors: map[string]*stats.ErrorCount{},
@@ -152,6 +153,7 @@ func (v *Visibility) record(gen string, asked []pending, seen map[string]bool, e
 			left = append(left, p)
 			continue
 		}
+		v.obs.Visible(gen, done.Sub(p.intended))
 		if v.window.In(p.intended) {
 			v.res.Seen++
 			v.res.Latency.Record(done.Sub(p.intended))

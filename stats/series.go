@@ -10,6 +10,7 @@ type Point struct {
 	StartS         float64 `json:"t_s"`           // interval start, seconds since the run started
 	WidthS         float64 `json:"width_s"`       // interval width in seconds
 	TargetEvents   int64   `json:"target_events"` // events the schedule asked for in this interval
+	Batches        int64   `json:"batches"`       // batches dispatched
 	AckedEvents    int64   `json:"acked_events"`  // events acknowledged in this interval
 	AckedBytes     int64   `json:"acked_bytes"`   // serialized bytes acknowledged
 	FailedEvents   int64   `json:"failed_events"` // events whose write failed
@@ -77,6 +78,7 @@ func (s *Series) coarsen() {
 		if i+1 < len(s.points) {
 			q := s.points[i+1]
 			p.TargetEvents += q.TargetEvents
+			p.Batches += q.Batches
 			p.AckedEvents += q.AckedEvents
 			p.AckedBytes += q.AckedBytes
 			p.FailedEvents += q.FailedEvents
@@ -100,6 +102,7 @@ func (s *Series) Scheduled(t time.Time, events int64, late bool, inflight int64)
 	defer s.mu.Unlock()
 	p := s.at(t)
 	p.TargetEvents += events
+	p.Batches++
 	if late {
 		p.LateBatches++
 	}

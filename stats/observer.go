@@ -1,0 +1,32 @@
+package stats
+
+import "time"
+
+// Observer sees every measurement as it happens, for live metrics
+// (Prometheus) and progress. Implementations must be safe for concurrent
+// use and fast: they are called on the hot path.
+type Observer interface {
+	// Phase is called when the run enters a phase (warmup, measured,
+	// drain, or a peak step's name).
+	Phase(name string)
+	// Scheduled is called when a batch is dispatched.
+	Scheduled(generator string, events int, late bool, inflight int)
+	// Written is called when a batch write finished.
+	Written(generator string, acked, failed, bytes int, errorKinds map[string]int, latency, service time.Duration)
+	// Freshness is called for every freshness lag sample.
+	Freshness(generator string, lag time.Duration)
+	// Visible is called when a probe event was first seen.
+	Visible(generator string, latency time.Duration)
+	// Query is called when a query of the query load finished.
+	Query(kind string, latency time.Duration, rows int, failed bool)
+}
+
+// NopObserver ignores everything.
+type NopObserver struct{}
+
+func (NopObserver) Phase(string)                                                                {}
+func (NopObserver) Scheduled(string, int, bool, int)                                            {}
+func (NopObserver) Written(string, int, int, int, map[string]int, time.Duration, time.Duration) {}
+func (NopObserver) Freshness(string, time.Duration)                                             {}
+func (NopObserver) Visible(string, time.Duration)                                               {}
+func (NopObserver) Query(string, time.Duration, int, bool)                                      {}
