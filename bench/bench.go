@@ -139,8 +139,7 @@ func watch(ctx context.Context, start time.Time, cfg Config, series *stats.Serie
 	defer tick.Stop()
 	phase := ""
 	for {
-		now := time.Now()
-		p := progressAt(now, start, cfg, series, fresh)
+		p := progressAt(time.Now(), start, cfg, series, fresh)
 		if p.Phase != phase {
 			phase = p.Phase
 			obs.Phase(cfg.Phase + phase)
@@ -150,7 +149,7 @@ func watch(ctx context.Context, start time.Time, cfg Config, series *stats.Serie
 			return a
 		case <-tick.C:
 			if cfg.Progress != nil {
-				cfg.Progress(p)
+				cfg.Progress(progressAt(time.Now(), start, cfg, series, fresh))
 			}
 		}
 	}
