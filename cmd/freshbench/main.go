@@ -1,0 +1,107 @@
+// Command freshbench measures how soon a real-time database makes streamed
+// events queryable, how much ingest it sustains, and how fast it answers
+// queries meanwhile. It is a thin layer over the freshbench packages.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/freshbench/freshbench/bench"
+)
+
+// usageError is bad input: printed as one line, exit code 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+type command struct {
+	name, summary string
+	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"run", "stream events into a target and measure write latency, freshness lag, visibility latency, completeness", runCmd},
+		{"sample", "print generated sample documents", sampleCmd},
+		{"version", "print the version", versionCmd},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(Main(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Main runs the command line and returns the exit code.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			err := c.run(ctx, args[1:], stdout, stderr)
+			switch {
+			case err == nil:
+				return 0
+			case errors.Is(err, flag.ErrHelp):
+				return 0
+			case errors.As(err, new(usageError)):
+				fmt.Fprintf(stderr, "freshbench %s: %v\n", c.name, err)
+				return 2
+			default:
+				fmt.Fprintf(stderr, "freshbench %s: %v\n", c.name, err)
+				return 1
+			}
+		}
+	}
+	fmt.Fprintf(stderr, "freshbench: unknown command %q; run freshbench help\n", args[0])
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: freshbench <command> [flags]   (freshbench <command> -h for its flags)")
+	fmt.Fprintln(w, "commands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+}
+
+// newFlagSet returns a flag set whose parse errors become usage errors.
+func newFlagSet(name string) *flag.FlagSet {
+	return flag.NewFlagSet("freshbench "+name, flag.ContinueOnError)
+}
+
+func parse(fs *flag.FlagSet, args []string, stderr io.Writer) error {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(stderr)
+		fmt.Fprintf(stderr, "usage: %s [flags]\n", fs.Name())
+		fs.PrintDefaults()
+		return err
+	}
+	if err != nil {
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q (flags go before it? see -h)", fs.Arg(0))
+	}
+	return nil
+}
+
+func versionString() string { return bench.ToolVersion() }

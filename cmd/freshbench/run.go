@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/ingest"
+	"github.com/freshbench/freshbench/pace"
+	"github.com/freshbench/freshbench/report"
+	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/target/all"
+	"golang.org/x/term"
+)
+
+// settings collects repeated --set key=value flags.
+type settings map[string]string
+
+func (s settings) String() string {
+	keys := make([]string, 0, len(s))
+	for k, v := range s {
+		keys = append(keys, k+"="+v)
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ",")
+}
+
+func (s settings) Set(v string) error {
+	k, val, ok := strings.Cut(v, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("want key=value, e.g. refresh_interval=1s")
+	}
+	s[k] = val
+	return nil
+}
+
+// targetFlags choose and configure the database under test.
+type targetFlags struct {
+	url, dataDir, caCert string
+	recreate, insecure   bool
+	settings             settings
+	requestTimeout       time.Duration
+}
+
+func addTargetFlags(fs *flag.FlagSet) *targetFlags {
+	f := &targetFlags{settings: settings{}}
+	fs.StringVar(&f.url, "target", "", "database URL: sqlite:///path/file.db, elasticsearch://host:9200/index, opensearch://host:9200/index, postgres://user@host:5432/db?table=t, sim://?visibility_delay=200ms (default: SQLite in --data-dir)")
+	fs.StringVar(&f.dataDir, "data-dir", "freshbench-data", "directory of the embedded SQLite database (when --target is not given)")
+	fs.BoolVar(&f.recreate, "recreate", false, "drop and create the index or table before the run (default: reuse it)")
+	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification (https targets only)")
+	fs.StringVar(&f.caCert, "ca-cert", "", "PEM file of the CA that signed the server's certificate")
+	fs.Var(f.settings, "set", "target setting key=value, repeatable: shards, replicas, refresh_interval (Elasticsearch/OpenSearch), write_method (PostgreSQL: insert, copy, pipeline), table")
+	fs.DurationVar(&f.requestTimeout, "write-timeout", 30*time.Second, "timeout of one write request")
+	return f
+}
+
+// open opens and sets up the target.
+func (f *targetFlags) open(ctx context.Context) (target.Target, string, error) {
+	raw := f.url
+	if raw == "" {
+		abs, err := filepath.Abs(f.dataDir)
+		if err != nil {
+			return nil, "", usagef("--data-dir %q: %v", f.dataDir, err)
+		}
+		raw = "sqlite://" + filepath.ToSlash(filepath.Join(abs, "freshbench.db"))
+	}
+	if f.caCert != "" {
+		if _, err := os.Stat(f.caCert); err != nil {
+			return nil, "", usagef("--ca-cert %s: %v", f.caCert, err)
+		}
+	}
+	opts := target.Options{
+		Recreate: f.recreate, Insecure: f.insecure, CACert: f.caCert,
+		Settings: f.settings, RequestTimeoutS: f.requestTimeout.Seconds(),
+	}
+	tgt, err := all.Registry().Open(ctx, raw, opts)
+	if errors.Is(err, target.ErrBadURL) {
+		return nil, "", usagef("--target: %v", err)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := tgt.Setup(sctx); err != nil {
+		tgt.Close()
+		return nil, "", fmt.Errorf("set up %s: %w", target.Redact(raw), err)
+	}
+	return tgt, raw, nil
+}
+
+// loadFlags describe the ingest and its measurement.
+type loadFlags struct {
+	rate, docSize                            string
+	batchSize, generators, inflight, retries int
+	duration, warmup, poll, drain            time.Duration
+	seed                                     uint64
+	probeRate                                float64
+}
+
+func addLoadFlags(fs *flag.FlagSet) *loadFlags {
+	f := &loadFlags{}
+	fs.StringVar(&f.rate, "rate", "1000", "target rate over all generators: events/s (5000) or bytes/s (10MB/s; MB = 10^6 bytes)")
+	fs.IntVar(&f.batchSize, "batch-size", 50, "events per write request")
+	fs.DurationVar(&f.duration, "duration", 60*time.Second, "how long to stream, warm-up included")
+	fs.DurationVar(&f.warmup, "warmup", 10*time.Second, "leading part of the run left out of the summary")
+	fs.IntVar(&f.generators, "generators", 1, "independent event streams, each with its own generator_identifier")
+	fs.IntVar(&f.inflight, "max-inflight", 16, "bound on concurrent write requests; a batch that waits for a slot is late")
+	fs.StringVar(&f.docSize, "doc-size", "1KB", "serialized size of one event (1KB = 1000 bytes)")
+	fs.Uint64Var(&f.seed, "seed", 0, "seed of the generators (0 = random); the same seed gives the same documents")
+	fs.DurationVar(&f.poll, "poll-interval", 200*time.Millisecond, "how often the freshness and probe queries run: the resolution of visibility latency")
+	fs.Float64Var(&f.probeRate, "probe-rate", 20, "probe events per second whose visibility latency is measured")
+	fs.DurationVar(&f.drain, "drain", 30*time.Second, "after the run, how long to wait for acknowledged events to become visible before the completeness audit")
+	fs.IntVar(&f.retries, "write-retries", 0, "re-sends of a write request that failed as a whole (connection refused, timeout, 5xx)")
+	return f
+}
+
+func (f *loadFlags) config(writeTimeout time.Duration) (bench.Config, error) {
+	rate, err := pace.ParseRate(f.rate)
+	if err != nil {
+		return bench.Config{}, usagef("--rate: %v", err)
+	}
+	size, err := pace.ParseSize(f.docSize)
+	if err != nil {
+		return bench.Config{}, usagef("--doc-size: %v", err)
+	}
+	cfg := bench.Config{
+		Ingest: ingest.Config{
+			Rate: rate, BatchSize: f.batchSize, Duration: f.duration, Warmup: f.warmup,
+			Generators: f.generators, MaxInflight: f.inflight, DocSize: int(size), Seed: f.seed,
+			WriteTimeout: writeTimeout, WriteRetries: f.retries, ProbeRate: f.probeRate,
+		},
+		PollInterval: f.poll, Drain: f.drain,
+	}
+	if err := cfg.Validate(); err != nil {
+		return bench.Config{}, usageError{err}
+	}
+	return cfg, nil
+}
+
+func defaultOut(command string) string {
+	return filepath.Join("results", fmt.Sprintf("%s-%s.json", command, time.Now().Format("20060102-150405")))
+}
+
+func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("run")
+	tf := addTargetFlags(fs)
+	lf := addLoadFlags(fs)
+	out := fs.String("out", "", "results file (default results/run-<time>.json)")
+	teardown := fs.Bool("teardown", false, "drop the index or table after the run")
+	quiet := fs.Bool("quiet", false, "no live progress")
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	cfg, err := lf.config(tf.requestTimeout)
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		*out = defaultOut("run")
+	}
+	if err := report.CheckWritable(*out); err != nil {
+		return usageError{err}
+	}
+	tgt, raw, err := tf.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer tgt.Close()
+	if !*quiet {
+		cfg.Progress = progressPrinter(stderr)
+	}
+	res, err := bench.Run(ctx, tgt, cfg)
+	if err != nil {
+		return err
+	}
+	bench.Describe(ctx, res, "run", tgt, raw)
+	res.Config.TargetSettings = tf.settings
+	if err := report.WriteFile(*out, res); err != nil {
+		return err
+	}
+	report.Console(stdout, res)
+	fmt.Fprintf(stdout, "results: %s\n", *out)
+	if *teardown {
+		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if err := tgt.Teardown(tctx); err != nil {
+			return fmt.Errorf("teardown: %w", err)
+		}
+	}
+	return nil
+}
+
+// progressPrinter shows live progress: one rewritten line on a terminal,
+// a plain line every ten seconds otherwise (CI logs stay readable).
+func progressPrinter(w io.Writer) func(bench.Progress) {
+	f, isFile := w.(*os.File)
+	tty := isFile && term.IsTerminal(int(f.Fd()))
+	var last time.Duration
+	return func(p bench.Progress) {
+		line := fmt.Sprintf("%s %5.0fs elapsed %5.0fs left  %8.0f/%-8.0f events/s  errors %d  late %d  freshness lag %s",
+			p.Phase, p.Elapsed.Seconds(), max(p.Remaining.Seconds(), 0), p.AckedPerSec, p.TargetPerSec, p.Errors, p.Late, p.FreshnessLag.Round(time.Millisecond))
+		if tty {
+			fmt.Fprintf(w, "\r\033[K%s", line)
+			if p.Remaining <= time.Second {
+				fmt.Fprintln(w)
+			}
+			return
+		}
+		if p.Elapsed-last >= 10*time.Second {
+			last = p.Elapsed
+			fmt.Fprintln(w, line)
+		}
+	}
+}

@@ -1,0 +1,172 @@
+// Package docgen generates freshbench's events: JSON documents shaped like
+// the RockBench sample (nested objects, arrays), of a chosen serialized
+// size, deterministic under a seed, and fast enough that the driver is never
+// the bottleneck.
+//
+// Documents come out at exactly Config.DocSize bytes (rarely a few bytes
+// over). Small sizes cannot hold the whole shape, so fields are added as the
+// size allows: about 15 leaf values at 400 bytes, 48 at 1000, 60 at 1250
+// (RockBench's 2023 size) and 65 from 1500 up, where the rest of the size
+// goes into the about, greeting and, above about 3.7 KB, description texts.
+//
+// Documents are written with append-style formatting from built-in lists,
+// without reflection or encoding/json, and without allocating when the
+// caller's buffer has room.
+package docgen
+
+import (
+	crand "crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"strconv"
+	"unsafe"
+
+	"github.com/freshbench/freshbench/target"
+)
+
+// Accepted document sizes, in serialized bytes.
+const (
+	DefaultDocSize = 1000
+	MinDocSize     = 400
+	MaxDocSize     = 1_000_000
+)
+
+// Config sets up one Generator.
+type Config struct {
+	DocSize int    // target serialized size in bytes; 0 means DefaultDocSize
+	Seed    uint64 // 0 = random (crypto/rand); otherwise fully deterministic
+	Index   int    // number of this generator within the process; mixed into the seed
+}
+
+// Generator produces the events of one stream: one generator_identifier and
+// _seq 0, 1, 2, …
+//
+// A Generator is not safe for concurrent use: give each goroutine its own
+// (with its own Config.Index).
+type Generator struct {
+	rng  rand.PCG
+	id   string
+	seq  int64
+	size int
+	sh   shape
+
+	// Text lengths in bytes: about is aboutMin+[0,aboutSpan]; with a
+	// description, greeting is greetMin+[0,greetSpan] and the description
+	// fills the document to size, otherwise the greeting does.
+	aboutMin, aboutSpan int
+	greetMin, greetSpan int
+	desc                bool
+
+	ids []byte // arena that Document.ID strings point into
+}
+
+// New returns a generator for cfg, or an error when cfg.DocSize is outside
+// MinDocSize..MaxDocSize.
+func New(cfg Config) (*Generator, error) {
+	size := cfg.DocSize
+	if size == 0 {
+		size = DefaultDocSize
+	}
+	if size < MinDocSize || size > MaxDocSize {
+		return nil, fmt.Errorf("docgen: document size %d bytes is out of range: accepted %d..%d bytes", size, MinDocSize, MaxDocSize)
+	}
+	if cfg.Index < 0 {
+		return nil, fmt.Errorf("docgen: generator index %d is negative", cfg.Index)
+	}
+	seed := cfg.Seed
+	if seed == 0 {
+		var b [8]byte
+		if _, err := crand.Read(b[:]); err != nil {
+			return nil, fmt.Errorf("docgen: random seed: %w", err)
+		}
+		seed = binary.LittleEndian.Uint64(b[:])
+	}
+	// splitmix64 spreads nearby seeds and indexes over the whole PCG state.
+	s1 := splitmix64(seed + uint64(cfg.Index)*0x9e3779b97f4a7c15)
+	s2 := splitmix64(s1 ^ 0xda3e39cb94b95bdb)
+
+	g := &Generator{size: size}
+	g.rng.Seed(s1, s2)
+	g.id = strconv.FormatUint(g.rng.Uint64(), 10)
+	g.plan()
+	return g, nil
+}
+
+// ID returns the generator_identifier written into every document.
+func (g *Generator) ID() string { return g.id }
+
+// Seq returns the _seq the next document will carry.
+func (g *Generator) Seq() int64 { return g.seq }
+
+// Size returns the target serialized size in bytes.
+func (g *Generator) Size() int { return g.size }
+
+// Next appends one serialized document to buf and returns it with the
+// extended buf. doc.JSON aliases the appended bytes, so it is valid until
+// the caller reuses that part of buf.
+//
+// doc.ID shares an arena with the IDs of a few dozen neighbouring
+// documents; a caller that keeps a handful of IDs for a long time may
+// strings.Clone them to let the rest be collected.
+func (g *Generator) Next(buf []byte, eventTime int64) (target.Document, []byte) {
+	start := len(buf)
+	id := g.newID()
+	seq := g.seq
+	g.seq++
+
+	buf = append(buf, `{"_id":"`...)
+	buf = append(buf, id...)
+	buf = append(buf, `","_event_time":`...)
+	buf = strconv.AppendInt(buf, eventTime, 10)
+	buf = append(buf, `,"generator_identifier":"`...)
+	buf = append(buf, g.id...)
+	buf = append(buf, `","_seq":`...)
+	buf = strconv.AppendInt(buf, seq, 10)
+	buf = g.appendPayload(buf, start+g.size)
+	buf = append(buf, '}')
+
+	end := len(buf)
+	return target.Document{
+		ID:        id,
+		Generator: g.id,
+		Seq:       seq,
+		EventTime: eventTime,
+		JSON:      buf[start:end:end], // capped so an append by the caller cannot run into the next document
+	}, buf
+}
+
+// idsPerChunk trades allocations (one per chunk) against how much memory a
+// retained ID keeps alive.
+const idsPerChunk = 32
+
+// newID returns a fresh UUID v4 string without a per-document allocation:
+// IDs are written into an append-only arena that is never modified after
+// the fact, so strings pointing into it stay immutable.
+func (g *Generator) newID() string {
+	if cap(g.ids)-len(g.ids) < uuidLen {
+		g.ids = make([]byte, 0, uuidLen*idsPerChunk)
+	}
+	start := len(g.ids)
+	g.ids = appendUUID(g.ids, g.rng.Uint64(), g.rng.Uint64())
+	return unsafe.String(&g.ids[start], uuidLen)
+}
+
+func (g *Generator) u64() uint64 { return g.rng.Uint64() }
+
+// intn returns a number in [0,n) by Lemire's multiply-shift; the bias, at
+// most n/2^64, is irrelevant here and skipping the rejection step is faster.
+func (g *Generator) intn(n int) int {
+	hi, _ := bits.Mul64(g.rng.Uint64(), uint64(n))
+	return int(hi)
+}
+
+func (g *Generator) pick(list []string) string { return list[g.intn(len(list))] }
+
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}

@@ -1,0 +1,33 @@
+package docgen
+
+import (
+	"testing"
+)
+
+// benchmarkNext measures one generator on one goroutine, reusing a buffer
+// the way a batcher would.
+func benchmarkNext(b *testing.B, size int) {
+	g, err := New(Config{DocSize: size, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]byte, 0, 2*size)
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	b.ResetTimer()
+	var n int
+	for i := 0; b.Loop(); i++ {
+		doc, _ := g.Next(buf[:0], 1_700_000_000_000_000+int64(i))
+		n += len(doc.JSON)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "docs/s")
+	if n == 0 {
+		b.Fatal("no output")
+	}
+}
+
+func BenchmarkNext1KB(b *testing.B)   { benchmarkNext(b, 1000) }
+func BenchmarkNext10KB(b *testing.B)  { benchmarkNext(b, 10_000) }
+func BenchmarkNext1250B(b *testing.B) { benchmarkNext(b, 1250) }
+func BenchmarkNext400B(b *testing.B)  { benchmarkNext(b, 400) }
+func BenchmarkNext1MB(b *testing.B)   { benchmarkNext(b, 1_000_000) }

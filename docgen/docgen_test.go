@@ -1,0 +1,537 @@
+package docgen
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/freshbench/freshbench/target"
+)
+
+const t0 = 1_700_000_000_000_000 // an _event_time in µs
+
+var uuidV4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+func mustNew(t testing.TB, cfg Config) *Generator {
+	t.Helper()
+	g, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// decode parses a document keeping numbers exact.
+func decode(t testing.TB, js []byte) map[string]any {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(js))
+	d.UseNumber()
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		t.Fatalf("invalid JSON: %v\n%s", err, js)
+	}
+	if d.More() {
+		t.Fatalf("trailing data after the document:\n%s", js)
+	}
+	return m
+}
+
+// leaves counts scalar values, array elements included, as RockBench did.
+func leaves(v any) int {
+	switch v := v.(type) {
+	case map[string]any:
+		n := 0
+		for _, e := range v {
+			n += leaves(e)
+		}
+		return n
+	case []any:
+		n := 0
+		for _, e := range v {
+			n += leaves(e)
+		}
+		return n
+	default:
+		return 1
+	}
+}
+
+func TestShape(t *testing.T) {
+	g := mustNew(t, Config{Seed: 42})
+	for i := range 200 {
+		doc, _ := g.Next(nil, t0+int64(i))
+		m := decode(t, doc.JSON)
+
+		str := func(k string) string {
+			s, ok := m[k].(string)
+			if !ok {
+				t.Fatalf("%s: want a string, got %T\n%s", k, m[k], doc.JSON)
+			}
+			return s
+		}
+		num := func(obj map[string]any, k string) json.Number {
+			n, ok := obj[k].(json.Number)
+			if !ok {
+				t.Fatalf("%s: want a number, got %T\n%s", k, obj[k], doc.JSON)
+			}
+			return n
+		}
+		obj := func(parent map[string]any, k string) map[string]any {
+			o, ok := parent[k].(map[string]any)
+			if !ok {
+				t.Fatalf("%s: want an object, got %T\n%s", k, parent[k], doc.JSON)
+			}
+			return o
+		}
+		strs := func(k string) []string {
+			a, ok := m[k].([]any)
+			if !ok || len(a) == 0 {
+				t.Fatalf("%s: want a non-empty array, got %T\n%s", k, m[k], doc.JSON)
+			}
+			out := make([]string, len(a))
+			for j, e := range a {
+				if out[j], ok = e.(string); !ok {
+					t.Fatalf("%s[%d]: want a string, got %T", k, j, e)
+				}
+			}
+			return out
+		}
+
+		if id := str("_id"); id != doc.ID || !uuidV4.MatchString(id) {
+			t.Fatalf("_id %q: want doc.ID %q, a UUID v4", id, doc.ID)
+		}
+		if et, _ := num(m, "_event_time").Int64(); et != t0+int64(i) || doc.EventTime != et {
+			t.Fatalf("_event_time %d, doc.EventTime %d: want %d", et, doc.EventTime, t0+int64(i))
+		}
+		if gi := str("generator_identifier"); gi != g.ID() || doc.Generator != gi {
+			t.Fatalf("generator_identifier %q, doc.Generator %q: want %q", gi, doc.Generator, g.ID())
+		}
+		if seq, _ := num(m, "_seq").Int64(); seq != int64(i) || doc.Seq != seq {
+			t.Fatalf("_seq %d, doc.Seq %d: want %d", seq, doc.Seq, i)
+		}
+		if !uuidV4.MatchString(str("guid")) {
+			t.Fatalf("guid %q is not a UUID v4", m["guid"])
+		}
+		if _, ok := m["isActive"].(bool); !ok {
+			t.Fatalf("isActive: want a bool, got %T", m["isActive"])
+		}
+		for _, k := range []string{"balance", "score"} {
+			if _, err := num(m, k).Float64(); err != nil {
+				t.Fatalf("%s: %v", k, err)
+			}
+		}
+		if age, err := num(m, "age").Int64(); err != nil || age < 18 || age > 90 {
+			t.Fatalf("age %v: want an integer in 18..90", m["age"])
+		}
+		for _, k := range []string{"picture", "eyeColor", "name", "gender", "company", "phone", "about", "registered", "favoriteFruit", "greeting"} {
+			str(k)
+		}
+		email := str("email")
+		if emails := strs("emails"); len(emails) != 2 || emails[0] != email {
+			t.Fatalf("emails %q: want two addresses, the first %q", emails, email)
+		}
+		if company := strings.ToLower(str("company")); !strings.Contains(email, "@"+company+".") {
+			t.Fatalf("email %q does not belong to company %q", email, company)
+		}
+		if pb := str("processBy"); !regexp.MustCompile(`^worker-\d{3}$`).MatchString(pb) {
+			t.Fatalf("processBy %q: want worker-NNN", pb)
+		}
+		if tags := strs("tags"); len(tags) < 8 || len(tags) > 12 {
+			t.Fatalf("tags %q: want 8..12", tags)
+		}
+		addr := obj(m, "address")
+		for _, k := range []string{"street", "city", "state", "zipcode"} {
+			if _, ok := addr[k].(string); !ok {
+				t.Fatalf("address.%s: want a string, got %T", k, addr[k])
+			}
+		}
+		coord := obj(addr, "coordinates")
+		if lat, _ := num(coord, "lat").Float64(); lat < -90 || lat > 90 {
+			t.Fatalf("lat %v out of range", lat)
+		}
+		if long, _ := num(coord, "long").Float64(); long < -180 || long > 180 {
+			t.Fatalf("long %v out of range", long)
+		}
+		friends := obj(m, "friends")
+		if len(friends) == 0 {
+			t.Fatalf("no friends:\n%s", doc.JSON)
+		}
+		for j := 1; j <= len(friends); j++ {
+			f := obj(friends, "friend"+strconv.Itoa(j))
+			if _, ok := f["name"].(string); !ok {
+				t.Fatalf("friend%d.name: want a string", j)
+			}
+			num(f, "age")
+		}
+		if n := leaves(m); n < 45 || n > 70 {
+			t.Fatalf("%d leaf values at %d bytes, want about 50\n%s", n, len(doc.JSON), doc.JSON)
+		}
+	}
+}
+
+// The RockBench shape has about 60 leaf values; small documents carry
+// fewer, larger ones all of them.
+func TestLeafCount(t *testing.T) {
+	for _, c := range []struct{ size, min, max int }{
+		{400, 14, 20},
+		{1000, 45, 55},
+		{1250, 56, 64},
+		{1500, 60, 68},
+		{4096, 60, 70},
+		{100_000, 60, 70},
+	} {
+		g := mustNew(t, Config{DocSize: c.size, Seed: 3})
+		lo, hi := 1<<30, 0
+		for range 100 {
+			doc, _ := g.Next(nil, t0)
+			n := leaves(decode(t, doc.JSON))
+			lo, hi = min(lo, n), max(hi, n)
+		}
+		t.Logf("DocSize %d: %d..%d leaf values", c.size, lo, hi)
+		if lo < c.min || hi > c.max {
+			t.Errorf("DocSize %d: %d..%d leaf values, want within %d..%d", c.size, lo, hi, c.min, c.max)
+		}
+	}
+}
+
+// Query workloads rely on these fields at every size.
+func TestQueryFieldsAtEverySize(t *testing.T) {
+	for size := MinDocSize; size <= 2000; size += 50 {
+		g := mustNew(t, Config{DocSize: size, Seed: 5})
+		doc, _ := g.Next(nil, t0)
+		m := decode(t, doc.JSON)
+		for _, k := range []string{"processBy", "emails", "tags", "age", "company", "about", "greeting"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("DocSize %d: no %s\n%s", size, k, doc.JSON)
+			}
+		}
+	}
+}
+
+func TestSize(t *testing.T) {
+	for _, c := range []struct{ size, n int }{
+		{400, 20_000}, {450, 5000}, {500, 5000}, {700, 5000}, {900, 5000}, {1000, 20_000}, {1100, 5000},
+		{1250, 20_000}, {2000, 2000}, {2600, 2000}, {3000, 2000}, {4096, 2000}, {10_000, 500},
+		{100_000, 50}, {MaxDocSize, 3},
+	} {
+		g := mustNew(t, Config{DocSize: c.size, Seed: 11})
+		var buf []byte
+		lo, hi := 1<<30, 0
+		for i := range c.n {
+			var doc target.Document
+			doc, buf = g.Next(buf[:0], t0+int64(i))
+			lo, hi = min(lo, len(doc.JSON)), max(hi, len(doc.JSON))
+			if i < 50 && !json.Valid(doc.JSON) {
+				t.Fatalf("DocSize %d: invalid JSON:\n%s", c.size, doc.JSON)
+			}
+		}
+		// The contract is ±10 %; the generator aims for the exact size.
+		if float64(lo) < 0.97*float64(c.size) || float64(hi) > 1.03*float64(c.size) {
+			t.Errorf("DocSize %d: sizes %d..%d, want within ±3 %%", c.size, lo, hi)
+		}
+	}
+}
+
+func TestSizeDefault(t *testing.T) {
+	g := mustNew(t, Config{Seed: 1})
+	if g.Size() != DefaultDocSize {
+		t.Fatalf("Size() = %d, want %d", g.Size(), DefaultDocSize)
+	}
+	doc, _ := g.Next(nil, t0)
+	if len(doc.JSON) != DefaultDocSize {
+		t.Errorf("len = %d, want %d", len(doc.JSON), DefaultDocSize)
+	}
+}
+
+// Random seeds and many sizes, checked with encoding/json.
+func TestValidJSON(t *testing.T) {
+	for size := MinDocSize; size <= 3000; size += 37 {
+		g := mustNew(t, Config{DocSize: size})
+		var buf []byte
+		for i := range 20 {
+			var doc target.Document
+			doc, buf = g.Next(buf[:0], t0+int64(i))
+			if !json.Valid(doc.JSON) {
+				t.Fatalf("DocSize %d: invalid JSON:\n%s", size, doc.JSON)
+			}
+		}
+	}
+}
+
+// Values are copied into the JSON unescaped, so no list may hold a byte
+// that JSON strings must escape.
+func TestListsNeedNoEscaping(t *testing.T) {
+	lists := map[string][]string{
+		"loremWords": loremWords, "capWords": capWords, "firstNames": firstNames, "lastNames": lastNames,
+		"companies": companies, "tlds": tlds, "mailHosts": mailHosts, "cities": cities, "states": states,
+		"streetNames": streetNames, "streetSuffixes": streetSuffixes, "eyeColors": eyeColors,
+		"fruits": fruits, "genders": genders, "lowerFirst": lowerFirst, "lowerLast": lowerLast,
+		"lowerComp": lowerComp,
+	}
+	for name, list := range lists {
+		if len(list) == 0 {
+			t.Errorf("%s is empty", name)
+		}
+		for _, s := range list {
+			if s == "" {
+				t.Errorf("%s holds an empty string", name)
+			}
+			for i := 0; i < len(s); i++ {
+				if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+					t.Errorf("%s: %q holds byte %#x", name, s, c)
+				}
+			}
+			q, _ := json.Marshal(s)
+			if string(q) != `"`+s+`"` {
+				t.Errorf("%s: %q would need escaping: %s", name, s, q)
+			}
+		}
+	}
+	for _, w := range loremWords {
+		for i := 0; i < len(w); i++ {
+			if w[i] < 'a' || w[i] > 'z' {
+				t.Errorf("lorem word %q: want lower-case letters only", w)
+			}
+		}
+	}
+}
+
+func TestAppendTextExactLength(t *testing.T) {
+	g := mustNew(t, Config{Seed: 9})
+	for n := -1; n <= 600; n++ {
+		for range 20 {
+			b := g.appendText([]byte("x"), n)
+			text := string(b[1:])
+			if want := max(n, 0); len(text) != want {
+				t.Fatalf("appendText(%d) wrote %d bytes: %q", n, len(text), text)
+			}
+			if n <= 0 {
+				continue
+			}
+			if strings.HasPrefix(text, " ") || strings.HasSuffix(text, " ") || strings.Contains(text, "  ") {
+				t.Fatalf("appendText(%d): stray spaces in %q", n, text)
+			}
+			if n > 1 && !strings.HasSuffix(text, ".") {
+				t.Fatalf("appendText(%d): %q does not end a sentence", n, text)
+			}
+			if c := text[0]; c < 'A' || c > 'Z' {
+				t.Fatalf("appendText(%d): %q does not start with a capital", n, text)
+			}
+		}
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	for _, size := range []int{400, 1000, 5000} {
+		cfg := Config{DocSize: size, Seed: 12345, Index: 2}
+		a, b := mustNew(t, cfg), mustNew(t, cfg)
+		if a.ID() != b.ID() {
+			t.Fatalf("same config, generator IDs %s and %s", a.ID(), b.ID())
+		}
+		for i := range 1000 {
+			da, _ := a.Next(nil, t0+int64(i)*7)
+			db, _ := b.Next(nil, t0+int64(i)*7)
+			if !bytes.Equal(da.JSON, db.JSON) || da.ID != db.ID {
+				t.Fatalf("DocSize %d, doc %d differs:\n%s\n%s", size, i, da.JSON, db.JSON)
+			}
+		}
+	}
+	other := mustNew(t, Config{Seed: 12346, Index: 2})
+	same := mustNew(t, Config{Seed: 12345, Index: 2})
+	if other.ID() == same.ID() {
+		t.Error("different seeds gave the same generator ID")
+	}
+}
+
+func TestIndexDiffers(t *testing.T) {
+	ids := map[string]int{}
+	var first [][]byte
+	for idx := range 8 {
+		g := mustNew(t, Config{Seed: 7, Index: idx})
+		if prev, dup := ids[g.ID()]; dup {
+			t.Fatalf("Index %d and %d share generator ID %s", prev, idx, g.ID())
+		}
+		ids[g.ID()] = idx
+		doc, _ := g.Next(nil, t0)
+		payload := doc.JSON[bytes.Index(doc.JSON, []byte(`"_seq"`)):]
+		for j, p := range first {
+			if bytes.Equal(p, payload) {
+				t.Fatalf("Index %d and %d generate the same document", j, idx)
+			}
+		}
+		first = append(first, payload)
+	}
+}
+
+func TestRandomSeed(t *testing.T) {
+	a, b := mustNew(t, Config{}), mustNew(t, Config{})
+	if a.ID() == b.ID() {
+		t.Errorf("two randomly seeded generators share ID %s", a.ID())
+	}
+	if _, err := strconv.ParseUint(a.ID(), 10, 64); err != nil {
+		t.Errorf("generator ID %q is not a decimal uint64: %v", a.ID(), err)
+	}
+}
+
+func TestUniqueIDs(t *testing.T) {
+	g := mustNew(t, Config{DocSize: 400, Seed: 1})
+	const n = 100_000
+	seen := make(map[string]struct{}, n)
+	var buf []byte
+	for i := range n {
+		var doc target.Document
+		doc, buf = g.Next(buf[:0], t0)
+		if _, dup := seen[doc.ID]; dup {
+			t.Fatalf("duplicate _id %s at document %d", doc.ID, i)
+		}
+		if !uuidV4.MatchString(doc.ID) {
+			t.Fatalf("_id %q is not a UUID v4", doc.ID)
+		}
+		seen[doc.ID] = struct{}{}
+	}
+	// The IDs must stay intact after the buffer was reused.
+	for id := range seen {
+		if !uuidV4.MatchString(id) {
+			t.Fatalf("_id changed after buffer reuse: %q", id)
+		}
+	}
+}
+
+func TestSeq(t *testing.T) {
+	g := mustNew(t, Config{Seed: 1})
+	for i := range int64(1000) {
+		if g.Seq() != i {
+			t.Fatalf("Seq() = %d, want %d", g.Seq(), i)
+		}
+		doc, _ := g.Next(nil, t0)
+		if doc.Seq != i || !bytes.Contains(doc.JSON, []byte(`,"_seq":`+strconv.FormatInt(i, 10)+`,`)) {
+			t.Fatalf("document %d carries _seq %d:\n%s", i, doc.Seq, doc.JSON)
+		}
+	}
+}
+
+// The Elasticsearch target cuts `{"_id":"<id>",` off without parsing.
+func TestPrefix(t *testing.T) {
+	g := mustNew(t, Config{Seed: 8})
+	for range 100 {
+		doc, _ := g.Next(nil, t0)
+		prefix := `{"_id":"` + doc.ID + `",`
+		if !bytes.HasPrefix(doc.JSON, []byte(prefix)) {
+			t.Fatalf("document does not start with %s:\n%s", prefix, doc.JSON)
+		}
+		rest := doc.JSON[len(prefix):]
+		want := `"_event_time":` + strconv.FormatInt(t0, 10) + `,"generator_identifier":"` + g.ID() + `","_seq":`
+		if !bytes.HasPrefix(rest, []byte(want)) {
+			t.Fatalf("after the _id: want %s…, got %.100s", want, rest)
+		}
+		if !json.Valid(append([]byte{'{'}, rest...)) {
+			t.Fatal("the document without its _id prefix is not valid JSON")
+		}
+	}
+}
+
+func TestAliasesBuf(t *testing.T) {
+	g := mustNew(t, Config{Seed: 1})
+	buf := append(make([]byte, 0, 4096), "garbage"...)
+	doc, out := g.Next(buf, t0)
+	if string(out[:7]) != "garbage" || len(out) != 7+len(doc.JSON) {
+		t.Fatalf("Next did not append to buf")
+	}
+	if unsafe.SliceData(doc.JSON) != &out[7] || unsafe.SliceData(out) != unsafe.SliceData(buf) {
+		t.Fatal("doc.JSON does not alias the appended bytes of buf")
+	}
+	if cap(doc.JSON) != len(doc.JSON) {
+		t.Errorf("cap(doc.JSON) = %d, want %d so appends cannot spill", cap(doc.JSON), len(doc.JSON))
+	}
+}
+
+func TestNoAllocs(t *testing.T) {
+	for _, size := range []int{400, 1000, 10_000} {
+		g := mustNew(t, Config{DocSize: size, Seed: 1})
+		buf := make([]byte, 0, size+64)
+		allocs := testing.AllocsPerRun(1000, func() {
+			g.Next(buf[:0], t0)
+		})
+		// One small ID arena per 32 documents rounds down to zero.
+		if allocs != 0 {
+			t.Errorf("DocSize %d: %v allocations per document, want 0", size, allocs)
+		}
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, size := range []int{10, 399, 1_000_001, 2_000_000, -1} {
+		_, err := New(Config{DocSize: size})
+		if err == nil {
+			t.Errorf("DocSize %d: no error", size)
+			continue
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, strconv.Itoa(size)) || !strings.Contains(msg, "400..1000000") {
+			t.Errorf("DocSize %d: error %q should name the value and the range 400..1000000", size, msg)
+		}
+	}
+	for _, size := range []int{0, MinDocSize, MaxDocSize} {
+		if _, err := New(Config{DocSize: size}); err != nil {
+			t.Errorf("DocSize %d: %v", size, err)
+		}
+	}
+	if _, err := New(Config{Index: -1}); err == nil {
+		t.Error("negative Index: no error")
+	}
+}
+
+func TestUUIDFormat(t *testing.T) {
+	for _, c := range []struct {
+		hi, lo uint64
+		want   string
+	}{
+		{0, 0, "00000000-0000-4000-8000-000000000000"},
+		{^uint64(0), ^uint64(0), "ffffffff-ffff-4fff-bfff-ffffffffffff"},
+		{0x0123456789abcdef, 0xfedcba9876543210, "01234567-89ab-4def-bedc-ba9876543210"},
+	} {
+		if got := string(appendUUID(nil, c.hi, c.lo)); got != c.want {
+			t.Errorf("appendUUID(%#x, %#x) = %s, want %s", c.hi, c.lo, got, c.want)
+		}
+	}
+}
+
+func TestAppendFixed2(t *testing.T) {
+	for v, want := range map[int]string{0: "0.00", 5: "0.05", -5: "-0.05", 5995: "59.95", -18000: "-180.00", 10000: "100.00"} {
+		if got := string(appendFixed2(nil, v)); got != want {
+			t.Errorf("appendFixed2(%d) = %s, want %s", v, got, want)
+		}
+	}
+}
+
+func TestProcessByCardinality(t *testing.T) {
+	g := mustNew(t, Config{DocSize: 400, Seed: 4})
+	seen := map[string]bool{}
+	re := regexp.MustCompile(`"processBy":"([^"]*)"`)
+	for range 20_000 {
+		doc, _ := g.Next(nil, t0)
+		seen[string(re.FindSubmatch(doc.JSON)[1])] = true
+	}
+	if len(seen) < 900 || len(seen) > 1000 {
+		t.Errorf("%d distinct processBy values, want about 1000", len(seen))
+	}
+}
+
+func TestListsHaveNoDuplicates(t *testing.T) {
+	for name, list := range map[string][]string{
+		"loremWords": loremWords, "firstNames": firstNames, "lastNames": lastNames,
+		"companies": companies, "cities": cities, "streetNames": streetNames, "fruits": fruits,
+	} {
+		seen := map[string]bool{}
+		for _, s := range list {
+			if seen[s] {
+				t.Errorf("%s lists %q twice", name, s)
+			}
+			seen[s] = true
+		}
+	}
+}

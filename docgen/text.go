@@ -1,0 +1,136 @@
+package docgen
+
+import (
+	"slices"
+	"strconv"
+)
+
+// appendText appends exactly n bytes (none when n <= 0) of lorem-ipsum
+// sentences: capitalized first word, an occasional comma, a full stop.
+// Exactness is what lets a document hit its target size to the byte.
+//
+// Words are stored space-padded to 16 bytes and copied with one fixed-size
+// store, which is several times faster than a memmove per word.
+func (g *Generator) appendText(b []byte, n int) []byte {
+	if n <= 0 {
+		return b
+	}
+	b = slices.Grow(b, n)
+	end := len(b) + n
+	out := b[:end]
+	pos := len(b)
+	left, comma := 0, 0 // words left in the sentence; where the comma goes
+	var r uint64        // random bits, 16 per word
+	nr := 0
+	// A step stores 16 bytes and keeps at most maxWordLen+2 of them, so
+	// the store stays inside out and at least 2 bytes remain for finishText.
+	for end-pos >= padLen {
+		if nr == 0 {
+			r, nr = g.u64(), 4
+		}
+		i := int((r & 0xffff) * uint64(len(loremWords)) >> 16)
+		r >>= 16
+		nr--
+		w := &padWords[i]
+		if left == 0 {
+			s := g.u64()
+			left = 4 + int(s%12)
+			comma = -1
+			if s>>32&1 == 1 {
+				comma = left / 2
+			}
+			w = &padCaps[i]
+		}
+		*(*[padLen]byte)(out[pos : pos+padLen]) = w.b
+		pos += int(w.n)
+		left--
+		switch left {
+		case 0:
+			out[pos] = '.'
+			pos += 2 // the padding supplies the space
+		case comma:
+			out[pos] = ','
+			pos += 2
+		default:
+			pos++
+		}
+	}
+	return g.finishText(out[:pos], end, left == 0)
+}
+
+// finishText fills b up to end with words of exact lengths and a full stop.
+func (g *Generator) finishText(b []byte, end int, capital bool) []byte {
+	for rem := end - len(b); rem > 0; rem = end - len(b) {
+		switch {
+		case rem == 1: // the whole text is one byte
+			b = append(b, g.wordOfLen(1, capital)...)
+		case rem-1 <= maxWordLen:
+			b = append(b, g.wordOfLen(rem-1, capital)...)
+			b = append(b, '.')
+		default:
+			b = append(b, g.wordOfLen(4, capital)...)
+			b = append(b, ' ')
+			capital = false
+		}
+	}
+	return b
+}
+
+func (g *Generator) wordOfLen(n int, capital bool) string {
+	if capital {
+		return g.pick(capsByLen[n])
+	}
+	return g.pick(wordsByLen[n])
+}
+
+const uuidLen = 36
+
+const hexDigits = "0123456789abcdef"
+
+// appendUUID formats 128 random bits as a version 4, variant 10 UUID.
+func appendUUID(b []byte, hi, lo uint64) []byte {
+	hi = hi&^0xf000 | 0x4000 // version nibble: high half of byte 6
+	lo = lo&^(3<<62) | 2<<62 // variant bits: top of byte 8
+	var u [uuidLen]byte
+	j := 0
+	for i := 60; i >= 0; i -= 4 {
+		if j == 8 || j == 13 {
+			u[j] = '-'
+			j++
+		}
+		u[j] = hexDigits[hi>>uint(i)&0xf]
+		j++
+	}
+	u[18] = '-'
+	j = 19
+	for i := 60; i >= 0; i -= 4 {
+		if j == 23 {
+			u[j] = '-'
+			j++
+		}
+		u[j] = hexDigits[lo>>uint(i)&0xf]
+		j++
+	}
+	return append(b, u[:]...)
+}
+
+// appendDigits writes v (0 <= v < 10^n) as exactly n digits.
+func appendDigits(b []byte, v, n int) []byte {
+	var d [8]byte
+	for i := n - 1; i >= 0; i-- {
+		d[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return append(b, d[:n]...)
+}
+
+// appendFixed2 writes v hundredths as a JSON number with two decimals.
+func appendFixed2(b []byte, v int) []byte {
+	if v < 0 {
+		b = append(b, '-')
+		v = -v
+	}
+	b = strconv.AppendInt(b, int64(v/100), 10)
+	f := v % 100
+	return append(b, '.', byte('0'+f/10), byte('0'+f%10))
+}

@@ -1,0 +1,362 @@
+// Package metrics exposes a run's measurements live as Prometheus metrics.
+//
+// The results file stays the record of a run: its HDR histograms are exact
+// and merge across machines. These metrics are for watching a run while it
+// happens and for dashboards over many freshbench processes, so every
+// distribution is a Prometheus histogram (never a summary): bucket counts
+// add up across processes, quantiles of a summary do not.
+//
+// Every metric carries the target label; the ingest metrics also carry
+// generator and phase, the query metrics phase and kind:
+//
+//	freshbench_events_scheduled_total           counter    events in dispatched batches
+//	freshbench_batches_total                    counter    batches dispatched
+//	freshbench_late_batches_total               counter    batches dispatched late
+//	freshbench_events_written_total             counter    events acknowledged
+//	freshbench_events_failed_total{kind}        counter    events not written, by error kind
+//	freshbench_written_bytes_total              counter    bytes acknowledged
+//	freshbench_writes_in_flight                 gauge      requests under way (target only)
+//	freshbench_write_latency_seconds            histogram  intended time → acknowledged
+//	freshbench_write_service_time_seconds       histogram  sent → acknowledged
+//	freshbench_freshness_lag_seconds            histogram  freshness lag samples
+//	freshbench_visibility_latency_seconds       histogram  probe event time → first seen
+//	freshbench_queries_total{kind}              counter    query load queries finished
+//	freshbench_queries_failed_total{kind}       counter    of which failed
+//	freshbench_query_latency_seconds{kind}      histogram  successful queries' latency
+//
+// Generator identifiers are random per run, so a long series of runs
+// scraped by one Prometheus creates many series; phase multiplies them by
+// the number of phases (three per run, three per peak step).
+package metrics
+
+import (
+	"errors"
+	"maps"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/freshbench/freshbench/stats"
+)
+
+// Namespace prefixes every metric name.
+const Namespace = "freshbench"
+
+// Label names.
+const (
+	LabelTarget    = "target"
+	LabelGenerator = "generator"
+	LabelPhase     = "phase"
+	LabelKind      = "kind"
+)
+
+// unknownKind counts failed events whose error kind the writer did not
+// name, so that the failed counter always adds up to the failed events.
+const unknownKind = "unknown"
+
+// Buckets are the upper bounds, in seconds, of every freshbench histogram:
+// the Renard R10 preferred numbers (1, 1.25, 1.6, 2, 2.5, 3.15, 4, 5, 6.3,
+// 8 per decade) from 100 µs to 100 s. Ten buckets per decade is a
+// geometric factor of about 1.26, so histogram_quantile is within about
+// 26 % of the true value anywhere between 1 ms and 60 s, and the bounds
+// read well in PromQL (le="0.0025", not le="0.0025118864315095794").
+// Values above 100 s land in +Inf; a freshness lag that large already says
+// that the target has fallen behind.
+func Buckets() []float64 {
+	r10 := []string{"1", "1.25", "1.6", "2", "2.5", "3.15", "4", "5", "6.3", "8"}
+	var b []float64
+	for exp := -4; exp < 2; exp++ {
+		for _, m := range r10 {
+			// Parsing the decimal gives the double nearest to it, which
+			// formats back to the same short label; m*10^exp would not.
+			v, err := strconv.ParseFloat(m+"e"+strconv.Itoa(exp), 64)
+			if err != nil {
+				panic(err) // unreachable: the literals above parse
+			}
+			b = append(b, v)
+		}
+	}
+	return append(b, 100)
+}
+
+// Observer is a stats.Observer that updates Prometheus metrics. It is safe
+// for concurrent use; the per-batch calls take no lock and do not allocate
+// once a generator has been seen in the current phase.
+type Observer struct {
+	eventsScheduled *prometheus.CounterVec
+	batches         *prometheus.CounterVec
+	lateBatches     *prometheus.CounterVec
+	eventsWritten   *prometheus.CounterVec
+	eventsFailed    *prometheus.CounterVec
+	bytesWritten    *prometheus.CounterVec
+	writeLatency    *prometheus.HistogramVec
+	serviceTime     *prometheus.HistogramVec
+	freshnessLag    *prometheus.HistogramVec
+	visibility      *prometheus.HistogramVec
+	queries         *prometheus.CounterVec
+	queriesFailed   *prometheus.CounterVec
+	queryLatency    *prometheus.HistogramVec
+	inflight        prometheus.Gauge
+
+	// mu serializes changes of state; readers only load it.
+	mu    sync.Mutex
+	state atomic.Pointer[phaseState]
+}
+
+// phaseState is the current phase with the metric children already
+// resolved for its label values. It is never modified once published:
+// a new generator, query kind or phase publishes a copy. Copy-on-write
+// keeps the hot path to one atomic load and one map lookup, with no lock
+// for the writers of many generators to contend on.
+type phaseState struct {
+	phase   string
+	gens    map[string]*genMetrics
+	queries map[string]*queryMetrics
+}
+
+// genMetrics holds one generator's children in one phase.
+type genMetrics struct {
+	eventsScheduled, batches, lateBatches prometheus.Counter
+	eventsWritten, bytesWritten           prometheus.Counter
+	writeLatency, serviceTime             prometheus.Observer
+	freshnessLag, visibility              prometheus.Observer
+	// failed is curried by generator and phase; it is only used when a
+	// write failed, which is rare enough for a label lookup.
+	failed *prometheus.CounterVec
+}
+
+// queryMetrics holds one query kind's children in one phase.
+type queryMetrics struct {
+	total, failed prometheus.Counter
+	latency       prometheus.Observer
+}
+
+var _ stats.Observer = (*Observer)(nil)
+
+// New returns an Observer whose metrics carry target as their target label
+// and are registered with reg (not registered when reg is nil). Metrics
+// that reg already holds for the same target are reused, so several
+// Observers for one target (one per peak step, say) add up instead of
+// failing. Any user name and password in a target URL are dropped: labels
+// are readable by whoever can scrape. It panics if reg holds incompatible
+// metrics of the same names, as prometheus.MustRegister does.
+func New(reg prometheus.Registerer, target string) *Observer {
+	constLabels := prometheus.Labels{LabelTarget: redact(target)}
+	buckets := Buckets()
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		c := prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: name, Help: help, ConstLabels: constLabels,
+		}, labels)
+		return register(reg, c)
+	}
+	histogram := func(name, help string, labels ...string) *prometheus.HistogramVec {
+		h := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: Namespace, Name: name, Help: help, ConstLabels: constLabels,
+			Buckets: buckets,
+		}, labels)
+		return register(reg, h)
+	}
+	gp := []string{LabelGenerator, LabelPhase}
+	o := &Observer{
+		eventsScheduled: counter("events_scheduled_total",
+			"Events in dispatched write batches (the rate the schedule asked for).", gp...),
+		batches: counter("batches_total",
+			"Write batches dispatched.", gp...),
+		lateBatches: counter("late_batches_total",
+			"Write batches dispatched late: the in-flight bound was reached or the pacer fell behind.", gp...),
+		eventsWritten: counter("events_written_total",
+			"Events acknowledged by the target.", gp...),
+		eventsFailed: counter("events_failed_total",
+			"Events whose write failed, by error kind.", LabelGenerator, LabelPhase, LabelKind),
+		bytesWritten: counter("written_bytes_total",
+			"Bytes of serialized events acknowledged by the target.", gp...),
+		writeLatency: histogram("write_latency_seconds",
+			"Write latency: from a batch's intended time on the open-loop schedule to its acknowledgement.", gp...),
+		serviceTime: histogram("write_service_time_seconds",
+			"Write service time: from sending a batch to its acknowledgement.", gp...),
+		freshnessLag: histogram("freshness_lag_seconds",
+			"Freshness lag: when a freshness query returns, its time minus the newest event time it could see.", gp...),
+		visibility: histogram("visibility_latency_seconds",
+			"Visibility latency of probe events: from event time to the first query that saw the event.", gp...),
+		queries: counter("queries_total",
+			"Queries of the query load that finished, failed or not.", LabelPhase, LabelKind),
+		queriesFailed: counter("queries_failed_total",
+			"Queries of the query load that failed.", LabelPhase, LabelKind),
+		queryLatency: histogram("query_latency_seconds",
+			"Latency of the query load's successful queries.", LabelPhase, LabelKind),
+	}
+	inflight := prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "writes_in_flight", ConstLabels: constLabels,
+		Help: "Write requests sent and not yet finished.",
+	})
+	o.inflight = register(reg, inflight)
+	o.state.Store(&phaseState{})
+	return o
+}
+
+// register registers c with reg and returns the collector reg holds: c, or
+// the equal one registered earlier.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if reg == nil {
+		return c
+	}
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if prev, ok := are.ExistingCollector.(C); ok {
+				return prev
+			}
+		}
+		panic(err)
+	}
+	return c
+}
+
+// redact drops the user information of a target URL.
+func redact(target string) string {
+	u, err := url.Parse(target)
+	if err != nil || u.User == nil {
+		return target
+	}
+	u.User = nil
+	return u.String()
+}
+
+// Phase labels the measurements that follow with name. Calls already
+// under way may still count under the previous phase.
+func (o *Observer) Phase(name string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.state.Load().phase == name {
+		return
+	}
+	o.state.Store(&phaseState{phase: name})
+}
+
+// Scheduled counts a dispatched batch. The in-flight gauge counts
+// dispatches up and finished writes down rather than taking inflight as
+// is: every dispatched batch ends in one Written call, so the gauge cannot
+// drift and reads zero once a run has ended.
+func (o *Observer) Scheduled(generator string, events int, late bool, inflight int) {
+	g := o.gen(generator)
+	g.batches.Inc()
+	g.eventsScheduled.Add(float64(events))
+	if late {
+		g.lateBatches.Inc()
+	}
+	o.inflight.Inc()
+}
+
+// Written counts a finished batch write. Its latencies are observed
+// whether or not the write succeeded, as in the results file.
+func (o *Observer) Written(generator string, acked, failed, bytes int, errorKinds map[string]int, latency, service time.Duration) {
+	o.inflight.Dec()
+	g := o.gen(generator)
+	if acked > 0 {
+		g.eventsWritten.Add(float64(acked))
+	}
+	if bytes > 0 {
+		g.bytesWritten.Add(float64(bytes))
+	}
+	if failed > 0 {
+		named := 0
+		for kind, n := range errorKinds {
+			if n > 0 {
+				g.failed.WithLabelValues(kind).Add(float64(n))
+				named += n
+			}
+		}
+		if named < failed {
+			g.failed.WithLabelValues(unknownKind).Add(float64(failed - named))
+		}
+	}
+	g.writeLatency.Observe(latency.Seconds())
+	g.serviceTime.Observe(service.Seconds())
+}
+
+// Freshness records one freshness lag sample.
+func (o *Observer) Freshness(generator string, lag time.Duration) {
+	o.gen(generator).freshnessLag.Observe(lag.Seconds())
+}
+
+// Visible records the visibility latency of one probe event.
+func (o *Observer) Visible(generator string, latency time.Duration) {
+	o.gen(generator).visibility.Observe(latency.Seconds())
+}
+
+// Query counts one query of the query load. Only successful queries enter
+// the latency histogram: a fast failure would flatter it.
+func (o *Observer) Query(kind string, latency time.Duration, rows int, failed bool) {
+	q := o.query(kind)
+	q.total.Inc()
+	if failed {
+		q.failed.Inc()
+		return
+	}
+	q.latency.Observe(latency.Seconds())
+}
+
+// gen returns generator's children in the current phase.
+func (o *Observer) gen(generator string) *genMetrics {
+	if g, ok := o.state.Load().gens[generator]; ok {
+		return g
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s := o.state.Load()
+	if g, ok := s.gens[generator]; ok {
+		return g
+	}
+	l := prometheus.Labels{LabelGenerator: generator, LabelPhase: s.phase}
+	g := &genMetrics{
+		eventsScheduled: o.eventsScheduled.With(l),
+		batches:         o.batches.With(l),
+		lateBatches:     o.lateBatches.With(l),
+		eventsWritten:   o.eventsWritten.With(l),
+		bytesWritten:    o.bytesWritten.With(l),
+		writeLatency:    o.writeLatency.With(l),
+		serviceTime:     o.serviceTime.With(l),
+		freshnessLag:    o.freshnessLag.With(l),
+		visibility:      o.visibility.With(l),
+		failed:          o.eventsFailed.MustCurryWith(l),
+	}
+	next := &phaseState{phase: s.phase, gens: cloneWith(s.gens, generator, g), queries: s.queries}
+	o.state.Store(next)
+	return g
+}
+
+// query returns kind's children in the current phase.
+func (o *Observer) query(kind string) *queryMetrics {
+	if q, ok := o.state.Load().queries[kind]; ok {
+		return q
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s := o.state.Load()
+	if q, ok := s.queries[kind]; ok {
+		return q
+	}
+	l := prometheus.Labels{LabelPhase: s.phase, LabelKind: kind}
+	q := &queryMetrics{
+		total:   o.queries.With(l),
+		failed:  o.queriesFailed.With(l),
+		latency: o.queryLatency.With(l),
+	}
+	next := &phaseState{phase: s.phase, gens: s.gens, queries: cloneWith(s.queries, kind, q)}
+	o.state.Store(next)
+	return q
+}
+
+// cloneWith returns a copy of m with k set to v.
+func cloneWith[V any](m map[string]V, k string, v V) map[string]V {
+	c := maps.Clone(m)
+	if c == nil {
+		c = make(map[string]V, 1)
+	}
+	c[k] = v
+	return c
+}

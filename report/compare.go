@@ -1,0 +1,266 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/stats"
+)
+
+// Compare writes the headline figures of several results side by side,
+// each with its ratio to the first (the baseline), followed by the
+// configuration and environment settings that differ between them: a
+// difference in figures means little until one knows what else changed.
+// names label the results; a missing name is replaced by the result's
+// position.
+func Compare(w io.Writer, names []string, results []*bench.Result) {
+	if len(results) == 0 {
+		fmt.Fprintln(w, "compare: no results")
+		return
+	}
+	labels := make([]string, len(results))
+	for i := range results {
+		labels[i] = "#" + strconv.Itoa(i+1)
+		if i < len(names) && strings.TrimSpace(names[i]) != "" {
+			labels[i] = names[i]
+		}
+		if results[i] == nil {
+			results[i] = &bench.Result{}
+		}
+	}
+	fmt.Fprintf(w, "freshbench compare: %d results, baseline %s\n\n", len(results), labels[0])
+	compareFigures(w, labels, results)
+	fmt.Fprintln(w, "\nratio = value / baseline; for latencies, failed and missing events lower is better.")
+	fmt.Fprintln(w)
+	compareSettings(w, "configuration", labels, configValues(results))
+	fmt.Fprintln(w)
+	compareSettings(w, "environment", labels, environmentValues(results))
+}
+
+// metric is one compared figure: its value in a result and whether the
+// result has it at all (a latency without samples is not zero).
+type metric struct {
+	name string
+	get  func(*bench.Result) (float64, bool)
+	text func(float64) string
+}
+
+func compareMetrics(results []*bench.Result) []metric {
+	sum := func(r *bench.Result) bench.Summary { return detailResult(r).Summary }
+	events := func(f func(bench.Summary) float64) func(*bench.Result) (float64, bool) {
+		return func(r *bench.Result) (float64, bool) { return f(sum(r)), sum(r).MeasuredS > 0 }
+	}
+	lat := func(h func(bench.Summary) stats.Summary, q func(stats.Summary) float64) func(*bench.Result) (float64, bool) {
+		return func(r *bench.Result) (float64, bool) {
+			s := h(sum(r))
+			return q(s), s.Count > 0
+		}
+	}
+	counted := func(f func(bench.Summary) int64) func(*bench.Result) (float64, bool) {
+		return func(r *bench.Result) (float64, bool) { return float64(f(sum(r))), true }
+	}
+	write := func(s bench.Summary) stats.Summary { return s.WriteLatency }
+	service := func(s bench.Summary) stats.Summary { return s.ServiceTime }
+	fresh := func(s bench.Summary) stats.Summary { return s.FreshnessLag }
+	vis := func(s bench.Summary) stats.Summary { return s.VisibilityLatency }
+	p50 := func(s stats.Summary) float64 { return s.P50Ms }
+	p95 := func(s stats.Summary) float64 { return s.P95Ms }
+	p99 := func(s stats.Summary) float64 { return s.P99Ms }
+	intText := func(v float64) string { return count(int64(v)) }
+
+	list := []metric{
+		{"target events/s", events(func(s bench.Summary) float64 { return s.TargetEventsPerSec }), rate},
+		{"achieved events/s", events(func(s bench.Summary) float64 { return s.AchievedEventsPerSec }), rate},
+		{"achieved MB/s", events(func(s bench.Summary) float64 { return s.AchievedMBPerSec }), mbps},
+		{"write latency p50 ms", lat(write, p50), ms},
+		{"write latency p99 ms", lat(write, p99), ms},
+		{"service time p99 ms", lat(service, p99), ms},
+		{"freshness lag p50 ms", lat(fresh, p50), ms},
+		{"freshness lag p95 ms", lat(fresh, p95), ms},
+		{"freshness lag p99 ms", lat(fresh, p99), ms},
+		{"visibility latency p50 ms", lat(vis, p50), ms},
+		{"visibility latency p95 ms", lat(vis, p95), ms},
+		{"failed events", counted(func(s bench.Summary) int64 { return s.EventsFailed }), intText},
+		{"late batches", counted(func(s bench.Summary) int64 { return s.LateBatches }), intText},
+		{"missing events", func(r *bench.Result) (float64, bool) {
+			s := sum(r)
+			return float64(s.Missing), s.Audited
+		}, intText},
+	}
+	// The peak row appears only when some result is a peak search.
+	for _, r := range results {
+		if r.Peak != nil {
+			list = append(list, metric{"peak sustainable events/s", func(r *bench.Result) (float64, bool) {
+				if r.Peak == nil || !r.Peak.Found {
+					return 0, false
+				}
+				return r.Peak.AchievedEventsPerSec, true
+			}, rate})
+			break
+		}
+	}
+	return list
+}
+
+func compareFigures(w io.Writer, labels []string, results []*bench.Result) {
+	metrics := compareMetrics(results)
+	// Labels are padded by hand so that they read left-aligned while
+	// tabwriter right-aligns the figures.
+	width := 0
+	for _, m := range metrics {
+		width = max(width, len(m.name))
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%-*s\t%s\t", width, "", labels[0])
+	for _, l := range labels[1:] {
+		fmt.Fprintf(tw, "%s\tratio\t", l)
+	}
+	fmt.Fprintln(tw)
+	for _, m := range metrics {
+		base, baseOK := m.get(results[0])
+		fmt.Fprintf(tw, "%-*s\t%s\t", width, m.name, valueText(m, base, baseOK))
+		for _, r := range results[1:] {
+			v, ok := m.get(r)
+			fmt.Fprintf(tw, "%s\t%s\t", valueText(m, v, ok), ratio(base, baseOK, v, ok))
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+}
+
+func valueText(m metric, v float64, ok bool) string {
+	if !ok {
+		return "-"
+	}
+	return m.text(v)
+}
+
+// ratio is v against the baseline; "=" when both are zero (nothing failed
+// in either run), "-" when there is nothing to divide by.
+func ratio(base float64, baseOK bool, v float64, ok bool) string {
+	switch {
+	case !baseOK || !ok:
+		return "-"
+	case base == 0 && v == 0:
+		return "="
+	case base == 0:
+		return "-"
+	}
+	r := v / base
+	if r >= 100 || r < 0.01 {
+		return strconv.FormatFloat(r, 'g', 2, 64) + "x"
+	}
+	return strconv.FormatFloat(math.Round(r*100)/100, 'f', 2, 64) + "x"
+}
+
+// setting is one named value per result; unset means the result does not
+// have it at all (a target setting given for one run only).
+type setting struct {
+	name   string
+	values []string
+}
+
+const unset = "(unset)"
+
+// configValues lists every configuration field of every result, the
+// fields by their results-file name so that new fields show up without
+// a change here.
+func configValues(results []*bench.Result) []setting {
+	out := fieldValues(results, func(r *bench.Result) any { return r.Config }, "TargetSettings")
+	keys := map[string]bool{}
+	for _, r := range results {
+		for k := range r.Config.TargetSettings {
+			keys[k] = true
+		}
+	}
+	for _, k := range sortedKeys(keys) {
+		s := setting{name: "target setting " + k}
+		for _, r := range results {
+			v, ok := r.Config.TargetSettings[k]
+			if !ok {
+				v = unset
+			}
+			s.values = append(s.values, v)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func environmentValues(results []*bench.Result) []setting {
+	out := fieldValues(results, func(r *bench.Result) any { return r.Environment })
+	extra := []struct {
+		name string
+		get  func(*bench.Result) string
+	}{
+		{"tool", func(r *bench.Result) string { return strings.TrimSpace(r.Tool.Name + " " + r.Tool.Version) }},
+		{"command", func(r *bench.Result) string { return r.Command }},
+		{"schema_version", func(r *bench.Result) string { return strconv.Itoa(r.SchemaVersion) }},
+	}
+	for _, e := range extra {
+		s := setting{name: e.name}
+		for _, r := range results {
+			s.values = append(s.values, e.get(r))
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// fieldValues reads the exported fields of the struct get returns, named
+// by their JSON tags, skipping the named fields.
+func fieldValues(results []*bench.Result, get func(*bench.Result) any, skip ...string) []setting {
+	var out []setting
+	t := reflect.TypeOf(get(results[0]))
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() || slices.Contains(skip, f.Name) {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			name = f.Name
+		}
+		s := setting{name: name}
+		for _, r := range results {
+			s.values = append(s.values, fmt.Sprint(reflect.ValueOf(get(r)).Field(i).Interface()))
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// compareSettings lists only the settings that differ.
+func compareSettings(w io.Writer, what string, labels []string, all []setting) {
+	var diff []setting
+	for _, s := range all {
+		for _, v := range s.values[1:] {
+			if v != s.values[0] {
+				diff = append(diff, s)
+				break
+			}
+		}
+	}
+	if len(diff) == 0 {
+		fmt.Fprintf(w, "%s: identical\n", what)
+		return
+	}
+	fmt.Fprintf(w, "%s that differs:\n", what)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  \t%s\n", strings.Join(labels, "\t"))
+	for _, s := range diff {
+		vals := make([]string, len(s.values))
+		for i, v := range s.values {
+			vals[i] = orDash(strings.ReplaceAll(v, "\t", " "))
+		}
+		fmt.Fprintf(tw, "  %s\t%s\n", s.name, strings.Join(vals, "\t"))
+	}
+	tw.Flush()
+}

@@ -1,0 +1,466 @@
+package elastic
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/elastic/go-elasticsearch/v8/esutil"
+
+	"github.com/freshbench/freshbench/target"
+)
+
+// doc builds a document the way the generator does: _id first.
+func doc(id, gen string, seq int64, extra string) target.Document {
+	j := fmt.Sprintf(`{"_id":%q,"_event_time":%d,"generator_identifier":%q,"_seq":%d,"processBy":"a"%s}`,
+		id, 1_700_000_000_000_000+seq, gen, seq, extra)
+	return target.Document{ID: id, Generator: gen, Seq: seq, EventTime: 1_700_000_000_000_000 + seq, JSON: []byte(j)}
+}
+
+func TestAppendBulkBody(t *testing.T) {
+	docs := []target.Document{
+		doc("a1", "g", 0, ""),
+		{ID: "only", JSON: []byte(`{"_id":"only"}`)},
+		{ID: "late", JSON: []byte(`{"x":1,"_id":"late","y":2}`)},
+		{ID: "none", JSON: []byte(`{"x":1}`)},
+		{ID: `q"uote`, JSON: []byte(`{"_id":"q\"uote","x":1}`)},
+		{ID: "nl", JSON: []byte("{\"_id\":\"nl\",\n \"x\": 1}")},
+		{ID: "bad", JSON: []byte(`[1,2]`)},
+		{ID: "", JSON: []byte(`{"x":3}`)},
+	}
+	body, bad := appendBulkBody(nil, docs)
+	if len(bad) != 1 || bad[0] != 6 {
+		t.Fatalf("bad = %v, want [6]", bad)
+	}
+	want := `{"index":{"_id":"a1"}}
+{"_event_time":1700000000000000,"generator_identifier":"g","_seq":0,"processBy":"a"}
+{"index":{"_id":"only"}}
+{}
+{"index":{"_id":"late"}}
+{"x":1,"y":2}
+{"index":{"_id":"none"}}
+{"x":1}
+{"index":{"_id":"q\"uote"}}
+{"x":1}
+{"index":{"_id":"nl"}}
+{"x":1}
+{"index":{}}
+{"x":3}
+`
+	if string(body) != want {
+		t.Errorf("body:\n%s\nwant:\n%s", body, want)
+	}
+	// Every line is valid JSON.
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	for sc.Scan() {
+		if !json.Valid(sc.Bytes()) {
+			t.Errorf("invalid line %q", sc.Bytes())
+		}
+	}
+	// The size estimate is an upper bound that is off only by the cut
+	// `"_id":"<id>",` member (9 bytes plus the id) per document, so the
+	// body is allocated once.
+	gen := []target.Document{doc("a", "g", 1, ""), doc("bb", "g", 2, `,"age":3`)}
+	b, _ := appendBulkBody(nil, gen)
+	if want := bulkBodySize(gen) - (9 + 1) - (9 + 2); len(b) != want {
+		t.Errorf("len = %d, want %d", len(b), want)
+	}
+}
+
+func TestStripIDSlow(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"_id":"a"}`:                   `{}`,
+		`{ "_id" : "a" , "x" : 1 }`:     `{ "x" : 1 }`,
+		`{"x":1,"_id":"a"}`:             `{"x":1}`,
+		`{"x":1, "_id":{"o":1}, "y":2}`: `{"x":1, "y":2}`,
+		`{"x":{"_id":1}}`:               `{"x":{"_id":1}}`,
+		`{}`:                            `{}`,
+	} {
+		got, ok := stripIDSlow([]byte(in))
+		// Whitespace around the removed member may remain; compare compacted.
+		var g, w bytes.Buffer
+		if ok {
+			ok = json.Compact(&g, got) == nil && json.Compact(&w, []byte(want)) == nil
+		}
+		if !ok || g.String() != w.String() {
+			t.Errorf("stripIDSlow(%s) = %s, %v; want %s", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{`[]`, `{"x":`, `"s"`, ``} {
+		if _, ok := stripIDSlow([]byte(in)); ok {
+			t.Errorf("stripIDSlow(%s) accepted", in)
+		}
+	}
+}
+
+func TestDecodeBulkResponse(t *testing.T) {
+	type got struct {
+		status int
+		typ    string
+	}
+	run := func(body string, want int) ([]got, int, error) {
+		var items []got
+		n, err := decodeBulkResponse(strings.NewReader(body), want, func(i, status int, typ string) {
+			items = append(items, got{status, typ})
+		})
+		return items, n, err
+	}
+	items, n, err := run(`{"errors":false,"items":[{"index":{"status":201}},{"index":{"status":201}}]}`, 2)
+	if err != nil || n != 0 || items != nil {
+		t.Errorf("errors:false fast path: n=%d items=%v err=%v", n, items, err)
+	}
+	items, n, err = run(`{"errors":true,"items":[{"index":{"status":201}},{"index":{"status":400,"error":{"type":"mapper_parsing_exception"}}},{"index":{"status":429,"error":{"type":"es_rejected_execution_exception"}}}]}`, 3)
+	if err != nil || n != 3 || items[1] != (got{400, "mapper_parsing_exception"}) || items[2].status != 429 {
+		t.Errorf("errors:true: n=%d items=%v err=%v", n, items, err)
+	}
+	// items before errors still decode.
+	_, n, err = run(`{"items":[{"index":{"status":200}}],"took":3,"errors":false}`, 1)
+	if err != nil || n != 1 {
+		t.Errorf("items first: n=%d err=%v", n, err)
+	}
+	for _, bad := range []string{
+		`{"errors":true}`,
+		`{"items":[]}`,
+		`{"errors":true,"items":[{"index":{"status":201}}]}`,
+		`{"errors":true,"items":[{"index":{"status":201}},{"index":{"status":201}},{"index":{"status":201}}]}`,
+		`[]`,
+		`{"errors":true,"items":[{"index":{"status":201}`,
+	} {
+		if _, _, err := run(bad, 2); err == nil {
+			t.Errorf("%s: want an error", bad)
+		}
+	}
+}
+
+// fakeServer answers _bulk requests from a script of item statuses, one
+// entry per request; it records the ids of every request.
+type fakeServer struct {
+	mu      sync.Mutex
+	script  []func(ids []string) (int, string)
+	reqIDs  [][]string
+	product string
+}
+
+func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.product == Elasticsearch {
+		w.Header().Set("X-Elastic-Product", "Elasticsearch")
+	}
+	if !strings.HasSuffix(r.URL.Path, "/_bulk") {
+		http.NotFound(w, r)
+		return
+	}
+	var ids []string
+	sc := bufio.NewScanner(r.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for i := 0; sc.Scan(); i++ {
+		if i%2 == 0 {
+			var a struct {
+				Index struct {
+					ID string `json:"_id"`
+				} `json:"index"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
+				http.Error(w, err.Error(), 400)
+				return
+			}
+			ids = append(ids, a.Index.ID)
+		}
+	}
+	f.mu.Lock()
+	f.reqIDs = append(f.reqIDs, ids)
+	step := f.script[0]
+	if len(f.script) > 1 {
+		f.script = f.script[1:]
+	}
+	f.mu.Unlock()
+	status, body := step(ids)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	io.WriteString(w, body)
+}
+
+// items builds a bulk response with one status per id, from fn.
+func items(fn func(id string) (int, string)) func(ids []string) (int, string) {
+	return func(ids []string) (int, string) {
+		var b strings.Builder
+		errs := false
+		b.WriteString(`"items":[`)
+		for i, id := range ids {
+			st, typ := fn(id)
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if typ == "" {
+				fmt.Fprintf(&b, `{"index":{"status":%d}}`, st)
+			} else {
+				errs = true
+				fmt.Fprintf(&b, `{"index":{"status":%d,"error":{"type":%q}}}`, st, typ)
+			}
+		}
+		b.WriteString("]}")
+		return 200, fmt.Sprintf(`{"errors":%v,`, errs) + b.String()
+	}
+}
+
+func openFake(t *testing.T, product string, f *fakeServer, settings map[string]string) *Target {
+	t.Helper()
+	f.product = product
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(strings.Replace(srv.URL, "http", product, 1) + "/idx")
+	tg, err := open(context.Background(), u, target.Options{Settings: settings}, envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close() })
+	return tg
+}
+
+func TestWriteRetriesRejectedItems(t *testing.T) {
+	for _, product := range []string{Elasticsearch, OpenSearch} {
+		t.Run(product, func(t *testing.T) {
+			f := &fakeServer{script: []func([]string) (int, string){
+				items(func(id string) (int, string) {
+					switch id {
+					case "busy", "busy2":
+						return 429, "es_rejected_execution_exception"
+					case "broken":
+						return 400, "mapper_parsing_exception"
+					}
+					return 201, ""
+				}),
+				items(func(id string) (int, string) {
+					if id == "busy2" {
+						return 429, "rejected_execution_exception"
+					}
+					return 201, ""
+				}),
+			}}
+			tg := openFake(t, product, f, map[string]string{"max_retries": "1"})
+			b := target.Batch{Generator: "g", Docs: []target.Document{
+				doc("ok", "g", 0, ""), doc("busy", "g", 1, ""), doc("broken", "g", 2, ""), doc("busy2", "g", 3, ""),
+			}}
+			res, err := tg.Write(context.Background(), b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Acknowledged != 2 || res.Failed != 2 || res.Retries != 2 {
+				t.Errorf("result %+v, want 2 acknowledged, 2 failed, 2 retries", res)
+			}
+			if res.ErrorKinds["mapper_parsing_exception"] != 1 || res.ErrorKinds["rejected_execution_exception"] != 1 {
+				t.Errorf("kinds %v", res.ErrorKinds)
+			}
+			if fmt.Sprint(res.FailedSeqs) != "[2 3]" {
+				t.Errorf("failed seqs %v, want [2 3]", res.FailedSeqs)
+			}
+			if got := fmt.Sprint(f.reqIDs); got != "[[ok busy broken busy2] [busy busy2]]" {
+				t.Errorf("requests %s", got)
+			}
+		})
+	}
+}
+
+func TestWriteWholeRequest(t *testing.T) {
+	docs := []target.Document{doc("a", "g", 0, ""), doc("b", "g", 1, "")}
+
+	// A whole-request 429 re-sends everything.
+	f := &fakeServer{script: []func([]string) (int, string){
+		func([]string) (int, string) {
+			return 429, `{"error":{"type":"circuit_breaking_exception","reason":"x"},"status":429}`
+		},
+		items(func(string) (int, string) { return 201, "" }),
+	}}
+	tg := openFake(t, Elasticsearch, f, nil)
+	res, err := tg.Write(context.Background(), target.Batch{Docs: docs})
+	if err != nil || res.Acknowledged != 2 || res.Retries != 2 || res.Failed != 0 {
+		t.Errorf("429 then ok: %+v %v", res, err)
+	}
+
+	// A 5xx on the first request is an error, with the server's reason.
+	f = &fakeServer{script: []func([]string) (int, string){
+		func([]string) (int, string) {
+			return 503, `{"error":{"type":"cluster_block_exception","reason":"blocked"},"status":503}`
+		},
+	}}
+	tg = openFake(t, OpenSearch, f, nil)
+	res, err = tg.Write(context.Background(), target.Batch{Docs: docs})
+	if err == nil || !strings.Contains(err.Error(), "503") || !strings.Contains(err.Error(), "cluster_block_exception") || res.Acknowledged != 0 {
+		t.Errorf("503: %+v %v", res, err)
+	}
+
+	// A failing re-send after a partial success is not an error: the
+	// pending items count as failed and the acknowledged ones stay.
+	f = &fakeServer{script: []func([]string) (int, string){
+		items(func(id string) (int, string) {
+			if id == "b" {
+				return 429, "es_rejected_execution_exception"
+			}
+			return 201, ""
+		}),
+		func([]string) (int, string) { return 500, `{}` },
+	}}
+	tg = openFake(t, Elasticsearch, f, nil)
+	res, err = tg.Write(context.Background(), target.Batch{Docs: docs})
+	if err != nil || res.Acknowledged != 1 || res.Failed != 1 || res.ErrorKinds[kindRequestError] != 1 {
+		t.Errorf("partial then 500: %+v %v", res, err)
+	}
+
+	// The per-request timeout applies.
+	slow := &fakeServer{script: []func([]string) (int, string){
+		func([]string) (int, string) { time.Sleep(2 * time.Second); return 200, `{"errors":false}` },
+	}}
+	slow.product = Elasticsearch
+	srv := httptest.NewServer(slow)
+	defer srv.Close()
+	u, _ := url.Parse(strings.Replace(srv.URL, "http", "elasticsearch", 1) + "/idx")
+	tg, err = open(context.Background(), u, target.Options{RequestTimeoutS: 0.2}, envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	start := time.Now()
+	_, err = tg.Write(context.Background(), target.Batch{Docs: docs})
+	if err == nil || !strings.Contains(err.Error(), "no response within 200ms") || time.Since(start) > time.Second {
+		t.Errorf("timeout: %v after %s", err, time.Since(start))
+	}
+}
+
+// benchDocs makes n generator-shaped documents of about size bytes.
+func benchDocs(n, size int) []target.Document {
+	docs := make([]target.Document, n)
+	pad := strings.Repeat("x", max(0, size-200))
+	for i := range docs {
+		docs[i] = doc(fmt.Sprintf("%08x-1111-4222-8333-%012x", i, i), "1234567890123456789", int64(i),
+			fmt.Sprintf(`,"company":"c%d","tags":["a","b"],"payload":{"text":%q}`, i%97, pad))
+	}
+	return docs
+}
+
+// discardTransport stands in for a server: it reads the request body and
+// answers a minimal successful bulk response.
+type discardTransport struct{}
+
+func (discardTransport) Perform(req *http.Request) (*http.Response, error) {
+	_, _ = io.Copy(io.Discard, req.Body)
+	req.Body.Close()
+	return &http.Response{
+		StatusCode: 200,
+		Header:     http.Header{"Content-Type": {"application/json"}},
+		Body:       io.NopCloser(strings.NewReader(`{"took":1,"errors":false,"items":[]}`)),
+	}, nil
+}
+
+// BenchmarkBulkBody compares ways of turning a batch of 1000 documents of
+// about 1.25 KB into a _bulk body. MB/s counts body bytes.
+//
+//	handbuilt:         appendBulkBody (what Write does)
+//	json-roundtrip:    decode each document, delete _id, re-encode, with a
+//	                   json-encoded action line: the obvious generic way
+//	esutil-indexer:    go-elasticsearch's esutil.BulkIndexer fed the
+//	                   already stripped sources (its best case), with a
+//	                   transport that discards the body
+func BenchmarkBulkBody(b *testing.B) {
+	docs := benchDocs(1000, 1250)
+	body, _ := appendBulkBody(nil, docs)
+	size := int64(len(body))
+
+	b.Run("handbuilt", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		for b.Loop() {
+			out, _ := appendBulkBody(make([]byte, 0, bulkBodySize(docs)), docs)
+			if len(out) != int(size) {
+				b.Fatal("size changed")
+			}
+		}
+	})
+
+	b.Run("json-roundtrip", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		for b.Loop() {
+			var buf bytes.Buffer
+			for _, d := range docs {
+				var m map[string]any
+				if err := json.Unmarshal(d.JSON, &m); err != nil {
+					b.Fatal(err)
+				}
+				delete(m, "_id")
+				meta, _ := json.Marshal(map[string]any{"index": map[string]any{"_id": d.ID}})
+				src, _ := json.Marshal(m)
+				buf.Write(meta)
+				buf.WriteByte('\n')
+				buf.Write(src)
+				buf.WriteByte('\n')
+			}
+		}
+	})
+
+	b.Run("esutil-indexer", func(b *testing.B) {
+		sources := make([][]byte, len(docs))
+		for i, d := range docs {
+			sources[i], _ = appendSource(nil, d)
+		}
+		bi, err := esutil.NewBulkIndexer(esutil.BulkIndexerConfig{
+			Client:        discardTransport{},
+			Index:         "idx",
+			NumWorkers:    1,
+			FlushBytes:    int(size) + 1<<20,
+			FlushInterval: time.Hour,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(size)
+		b.ReportAllocs()
+		ctx := context.Background()
+		for b.Loop() {
+			for i, d := range docs {
+				if err := bi.Add(ctx, esutil.BulkIndexerItem{
+					Action: "index", DocumentID: d.ID, Body: bytes.NewReader(sources[i]),
+				}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		if err := bi.Close(ctx); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// BenchmarkDecodeBulkResponse measures reading a 1000-item response, with
+// and without item errors.
+func BenchmarkDecodeBulkResponse(b *testing.B) {
+	ids := make([]string, 1000)
+	for i := range ids {
+		ids[i] = fmt.Sprint(i)
+	}
+	_, clean := items(func(string) (int, string) { return 201, "" })(ids)
+	_, dirty := items(func(id string) (int, string) {
+		if id == "7" {
+			return 400, "mapper_parsing_exception"
+		}
+		return 201, ""
+	})(ids)
+	for name, body := range map[string]string{"errors-false": clean, "errors-true": dirty} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if _, err := decodeBulkResponse(strings.NewReader(body), 1000, func(int, int, string) {}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

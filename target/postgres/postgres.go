@@ -1,0 +1,440 @@
+// Package postgres is the freshbench target for PostgreSQL.
+//
+// URL: postgres://user:pass@host:port/db?table=events (or postgresql://).
+// Credentials and anything else libpq understands come from the URL or the
+// usual PG* environment variables (pgx reads them, including PGPASSWORD and
+// ~/.pgpass). The query parameter table (default freshbench_events) names
+// the table and is removed before the rest is handed to pgx, which would
+// otherwise send it to the server as a run-time parameter. pgx's own
+// parameters such as sslmode or pool_max_conns pass through.
+//
+// Events are stored one row each:
+//
+//	_id text PRIMARY KEY, generator_identifier text, _event_time bigint,
+//	_seq bigint, doc jsonb
+//
+// with b-tree indexes on (generator_identifier, _event_time), which turns
+// the freshness query into a backward index probe, and on
+// (generator_identifier, _seq) for the completeness scan.
+//
+// Options.Settings knobs:
+//
+//	write_method        insert (default), copy or pipeline; see below
+//	gin                 true or jsonb_ops: GIN index on doc with the default
+//	                    operator class; jsonb_path_ops: the smaller one that
+//	                    serves only @>; false (default): none
+//	unlogged            true: CREATE UNLOGGED TABLE (no WAL, lost on crash)
+//	synchronous_commit  session setting for every connection (on, off, local…)
+//	max_conns           pool size (default 16, or pool_max_conns in the URL)
+//
+// Write methods. Every batch is one transaction: a single statement (insert,
+// copy) or a pipeline that ends in one Sync (pipeline), so the server
+// commits all of the batch or none of it, in one round trip, without
+// BEGIN/COMMIT round trips.
+//
+//   - insert: one INSERT … SELECT FROM unnest($arrays) … ON CONFLICT (_id)
+//     DO NOTHING RETURNING _seq. Five parameters whatever the batch size, so
+//     the protocol's 65535-parameter limit never applies. A row whose _id
+//     already exists is skipped, and reported as a failed item of kind
+//     "duplicate_id" with its _seq; the rest of the batch is acknowledged.
+//   - copy: COPY … FROM STDIN (binary) via pgx CopyFrom. The fastest for
+//     large batches, but COPY has no ON CONFLICT: one duplicate _id aborts
+//     the whole batch, which is then reported as failed items of kind
+//     "unique_violation" (every item, none acknowledged).
+//   - pipeline: one single-row INSERT … ON CONFLICT DO NOTHING per event,
+//     all sent in one pgx.Batch (one round trip, one implicit transaction);
+//     duplicates are reported like insert's.
+//
+// insert is the default because it is the only method that is both cheap
+// per round trip at any batch size and exact about duplicates: a retried or
+// replayed event costs one failed item instead of a whole failed batch.
+// Pick copy to measure PostgreSQL's raw bulk-load speed.
+//
+// Failures. The server rejecting the data itself (SQLSTATE class 22, data
+// exception, or 23, integrity constraint violation) is reported as a
+// WriteResult whose every item failed, with the condition name as the kind
+// and a nil error: retrying the same batch cannot help. Anything else
+// (connection refused or lost, server shutting down, timeout) is a returned
+// error, and nothing of the batch is acknowledged. The pool replaces broken
+// connections on its own, so writes succeed again once the server is back.
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/freshbench/freshbench/target"
+)
+
+// DefaultTable is the table used when the URL has no table parameter.
+const DefaultTable = "freshbench_events"
+
+const (
+	defaultTimeout     = 30 * time.Second
+	defaultWriteMethod = methodInsert
+	// defaultMaxConns is larger than pgxpool's default (max(4, NumCPU))
+	// because the ingest pipeline keeps several batches in flight and probes
+	// query concurrently: waiting for a pooled connection would be counted
+	// as database service time.
+	defaultMaxConns = 16
+	// maxTableLen leaves room for the longest index-name suffix within
+	// PostgreSQL's 63-byte identifiers, which it would truncate silently.
+	maxTableLen = 50
+)
+
+const (
+	methodInsert   = "insert"
+	methodCopy     = "copy"
+	methodPipeline = "pipeline"
+)
+
+// WriteMethods lists the accepted values of the write_method setting.
+func WriteMethods() []string { return []string{methodInsert, methodCopy, methodPipeline} }
+
+// validTable accepts plain identifiers only, so that the name needs no
+// escaping beyond quoting and cannot carry a schema or SQL.
+func validTable(name string) bool {
+	if name == "" || len(name) > maxTableLen || (name[0] >= '0' && name[0] <= '9') {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// Register registers the postgres and postgresql schemes.
+func Register(r *target.Registry) { r.Register(Open, "postgres", "postgresql") }
+
+// config is everything Open derives from the URL and options before it
+// connects; it is separate so that it can be checked without a server.
+type config struct {
+	pool     *pgxpool.Config
+	table    string
+	method   string
+	gin      string // "" (none), "jsonb_ops" or "jsonb_path_ops"
+	unlogged bool
+	recreate bool
+	timeout  time.Duration
+	redacted string // the URL as it may appear in messages
+}
+
+// Open connects to the server named by u and checks the connection, so
+// that a wrong address or password fails here with a one-line message
+// rather than at the first write.
+func Open(ctx context.Context, u *url.URL, opts target.Options) (target.Target, error) {
+	cfg, err := parseConfig(u, opts)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg.pool)
+	if err != nil {
+		return nil, &opError{op: "connect to " + cfg.redacted, msg: describe(err, cfg.timeout), err: err}
+	}
+	pctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+	if err := pool.Ping(pctx); err != nil {
+		pool.Close()
+		return nil, &opError{op: "connect to " + cfg.redacted, msg: describe(err, cfg.timeout), err: err}
+	}
+	return newStore(pool, cfg), nil
+}
+
+// redactURL hides the password of the userinfo and of a password query
+// parameter (which pgx also accepts) for messages.
+func redactURL(u *url.URL) string {
+	c := *u
+	q := c.Query()
+	changed := false
+	for _, k := range []string{"password", "sslpassword"} {
+		if q.Has(k) {
+			q.Set(k, "xxxxx")
+			changed = true
+		}
+	}
+	if changed {
+		c.RawQuery = q.Encode()
+	}
+	return target.Redact(c.String())
+}
+
+func parseConfig(u *url.URL, opts target.Options) (*config, error) {
+	redacted := redactURL(u)
+	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
+		return nil, fmt.Errorf("%w %s: scheme must be postgres or postgresql", target.ErrBadURL, redacted)
+	}
+	cfg := &config{redacted: redacted, recreate: opts.Recreate, timeout: defaultTimeout}
+	if opts.RequestTimeoutS > 0 {
+		cfg.timeout = time.Duration(opts.RequestTimeoutS * float64(time.Second))
+	}
+
+	q := u.Query()
+	cfg.table = DefaultTable
+	if q.Has("table") {
+		cfg.table = q.Get("table")
+		q.Del("table")
+	}
+	if !validTable(cfg.table) {
+		return nil, fmt.Errorf("%w %s: table %q must be 1 to %d letters, digits or underscores, not starting with a digit",
+			target.ErrBadURL, redacted, cfg.table, maxTableLen)
+	}
+
+	set := opts.Settings
+	cfg.method = defaultWriteMethod
+	if m, ok := set["write_method"]; ok && m != "" {
+		cfg.method = strings.ToLower(m)
+	}
+	if !contains(WriteMethods(), cfg.method) {
+		return nil, fmt.Errorf("postgres: write_method %q is not supported; use one of %s",
+			set["write_method"], strings.Join(WriteMethods(), ", "))
+	}
+	switch g := strings.ToLower(set["gin"]); g {
+	case "", "false", "0", "no", "off":
+	case "true", "1", "yes", "on", "jsonb_ops":
+		cfg.gin = "jsonb_ops"
+	case "jsonb_path_ops":
+		cfg.gin = g
+	default:
+		return nil, fmt.Errorf("postgres: gin %q is not supported; use true, false, jsonb_ops or jsonb_path_ops", set["gin"])
+	}
+	if v, ok := set["unlogged"]; ok && v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: unlogged %q is not a boolean", v)
+		}
+		cfg.unlogged = b
+	}
+
+	connURL := *u
+	connURL.RawQuery = q.Encode()
+	pc, err := pgxpool.ParseConfig(connURL.String())
+	if err != nil {
+		// pgx redacts passwords in its parse errors; drop its copy of the
+		// URL, which ours already shows.
+		msg := err.Error()
+		if _, rest, ok := strings.Cut(msg, "`: "); ok && strings.HasPrefix(msg, "cannot parse `") {
+			msg = rest
+		}
+		return nil, fmt.Errorf("%w %s: %s", target.ErrBadURL, redacted, msg)
+	}
+	if v, ok := set["max_conns"]; ok && v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("postgres: max_conns %q is not a positive integer", v)
+		}
+		pc.MaxConns = int32(n)
+	} else if !q.Has("pool_max_conns") {
+		pc.MaxConns = defaultMaxConns
+	}
+	if pc.ConnConfig.ConnectTimeout == 0 {
+		// Without it a black-holed address waits for the OS TCP timeout.
+		pc.ConnConfig.ConnectTimeout = cfg.timeout
+	}
+	if v := set["synchronous_commit"]; v != "" {
+		pc.ConnConfig.RuntimeParams["synchronous_commit"] = v
+	}
+	cfg.pool = pc
+	return cfg, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// store implements target.Target on a pgx pool.
+type store struct {
+	pool *pgxpool.Pool
+	cfg  *config
+	// The statements are built once from the validated, quoted table name.
+	qSetup     []string
+	qDrop      string
+	qInsert    string
+	qInsertOne string
+	qFreshness string
+	qVisible   string
+	qCount     string
+	qSeqs      string
+}
+
+func newStore(pool *pgxpool.Pool, cfg *config) *store {
+	tbl := pgx.Identifier{cfg.table}.Sanitize()
+	idx := func(suffix string) string { return pgx.Identifier{cfg.table + suffix}.Sanitize() }
+	create := "CREATE TABLE"
+	if cfg.unlogged {
+		create = "CREATE UNLOGGED TABLE"
+	}
+	setup := []string{
+		create + ` IF NOT EXISTS ` + tbl + ` (
+	_id text PRIMARY KEY,
+	generator_identifier text NOT NULL,
+	_event_time bigint NOT NULL,
+	_seq bigint NOT NULL,
+	doc jsonb NOT NULL)`,
+		`CREATE INDEX IF NOT EXISTS ` + idx("_gen_time_idx") + ` ON ` + tbl + ` (generator_identifier, _event_time)`,
+		`CREATE INDEX IF NOT EXISTS ` + idx("_gen_seq_idx") + ` ON ` + tbl + ` (generator_identifier, _seq)`,
+	}
+	if cfg.gin != "" {
+		setup = append(setup, `CREATE INDEX IF NOT EXISTS `+idx("_doc_gin_idx")+` ON `+tbl+` USING gin (doc `+cfg.gin+`)`)
+	}
+	const cols = `(_id, generator_identifier, _event_time, _seq, doc)`
+	return &store{
+		pool:   pool,
+		cfg:    cfg,
+		qSetup: setup,
+		qDrop:  `DROP TABLE IF EXISTS ` + tbl,
+		qInsert: `INSERT INTO ` + tbl + ` ` + cols + `
+SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[]::jsonb[])
+ON CONFLICT (_id) DO NOTHING RETURNING _seq`,
+		qInsertOne: `INSERT INTO ` + tbl + ` ` + cols + ` VALUES ($1, $2, $3, $4, $5) ON CONFLICT (_id) DO NOTHING`,
+		qFreshness: `SELECT max(_event_time) FROM ` + tbl + ` WHERE generator_identifier = $1`,
+		qVisible:   `SELECT _id FROM ` + tbl + ` WHERE generator_identifier = $1 AND _id = ANY($2)`,
+		qCount:     `SELECT count(*) FROM ` + tbl + ` WHERE generator_identifier = $1`,
+		qSeqs:      `SELECT _seq FROM ` + tbl + ` WHERE generator_identifier = $1`,
+	}
+}
+
+func (s *store) Name() string { return "postgres" }
+
+// request bounds one request by the configured timeout.
+func (s *store) request(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.cfg.timeout)
+}
+
+// fail wraps err for the operation op as one line without the password.
+func (s *store) fail(op string, err error) error {
+	return &opError{op: "postgres " + op + " " + s.cfg.table, msg: describe(err, s.cfg.timeout), err: err}
+}
+
+// Setup creates the table and indexes. It runs in one transaction under an
+// advisory lock: DDL is transactional in PostgreSQL, and concurrent
+// CREATE … IF NOT EXISTS from several freshbench processes can otherwise
+// fail with a duplicate-key error on the catalog.
+func (s *store) Setup(ctx context.Context) error {
+	ctx, cancel := s.request(ctx)
+	defer cancel()
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "freshbench:"+s.cfg.table); err != nil {
+			return err
+		}
+		stmts := s.qSetup
+		if s.cfg.recreate {
+			stmts = append([]string{s.qDrop}, stmts...)
+		}
+		for _, q := range stmts {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return s.fail("setup", err)
+	}
+	return nil
+}
+
+func (s *store) Teardown(ctx context.Context) error {
+	ctx, cancel := s.request(ctx)
+	defer cancel()
+	if _, err := s.pool.Exec(ctx, s.qDrop); err != nil {
+		return s.fail("teardown", err)
+	}
+	return nil
+}
+
+func (s *store) Freshness(ctx context.Context, generator string) (int64, bool, error) {
+	ctx, cancel := s.request(ctx)
+	defer cancel()
+	var newest *int64
+	if err := s.pool.QueryRow(ctx, s.qFreshness, generator).Scan(&newest); err != nil {
+		return 0, false, s.fail("freshness query on", err)
+	}
+	if newest == nil {
+		return 0, false, nil
+	}
+	return *newest, true, nil
+}
+
+func (s *store) Visible(ctx context.Context, generator string, ids []string) (map[string]bool, error) {
+	out := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		out[id] = false
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	ctx, cancel := s.request(ctx)
+	defer cancel()
+	rows, err := s.pool.Query(ctx, s.qVisible, generator, ids)
+	if err != nil {
+		return nil, s.fail("visibility query on", err)
+	}
+	var id string
+	_, err = pgx.ForEachRow(rows, []any{&id}, func() error {
+		out[id] = true
+		return nil
+	})
+	if err != nil {
+		return nil, s.fail("visibility query on", err)
+	}
+	return out, nil
+}
+
+func (s *store) Count(ctx context.Context, generator string) (int64, error) {
+	ctx, cancel := s.request(ctx)
+	defer cancel()
+	var n int64
+	if err := s.pool.QueryRow(ctx, s.qCount, generator).Scan(&n); err != nil {
+		return 0, s.fail("count on", err)
+	}
+	return n, nil
+}
+
+// Seqs streams the rows: pgx reads them from the socket as fn consumes
+// them, so a large generator does not have to fit in memory.
+func (s *store) Seqs(ctx context.Context, generator string, fn func(seq int64)) error {
+	ctx, cancel := s.request(ctx)
+	defer cancel()
+	rows, err := s.pool.Query(ctx, s.qSeqs, generator)
+	if err != nil {
+		return s.fail("seq scan of", err)
+	}
+	var seq int64
+	_, err = pgx.ForEachRow(rows, []any{&seq}, func() error {
+		fn(seq)
+		return nil
+	})
+	if err != nil {
+		return s.fail("seq scan of", err)
+	}
+	return nil
+}
+
+func (s *store) Version(ctx context.Context) (string, error) {
+	ctx, cancel := s.request(ctx)
+	defer cancel()
+	var v string
+	if err := s.pool.QueryRow(ctx, `SHOW server_version`).Scan(&v); err != nil {
+		return "", &opError{op: "postgres version", msg: describe(err, s.cfg.timeout), err: err}
+	}
+	return "PostgreSQL " + v, nil
+}
+
+func (s *store) Close() error {
+	s.pool.Close()
+	return nil
+}

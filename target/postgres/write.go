@@ -1,0 +1,192 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/freshbench/freshbench/target"
+)
+
+// Write writes one batch as one transaction with the configured method.
+func (s *store) Write(ctx context.Context, b target.Batch) (target.WriteResult, error) {
+	if len(b.Docs) == 0 {
+		return target.WriteResult{}, nil
+	}
+	ctx, cancel := s.request(ctx)
+	defer cancel()
+	var (
+		res target.WriteResult
+		err error
+	)
+	switch s.cfg.method {
+	case methodCopy:
+		res, err = s.writeCopy(ctx, b)
+	case methodPipeline:
+		res, err = s.writePipeline(ctx, b)
+	default:
+		res, err = s.writeInsert(ctx, b)
+	}
+	if err == nil {
+		return res, nil
+	}
+	if kind, ok := rejection(err); ok {
+		return allFailed(b, kind), nil
+	}
+	return target.WriteResult{}, s.fail(s.cfg.method+" into", err)
+}
+
+// generatorOf prefers the document's own generator and falls back to the
+// batch's, so that a hand-built Document without one still lands.
+func generatorOf(b target.Batch, d *target.Document) string {
+	if d.Generator != "" {
+		return d.Generator
+	}
+	return b.Generator
+}
+
+func (s *store) writeInsert(ctx context.Context, b target.Batch) (target.WriteResult, error) {
+	n := len(b.Docs)
+	ids := make([]string, n)
+	gens := make([]string, n)
+	times := make([]int64, n)
+	seqs := make([]int64, n)
+	docs := make([][]byte, n) // sent as text[] elements without copying
+	for i := range b.Docs {
+		d := &b.Docs[i]
+		ids[i], gens[i], times[i], seqs[i], docs[i] = d.ID, generatorOf(b, d), d.EventTime, d.Seq, d.JSON
+	}
+	rows, err := s.pool.Query(ctx, s.qInsert, ids, gens, times, seqs, docs)
+	if err != nil {
+		return target.WriteResult{}, err
+	}
+	inserted := make(map[int64]int, n)
+	var seq int64
+	if _, err := pgx.ForEachRow(rows, []any{&seq}, func() error {
+		inserted[seq]++
+		return nil
+	}); err != nil {
+		return target.WriteResult{}, err
+	}
+	return skippedAsDuplicates(b, inserted), nil
+}
+
+func (s *store) writeCopy(ctx context.Context, b target.Batch) (target.WriteResult, error) {
+	cols := []string{"_id", "generator_identifier", "_event_time", "_seq", "doc"}
+	n, err := s.pool.CopyFrom(ctx, pgx.Identifier{s.cfg.table}, cols,
+		pgx.CopyFromSlice(len(b.Docs), func(i int) ([]any, error) {
+			d := &b.Docs[i]
+			return []any{d.ID, generatorOf(b, d), d.EventTime, d.Seq, d.JSON}, nil
+		}))
+	if err != nil {
+		return target.WriteResult{}, err
+	}
+	return target.WriteResult{Acknowledged: int(n)}, nil
+}
+
+func (s *store) writePipeline(ctx context.Context, b target.Batch) (target.WriteResult, error) {
+	batch := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(b.Docs))}
+	for i := range b.Docs {
+		d := &b.Docs[i]
+		batch.Queue(s.qInsertOne, d.ID, generatorOf(b, d), d.EventTime, d.Seq, d.JSON)
+	}
+	br := s.pool.SendBatch(ctx, batch)
+	inserted := make(map[int64]int, len(b.Docs))
+	for i := range b.Docs {
+		tag, err := br.Exec()
+		if err != nil {
+			// The batch is one implicit transaction: one failed statement
+			// rolls back all of them, including those already reported.
+			_ = br.Close()
+			return target.WriteResult{}, err
+		}
+		if tag.RowsAffected() == 1 {
+			inserted[b.Docs[i].Seq]++
+		}
+	}
+	// Close reads the final Sync: only then is the transaction committed.
+	if err := br.Close(); err != nil {
+		return target.WriteResult{}, err
+	}
+	return skippedAsDuplicates(b, inserted), nil
+}
+
+// skippedAsDuplicates turns the _seq values the server inserted into a
+// result: every other document was skipped by ON CONFLICT DO NOTHING, i.e.
+// its _id was already stored (or repeated within the batch).
+func skippedAsDuplicates(b target.Batch, inserted map[int64]int) target.WriteResult {
+	var res target.WriteResult
+	for i := range b.Docs {
+		seq := b.Docs[i].Seq
+		if inserted[seq] > 0 {
+			inserted[seq]--
+			res.Acknowledged++
+			continue
+		}
+		res.Failed++
+		res.FailedSeqs = append(res.FailedSeqs, seq)
+	}
+	if res.Failed > 0 {
+		res.AddError("duplicate_id", res.Failed)
+	}
+	return res
+}
+
+// allFailed reports a batch the server rejected as a whole.
+func allFailed(b target.Batch, kind string) target.WriteResult {
+	res := target.WriteResult{Failed: len(b.Docs), FailedSeqs: make([]int64, len(b.Docs))}
+	for i := range b.Docs {
+		res.FailedSeqs[i] = b.Docs[i].Seq
+	}
+	res.AddError(kind, len(b.Docs))
+	return res
+}
+
+// rejection tells whether err is the server refusing the data itself
+// (SQLSTATE class 22 data exception or 23 integrity constraint violation)
+// rather than failing the request, and names the condition.
+func rejection(err error) (string, bool) {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || len(pgErr.Code) != 5 {
+		return "", false
+	}
+	switch pgErr.Code[:2] {
+	case "22", "23":
+		return conditionName(pgErr.Code), true
+	}
+	return "", false
+}
+
+// conditionName maps the SQLSTATE codes a write can plausibly meet to
+// PostgreSQL's condition names (Appendix A of its manual).
+func conditionName(code string) string {
+	switch code {
+	case "23505":
+		return "unique_violation"
+	case "23502":
+		return "not_null_violation"
+	case "23514":
+		return "check_violation"
+	case "23503":
+		return "foreign_key_violation"
+	case "22P02":
+		return "invalid_text_representation"
+	case "22021":
+		return "character_not_in_repertoire"
+	case "22003":
+		return "numeric_value_out_of_range"
+	case "22001":
+		return "string_data_right_truncation"
+	case "22030":
+		return "duplicate_json_object_key_value"
+	case "22032":
+		return "invalid_json_text"
+	case "2203D":
+		return "too_many_json_array_elements"
+	case "2203E":
+		return "too_many_json_object_members"
+	}
+	return "sqlstate_" + code
+}
