@@ -56,7 +56,9 @@ ss_init() {
 		# distribution unpacked there; its own home works on a fresh machine.
 		local home
 		home=$(getent passwd "$SS_RUN_USER" | cut -d: -f6 || true)
-		SS_CACHE=${home:-/home/$SS_RUN_USER}/.cache/freshbench
+		# A system user made elsewhere may have no real home (/nonexistent).
+		[[ -n $home && -d $home ]] || home=/home/$SS_RUN_USER
+		SS_CACHE=$home/.cache/freshbench
 	else
 		SS_CACHE=$HOME/.cache/freshbench
 	fi

@@ -104,8 +104,10 @@ ensure_user() {
 	((IS_ROOT)) || return 0
 	id -u "$SVC_USER" >/dev/null 2>&1 && return 0
 	note "creating system user $SVC_USER to own the cluster"
-	useradd --system --user-group --no-create-home --home-dir /nonexistent \
-		--shell /usr/sbin/nologin "$SVC_USER" || die "useradd $SVC_USER failed"
+	# Created exactly as scripts/lib-searchserver.sh does (with a home), so
+	# that whichever script runs first, the search servers find the same user.
+	useradd --system --create-home --shell /usr/sbin/nologin "$SVC_USER" ||
+		die "useradd $SVC_USER failed"
 }
 
 # can_reach tells whether the service user can traverse the nearest existing

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# test.sh — freshbench's test command (README, .ci/run).
+#
+# Installs and starts everything the tests need on 127.0.0.1 — PostgreSQL
+# (Debian's package), Elasticsearch 8 and OpenSearch 2 (integ-test-zip
+# distributions fetched with Maven), Prometheus (Debian's package) — then
+# runs gofmt, go vet and every Go test against those real servers. A server
+# that cannot be started fails the run: with FRESHBENCH_REQUIRE_SERVERS=1 a
+# test never skips for want of one. Servers this script started are stopped
+# at the end; servers that were already running are left alone.
+#
+# Extra arguments go to `go test`, e.g. scripts/test.sh -run Peak ./bench.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+started=()
+cleanup() {
+	local s
+	for s in "${started[@]}"; do
+		bash "scripts/$s.sh" stop >&2 || true
+	done
+}
+trap cleanup EXIT
+
+# start NAME: start scripts/NAME.sh unless it is already running.
+start() {
+	if bash "scripts/$1.sh" status >/dev/null 2>&1; then
+		echo "test.sh: $1 already running; leaving it running" >&2
+		return 0
+	fi
+	bash "scripts/$1.sh" start >&2
+	started+=("$1")
+}
+
+echo "test.sh: fetching Go modules" >&2
+go mod download
+
+# One at a time: each start needs most of this small machine's CPU.
+start postgres
+start elasticsearch
+start opensearch
+bash scripts/prometheus.sh install >&2
+
+export FRESHBENCH_REQUIRE_SERVERS=1
+export FRESHBENCH_TEST_POSTGRES_RESTART=1
+FRESHBENCH_TEST_POSTGRES_URL=$(bash scripts/postgres.sh url)
+FRESHBENCH_TEST_ELASTICSEARCH_URL=$(bash scripts/elasticsearch.sh url)
+FRESHBENCH_TEST_OPENSEARCH_URL=$(bash scripts/opensearch.sh url)
+export FRESHBENCH_TEST_POSTGRES_URL FRESHBENCH_TEST_ELASTICSEARCH_URL FRESHBENCH_TEST_OPENSEARCH_URL
+
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [[ -n $unformatted ]]; then
+	echo "test.sh: gofmt would change: $unformatted" >&2
+	exit 1
+fi
+go vet ./...
+
+if (($# == 0)); then
+	set -- ./...
+fi
+# -p 1: packages one after another, so that the load tests of one do not
+# skew the timing checks of another on a two-core machine.
+go test -count=1 -p 1 -timeout 20m "$@"
