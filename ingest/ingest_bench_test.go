@@ -1,0 +1,47 @@
+package ingest
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/freshbench/freshbench/pace"
+	"github.com/freshbench/freshbench/stats"
+	"github.com/freshbench/freshbench/target/sim"
+)
+
+// BenchmarkDriver measures the whole driver — generate, batch, serialize,
+// pace, account — pushing 1 KB events to a target that discards them, at a
+// rate far above what it can reach, so the driver is the bottleneck. Each
+// iteration streams for one second; the figures are reported as MB/s and
+// events/s of acknowledged documents. Run it on one core with -cpu 1:
+//
+//	go test ./ingest -run '^$' -bench Driver -cpu 1
+func BenchmarkDriver(b *testing.B) {
+	for _, batch := range []int{50, 500} {
+		b.Run("batch="+strconv.Itoa(batch), func(b *testing.B) {
+			var bytes, events int64
+			var elapsed time.Duration
+			for i := 0; i < b.N; i++ {
+				cfg := Config{
+					Rate: pace.Rate{PerSecond: 100e9, Unit: pace.Bytes}, BatchSize: batch, Duration: time.Second,
+					Generators: 1, MaxInflight: 8, DocSize: 1000, Seed: 1, WriteTimeout: 5 * time.Second,
+				}
+				in, err := New(cfg, sim.New(sim.Config{Discard: true}), nil, nil, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				a := in.Run(context.Background(), start, stats.NewSeries(start, 0))
+				elapsed += time.Since(start)
+				for _, p := range []string{PhaseWarmup, PhaseMeasured, PhaseTail} {
+					bytes += a.Phase(p).AckedBytes
+					events += a.Phase(p).Acked
+				}
+			}
+			b.ReportMetric(float64(bytes)/elapsed.Seconds()/1e6, "MB/s")
+			b.ReportMetric(float64(events)/elapsed.Seconds(), "events/s")
+		})
+	}
+}
