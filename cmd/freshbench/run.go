@@ -85,14 +85,23 @@ func (f *targetFlags) open(ctx context.Context) (target.Target, string, error) {
 	if errors.Is(err, target.ErrBadURL) {
 		return nil, "", usagef("--target: %v", err)
 	}
+	// The embedded database is where --data-dir put it: when it cannot be
+	// opened or set up (directory not writable, file locked by another
+	// process), that flag is what to change.
+	fail := func(err error) error {
+		if f.url == "" {
+			return usageError{err}
+		}
+		return err
+	}
 	if err != nil {
-		return nil, "", err
+		return nil, "", fail(err)
 	}
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	if err := tgt.Setup(sctx); err != nil {
 		tgt.Close()
-		return nil, "", fmt.Errorf("set up %s: %w", target.Redact(raw), err)
+		return nil, "", fail(fmt.Errorf("set up %s: %w", target.Redact(raw), err))
 	}
 	return tgt, raw, nil
 }
@@ -157,6 +166,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	out := fs.String("out", "", "results file (default results/run-<time>.json)")
 	teardown := fs.Bool("teardown", false, "drop the index or table after the run")
 	quiet := fs.Bool("quiet", false, "no live progress")
+	metricsAddr := addMetricsFlag(fs)
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
@@ -175,6 +185,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer tgt.Close()
+	obs, stopMetrics, err := metricsAddr.serve(ctx, raw, stderr)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	cfg.Observer = obs
 	if !*quiet {
 		cfg.Progress = progressPrinter(stderr)
 	}
