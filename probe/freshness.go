@@ -89,18 +89,11 @@ func NewFreshness(tgt target.Target, gens []string, poll time.Duration, clock Cl
 
 // Run samples until ctx ends.
 func (f *Freshness) Run(ctx context.Context) {
-	tick := time.NewTicker(f.poll)
-	defer tick.Stop()
-	for {
+	everyPoll(ctx, f.poll, true, func() {
 		for _, g := range f.gens {
 			f.sample(ctx, g)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
+	})
 }
 
 func (f *Freshness) sample(ctx context.Context, gen string) {

@@ -22,7 +22,7 @@ type pending struct {
 type VisibilityResult struct {
 	Latency      *stats.Histogram             `json:"latency"`       // _event_time → first query that saw it
 	QueryService *stats.Histogram             `json:"query_service"` // the probe query's own time
-	ResolutionMs float64                      `json:"resolution_ms"` // the poll interval
+	ResolutionMs float64                      `json:"resolution_ms"` // the longest gap between two polls
 	Probes       int64                        `json:"probes"`
 	Seen         int64                        `json:"seen"`
 	NeverSeen    int64                        `json:"never_seen"`
@@ -50,7 +50,7 @@ func NewVisibility(tgt target.Target, poll time.Duration, window *Window, obs st
 		tgt: tgt, poll: poll, window: window, obs: obs, pending: map[string][]pending{},
 		res: VisibilityResult{
 			Latency: stats.NewHistogram(), QueryService: stats.NewHistogram(),
-			ResolutionMs: float64(poll.Microseconds()) / 1000, Errors: map[string]*stats.ErrorCount{},
+			ResolutionMs: float64(Resolution(poll).Microseconds()) / 1000, Errors: map[string]*stats.ErrorCount{},
 		},
 	}
 }
@@ -94,16 +94,7 @@ func (v *Visibility) Pending() int {
 
 // Run polls until ctx ends.
 func (v *Visibility) Run(ctx context.Context) {
-	tick := time.NewTicker(v.poll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		v.pollOnce(ctx)
-	}
+	everyPoll(ctx, v.poll, false, func() { v.pollOnce(ctx) })
 }
 
 func (v *Visibility) pollOnce(ctx context.Context) {

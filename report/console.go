@@ -42,7 +42,7 @@ func Console(w io.Writer, r *bench.Result) {
 	row("probe query service", s.ProbeQueryService)
 	tw.Flush()
 	v := r.Visibility
-	fmt.Fprintf(w, "visibility: resolution %s ms (poll interval); %d probes, %d seen, %d never seen, %d dropped (write failed)\n",
+	fmt.Fprintf(w, "visibility: resolution %s ms (longest gap between polls); %d probes, %d seen, %d never seen, %d dropped (write failed)\n",
 		ms(v.ResolutionMs), v.Probes, v.Seen, v.NeverSeen, v.Dropped)
 	fmt.Fprintf(w, "writes: %d batches, %d late; %d events acknowledged, %d failed, %d unsent; %d retries\n",
 		s.Batches, s.LateBatches, s.EventsAcked, s.EventsFailed, s.EventsUnsent, s.Retries)
