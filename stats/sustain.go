@@ -2,6 +2,7 @@ package stats
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -17,13 +18,13 @@ type Rule struct {
 	MaxErrorRate   float64       // failed / attempted events, e.g. 0.001
 	MaxLateShare   float64       // late batches / batches in the second half, e.g. 0.05
 	MaxLagGrowth   time.Duration // largest tolerated rise of the freshness lag trend over the second half
-	LagGrowthRatio float64       // …or that rise relative to the median lag, whichever is larger
+	LagNoiseFactor float64       // …or that many times the lag's own noise around the trend, whichever is larger
 	SLO            *SLO          // optional freshness bound
 }
 
 // DefaultRule is the rule freshbench uses unless told otherwise.
 func DefaultRule() Rule {
-	return Rule{MinAchieved: 0.98, MaxErrorRate: 0.001, MaxLateShare: 0.05, MaxLagGrowth: 500 * time.Millisecond, LagGrowthRatio: 0.5}
+	return Rule{MinAchieved: 0.98, MaxErrorRate: 0.001, MaxLateShare: 0.05, MaxLagGrowth: 500 * time.Millisecond, LagNoiseFactor: 3}
 }
 
 // SLO bounds a percentile of the freshness lag, e.g. p95<2s.
@@ -110,11 +111,18 @@ func (r Rule) Judge(f StepFigures) Verdict {
 	if v.LateShare > r.MaxLateShare {
 		fail("%.0f%% of batches late in the second half (> %.0f%%): the in-flight bound is saturated", 100*v.LateShare, 100*r.MaxLateShare)
 	}
+	// Without lag samples a backlog cannot be ruled out; a step too short
+	// to have three intervals in its second half is judged without a trend.
+	if len(half) >= 3 && len(lags) < 3 {
+		fail("freshness lag sampled in only %d of the second half's %d intervals (failing queries or a poll interval longer than the step?): a backlog cannot be ruled out", len(lags), len(half))
+	}
 	if len(lags) >= 3 {
 		v.LagSlopeMs = slope(ts, lags)
 		span := ts[len(ts)-1] - ts[0]
 		rise := v.LagSlopeMs * span
-		allowed := max(float64(r.MaxLagGrowth.Milliseconds()), r.LagGrowthRatio*median(lags))
+		// A lag that swings widely (a long refresh interval's sawtooth)
+		// must rise by more than its swing before the rise means anything.
+		allowed := max(float64(r.MaxLagGrowth.Milliseconds()), r.LagNoiseFactor*noise(ts, lags, v.LagSlopeMs))
 		if rise > allowed {
 			fail("freshness lag grows %.0f ms/s over the second half (+%.0f ms, > %.0f ms allowed): a backlog builds", v.LagSlopeMs, rise, allowed)
 		}
@@ -140,21 +148,37 @@ func lateShare(pts []Point) float64 {
 	return float64(late) / float64(batches)
 }
 
-// slope is the least-squares slope of y over x.
+// slope is the Theil–Sen slope of y over x: the median of the slopes
+// between all pairs of points. Unlike least squares it ignores a spike
+// that recovers (up to about 29 % of the points), so that a merge or GC
+// pause late in a step is not taken for a growing backlog.
 func slope(x, y []float64) float64 {
-	n := float64(len(x))
-	var sx, sy, sxx, sxy float64
+	slopes := make([]float64, 0, len(x)*(len(x)-1)/2)
 	for i := range x {
-		sx += x[i]
-		sy += y[i]
-		sxx += x[i] * x[i]
-		sxy += x[i] * y[i]
+		for j := i + 1; j < len(x); j++ {
+			if dx := x[j] - x[i]; dx != 0 {
+				slopes = append(slopes, (y[j]-y[i])/dx)
+			}
+		}
 	}
-	d := n*sxx - sx*sx
-	if d == 0 {
+	if len(slopes) == 0 {
 		return 0
 	}
-	return (n*sxy - sx*sy) / d
+	return median(slopes)
+}
+
+// noise is the robust standard deviation (1.4826 × the median absolute
+// deviation) of y around the line of the given slope through x.
+func noise(x, y []float64, slope float64) float64 {
+	res := make([]float64, len(x))
+	for i := range x {
+		res[i] = y[i] - slope*x[i]
+	}
+	m := median(res)
+	for i := range res {
+		res[i] = math.Abs(res[i] - m)
+	}
+	return 1.4826 * median(res)
 }
 
 func median(v []float64) float64 {

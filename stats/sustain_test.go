@@ -1,0 +1,211 @@
+package stats
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// stepSeries is a synthetic measured part of a step: one point a second
+// at 1000 events/s in batches of 50, with the freshness lag (ms) that
+// lagAt gives for second i, sampled five times a second (not sampled at
+// all when lagAt is negative).
+func stepSeries(n int, lagAt func(i int) float64) []Point {
+	pts := make([]Point, n)
+	for i := range pts {
+		pts[i] = Point{
+			StartS: float64(i), WidthS: 1,
+			TargetEvents: 1000, AckedEvents: 1000, Batches: 20,
+		}
+		if lag := lagAt(i); lag >= 0 {
+			pts[i].FreshnessLagMs, pts[i].FreshnessN = lag, 5
+		}
+	}
+	return pts
+}
+
+func figures(pts []Point) StepFigures {
+	var acked, target int64
+	for _, p := range pts {
+		acked += p.AckedEvents
+		target += p.TargetEvents
+	}
+	s := float64(len(pts))
+	return StepFigures{TargetPerSec: float64(target) / s, AchievedPerSec: float64(acked) / s, Attempted: acked, Series: pts}
+}
+
+func TestJudgeSeries(t *testing.T) {
+	noise := rand.New(rand.NewPCG(1, 2))
+	cases := []struct {
+		name        string
+		pts         []Point
+		sustainable bool
+		reason      string // part of the reason when not sustainable
+	}{
+		{"steady", stepSeries(60, func(int) float64 { return 1000 }), true, ""},
+		{
+			// A database that falls behind by 1 % keeps adding 10 ms of lag
+			// a second: +1.5 s over the second half of a five-minute step.
+			"slowly growing backlog", stepSeries(300, func(i int) float64 { return 800 + 10*float64(i) }),
+			false, "freshness lag grows",
+		},
+		{
+			// Refresh sawtooth and query jitter: ±400 ms around 1 s, flat.
+			"noisy but flat", stepSeries(120, func(int) float64 { return 1000 + 800*(noise.Float64()-0.5) }),
+			true, "",
+		},
+		{
+			// The same noise on top of a 1 % backlog (5 minutes).
+			"noisy growing backlog", stepSeries(300, func(i int) float64 { return 1000 + 10*float64(i) + 800*(noise.Float64()-0.5) }),
+			false, "freshness lag grows",
+		},
+		{
+			// A 10 s refresh interval: each second's newest sample ages by
+			// a second until the refresh, then drops. Wide, but flat.
+			"sawtooth of a long refresh interval", stepSeries(120, func(i int) float64 { return 1000 * float64(i%10+1) }),
+			true, "",
+		},
+		{
+			// A merge stalls visibility for 3 s near the end of the step,
+			// then the lag is back to normal: not a backlog.
+			"spike that recovers", stepSeries(60, func(i int) float64 {
+				if i >= 50 && i < 53 {
+					return 6000
+				}
+				return 1000
+			}), true, "",
+		},
+		{
+			// The same stall at the very end has not recovered yet, but
+			// three bad seconds out of thirty are still not a trend.
+			"spike at the end", stepSeries(60, func(i int) float64 {
+				if i >= 57 {
+					return 6000
+				}
+				return 1000
+			}), true, "",
+		},
+		{
+			// Nothing becomes visible: the lag is the time since the start.
+			"nothing visible", stepSeries(30, func(i int) float64 { return 1000 * float64(i+5) }),
+			false, "freshness lag grows",
+		},
+		{
+			"lag not measured", stepSeries(30, func(int) float64 { return -1 }),
+			false, "freshness lag sampled in only 0",
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v := DefaultRule().Judge(figures(c.pts))
+			if v.Sustainable != c.sustainable {
+				t.Fatalf("sustainable = %v, want %v (reason: %s, trend %.1f ms/s)", v.Sustainable, c.sustainable, v.Reason(), v.LagSlopeMs)
+			}
+			if !c.sustainable && !strings.Contains(v.Reason(), c.reason) {
+				t.Errorf("reason %q does not say %q", v.Reason(), c.reason)
+			}
+			if c.sustainable && v.Reason() != "sustainable" {
+				t.Errorf("reason %q for a sustainable step", v.Reason())
+			}
+		})
+	}
+}
+
+// The trend is the rise of the lag per second, whatever the noise: a clean
+// line reads back as its slope.
+func TestJudgeTrendReadsBackSlope(t *testing.T) {
+	for _, want := range []float64{0, 5, 40, -20} {
+		v := DefaultRule().Judge(figures(stepSeries(100, func(i int) float64 { return 3000 + want*float64(i) })))
+		if v.LagSlopeMs < want-1e-9 || v.LagSlopeMs > want+1e-9 {
+			t.Errorf("trend %.3f ms/s, want %v", v.LagSlopeMs, want)
+		}
+	}
+}
+
+func TestJudgeRateErrorsAndLateness(t *testing.T) {
+	flat := func() []Point { return stepSeries(40, func(int) float64 { return 500 }) }
+	r := DefaultRule()
+
+	f := figures(flat())
+	f.AchievedPerSec = 0.975 * f.TargetPerSec
+	if v := r.Judge(f); v.Sustainable || !strings.Contains(v.Reason(), "achieved 97.5% of the target rate") {
+		t.Errorf("97.5%% achieved: %s", v.Reason())
+	}
+	f.AchievedPerSec = 0.985 * f.TargetPerSec
+	if v := r.Judge(f); !v.Sustainable {
+		t.Errorf("98.5%% achieved: %s", v.Reason())
+	}
+
+	f = figures(flat())
+	f.Failed = f.Attempted / 500 // 0.2 %
+	if v := r.Judge(f); v.Sustainable || !strings.Contains(v.Reason(), "error rate 0.20%") {
+		t.Errorf("0.2%% errors: %s", v.Reason())
+	}
+	f.Failed = f.Attempted / 2000 // 0.05 %
+	if v := r.Judge(f); !v.Sustainable {
+		t.Errorf("0.05%% errors: %s", v.Reason())
+	}
+
+	// Late batches count in the second half only: a slow start is warm-up
+	// the user chose too short, not a backlog.
+	pts := flat()
+	for i := range pts[:20] {
+		pts[i].LateBatches = pts[i].Batches
+	}
+	if v := r.Judge(figures(pts)); !v.Sustainable || v.LateShare != 0 {
+		t.Errorf("late batches in the first half only: %s (late share %v)", v.Reason(), v.LateShare)
+	}
+	pts = flat()
+	for i := range pts[20:] {
+		pts[20+i].LateBatches = 2 // 10 % of the batches
+	}
+	if v := r.Judge(figures(pts)); v.Sustainable || !strings.Contains(v.Reason(), "10% of batches late") {
+		t.Errorf("10%% late in the second half: %s", v.Reason())
+	}
+}
+
+func TestJudgeSLO(t *testing.T) {
+	slo, err := ParseSLO("p95<2s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := DefaultRule()
+	r.SLO = slo
+	lag := NewHistogram()
+	for i := range 100 {
+		lag.Record(time.Duration(1000+20*i) * time.Millisecond) // p95 = 2.9 s
+	}
+	f := figures(stepSeries(20, func(int) float64 { return 1500 }))
+	f.FreshnessLag = lag
+	v := r.Judge(f)
+	if v.Sustainable || !strings.Contains(v.Reason(), "exceeds the SLO p95<2s") {
+		t.Errorf("p95 2.9 s under p95<2s: %s", v.Reason())
+	}
+	r.SLO.Bound = 3 * time.Second
+	if v := r.Judge(f); !v.Sustainable {
+		t.Errorf("p95 2.9 s under p95<3s: %s", v.Reason())
+	}
+}
+
+func TestParseSLO(t *testing.T) {
+	for in, want := range map[string]SLO{
+		"p95<2s":      {Quantile: 0.95, Bound: 2 * time.Second},
+		"p99.9<500ms": {Quantile: 0.999, Bound: 500 * time.Millisecond},
+		" p50<1m ":    {Quantile: 0.5, Bound: time.Minute},
+	} {
+		got, err := ParseSLO(in)
+		if err != nil {
+			t.Errorf("ParseSLO(%q): %v", in, err)
+			continue
+		}
+		if got.Quantile < want.Quantile-1e-12 || got.Quantile > want.Quantile+1e-12 || got.Bound != want.Bound {
+			t.Errorf("ParseSLO(%q) = %+v, want %+v", in, *got, want)
+		}
+	}
+	for _, in := range []string{"", "p95", "95<2s", "p0<1s", "p100<1s", "p95<-1s", "p95<fast", "pxx<1s"} {
+		if _, err := ParseSLO(in); err == nil || !strings.Contains(err.Error(), "want pNN<duration") {
+			t.Errorf("ParseSLO(%q) = %v, want an error saying what is accepted", in, err)
+		}
+	}
+}
