@@ -28,6 +28,9 @@ func Describe(ctx context.Context, res *Result, command string, tgt target.Targe
 		Host: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Cores: runtime.NumCPU(),
 		GoVersion: runtime.Version(), Target: tgt.Name(), TargetURL: target.Redact(rawURL),
 	}
+	if d, ok := tgt.(target.Describer); ok {
+		res.Config.TargetSettings = d.Settings()
+	}
 	if u, err := url.Parse(rawURL); err == nil {
 		res.Environment.Target = u.Scheme
 	}

@@ -148,3 +148,84 @@ func Redact(raw string) string {
 	}
 	return u.Redacted()
 }
+
+// QueryKind names one query of the query workload. Every target answers
+// each kind with the same meaning, on fields every generated event has.
+type QueryKind string
+
+const (
+	// QueryPoint: the documents whose processBy equals Value, whole.
+	QueryPoint QueryKind = "point"
+	// QueryArray: the documents whose emails array contains Value, whole.
+	QueryArray QueryKind = "array"
+	// QueryAggregate: over the documents whose company equals Value, the
+	// number of documents per tag (an element of tags), the most frequent
+	// first; one row per tag.
+	QueryAggregate QueryKind = "aggregate"
+	// QueryNewest: the documents of generator Value with the highest
+	// _event_time, newest first, whole.
+	QueryNewest QueryKind = "newest"
+)
+
+// QueryKinds lists every kind, in the order reports show them.
+func QueryKinds() []QueryKind {
+	return []QueryKind{QueryPoint, QueryArray, QueryAggregate, QueryNewest}
+}
+
+// Query is one parameterized query of the query workload.
+type Query struct {
+	Kind  QueryKind
+	Value string // the parameter; see the kinds
+	Limit int    // rows returned at most
+}
+
+// Querier is implemented by targets that run the query workload. Like
+// Target, implementations must be safe for concurrent use.
+type Querier interface {
+	// SetupQueries prepares what the queries need, such as indexes on the
+	// fields they filter on (idempotent; may take long on a large table).
+	SetupQueries(ctx context.Context) error
+	// Query runs q and returns how many rows (documents, or groups of an
+	// aggregation) came back. Rows are read in full, as a client would.
+	Query(ctx context.Context, q Query) (rows int, err error)
+	// QueryText is q exactly as Query sends it, for people to read.
+	QueryText(q Query) string
+	// Sample returns up to n stored documents (JSON), whichever are the
+	// cheapest to read, to draw parameters from data already there.
+	Sample(ctx context.Context, n int) ([][]byte, error)
+}
+
+// Describer is implemented by targets that can state their effective
+// settings, defaults included (refresh_interval, write_method, …), so that
+// a results file says what was measured even when no --set was given.
+type Describer interface {
+	Settings() map[string]string
+}
+
+// CheckSettings names the first key of set that tgt does not know, with
+// the keys it does; a misspelt --set must not be ignored silently.
+func CheckSettings(tgt Target, set map[string]string) error {
+	known := map[string]string{}
+	if d, ok := tgt.(Describer); ok {
+		known = d.Settings()
+	}
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if _, ok := known[k]; !ok {
+			names := make([]string, 0, len(known))
+			for n := range known {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			if len(names) == 0 {
+				return fmt.Errorf("setting %q: %s takes no settings", k, tgt.Name())
+			}
+			return fmt.Errorf("setting %q: %s knows %s", k, tgt.Name(), strings.Join(names, ", "))
+		}
+	}
+	return nil
+}

@@ -97,6 +97,10 @@ func (f *targetFlags) open(ctx context.Context) (target.Target, string, error) {
 	if err != nil {
 		return nil, "", fail(err)
 	}
+	if err := target.CheckSettings(tgt, f.settings); err != nil {
+		tgt.Close()
+		return nil, "", usagef("--set %v", err)
+	}
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	if err := tgt.Setup(sctx); err != nil {
@@ -199,7 +203,6 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	bench.Describe(ctx, res, "run", tgt, raw)
-	res.Config.TargetSettings = tf.settings
 	if err := report.WriteFile(*out, res); err != nil {
 		return err
 	}
