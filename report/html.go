@@ -511,8 +511,14 @@ func completeness(r *bench.Result) completenessView {
 
 func configFacts(res *bench.Result) []fact {
 	c := res.Config
+	// The rate as given, and in its unit per second when that reads
+	// differently (10MB/s is 10000000 bytes/s; 2000 events/s is itself).
+	rateText := strconv.FormatFloat(c.RatePerSecond, 'f', -1, 64) + " " + orDefault(c.RateUnit, "events/s")
+	if c.Rate != "" && c.Rate != rateText {
+		rateText = c.Rate + " (" + rateText + ")"
+	}
 	facts := []fact{
-		{"rate", orDash(c.Rate) + " (" + strconv.FormatFloat(c.RatePerSecond, 'f', -1, 64) + " " + orDefault(c.RateUnit, "events/s") + ")"},
+		{"rate", rateText},
 		{"batch size", strconv.Itoa(c.BatchSize) + " events"},
 		{"duration", seconds(c.DurationS)},
 		{"warm-up", seconds(c.WarmupS)},
@@ -769,6 +775,27 @@ func (c *svgChart) msAxis(hi float64) scale {
 	return c.valueAxis(hi, "milliseconds", compact)
 }
 
+// timelineMsAxis is the latency axis of a timeline: linear, unless a few
+// intervals (an outage, a stall) are so far above the typical one that a
+// linear axis would flatten everything else onto zero; then by decades.
+func (c *svgChart) timelineMsAxis(vals []float64) scale {
+	var pos []float64
+	for _, v := range vals {
+		if v > 0 {
+			pos = append(pos, v)
+		}
+	}
+	if len(pos) == 0 {
+		return c.msAxis(0)
+	}
+	sort.Float64s(pos)
+	median, hi := pos[len(pos)/2], pos[len(pos)-1]
+	if hi > 30*median {
+		return c.logMsAxis(pos[0], hi)
+	}
+	return c.msAxis(hi * 1.05)
+}
+
 // logMsAxis is a latency axis by decades, for values far apart.
 func (c *svgChart) logMsAxis(lo, hi float64) scale {
 	lo = math.Pow(10, math.Floor(math.Log10(math.Max(lo, 0.001))))
@@ -925,7 +952,8 @@ func throughputChart(r *bench.Result) chartView {
 	// The target is drawn as steps (it is what the schedule asked for in
 	// each interval); the others are per-interval values at the midpoints.
 	var tx, ty []float64
-	xs, acked, failedY := make([]float64, n), make([]float64, n), make([]float64, n)
+	var fx, fy []float64
+	xs, acked := make([]float64, n), make([]float64, n)
 	for i, p := range pts {
 		w := p.WidthS
 		if w <= 0 {
@@ -937,7 +965,21 @@ func throughputChart(r *bench.Result) chartView {
 		if p.AckedEvents == 0 && p.TargetEvents == 0 {
 			acked[i] = math.NaN() // nothing asked, nothing due: not a drop
 		}
-		failedY[i] = y.at(float64(p.FailedEvents) / w)
+		// Failures are drawn as steps over the intervals that had them,
+		// and not at all elsewhere: a red line along zero reads as noise.
+		if p.FailedEvents > 0 {
+			f := y.at(float64(p.FailedEvents) / w)
+			if len(fy) == 0 || math.IsNaN(fy[len(fy)-1]) || fx[len(fx)-1] != x0 {
+				fx, fy = append(fx, x0), append(fy, y.at(0))
+			} else {
+				// Continue the previous interval's step instead of
+				// dropping to zero between them.
+				fx, fy = fx[:len(fx)-1], fy[:len(fy)-1]
+			}
+			fx, fy = append(fx, x0, x1, x1), append(fy, f, f, y.at(0))
+		} else if len(fy) > 0 && !math.IsNaN(fy[len(fy)-1]) {
+			fx, fy = append(fx, x0), append(fy, math.NaN())
+		}
 		target := float64(p.TargetEvents) / w
 		if p.TargetEvents == 0 && p.StartS >= r.Config.DurationS && r.Config.DurationS > 0 {
 			target = math.NaN() // the schedule is over: no target to show
@@ -965,8 +1007,8 @@ func throughputChart(r *bench.Result) chartView {
 		shape{Class: "c-achieved line", D: pathOf(xs, acked)},
 	)
 	if failed > 0 {
-		c.Areas = append(c.Areas, shape{Class: "area-failed", D: areaOf(xs, failedY, base)})
-		c.Lines = append(c.Lines, shape{Class: "c-failed line", D: pathOf(xs, failedY)})
+		c.Areas = append(c.Areas, shape{Class: "area-failed", D: areaOf(fx, fy, base)})
+		c.Lines = append(c.Lines, shape{Class: "c-failed line", D: pathOf(fx, fy)})
 	}
 	return cv
 }
@@ -986,11 +1028,13 @@ func writeLatencyChart(r *bench.Result) chartView {
 	}
 	end := seriesEnd(pts)
 	x := c.timeAxis(end)
-	hi := 0.0
+	var vals []float64
 	for _, p := range pts {
-		hi = math.Max(hi, math.Max(p.WriteMaxMs, p.WriteP99Ms))
+		if p.WriteMaxMs > 0 {
+			vals = append(vals, p.WriteP99Ms, p.WriteMaxMs)
+		}
 	}
-	y := c.msAxis(hi * 1.05)
+	y := c.timelineMsAxis(vals)
 	c.phaseBands(r, x, end)
 	xs, p99, mx := make([]float64, len(pts)), make([]float64, len(pts)), make([]float64, len(pts))
 	for i, p := range pts {
@@ -1021,13 +1065,13 @@ func freshnessChart(r *bench.Result) chartView {
 	}
 	end := seriesEnd(pts)
 	x := c.timeAxis(end)
-	hi := 0.0
+	var vals []float64
 	for _, p := range pts {
 		if p.FreshnessN > 0 {
-			hi = math.Max(hi, p.FreshnessLagMs)
+			vals = append(vals, p.FreshnessLagMs)
 		}
 	}
-	y := c.msAxis(hi * 1.05)
+	y := c.timelineMsAxis(vals)
 	c.phaseBands(r, x, end)
 	xs, lag := make([]float64, len(pts)), make([]float64, len(pts))
 	for i, p := range pts {
@@ -1048,14 +1092,31 @@ func freshnessChart(r *bench.Result) chartView {
 // is 1/(1−q) by decades (0 %, 90 %, 99 %, 99.9 % …), so the tail gets as
 // much room as the body.
 func percentileChart(title, note, class string, h *stats.Histogram) chartView {
-	cv := chartView{Title: title, Note: note, Legend: []legendItem{{class, title}}}
+	cv := chartView{Title: title, Note: note}
 	c := newChart(halfW, halfH)
 	cv.SVG = c
 	if h == nil || h.Count() == 0 {
 		c.Empty = "no samples"
 		return cv
 	}
+	s := h.Summarize()
+	marked := []struct {
+		name string
+		q, v float64
+	}{{"p50", 0.5, s.P50Ms}, {"p99", 0.99, s.P99Ms}, {"p99.9", 0.999, s.P999Ms}}
+	// The curve's ticks halve the distance to 100 %, so 99 % is not one of
+	// them: add the marked percentiles, or the line would pass beside their
+	// dots wherever the distribution jumps.
 	curve := h.Curve(5)
+	for _, m := range marked {
+		curve = append(curve, stats.Percentile{Quantile: m.q, ValueMs: m.v})
+	}
+	sort.SliceStable(curve, func(i, j int) bool {
+		if curve[i].Quantile != curve[j].Quantile {
+			return curve[i].Quantile < curve[j].Quantile
+		}
+		return curve[i].ValueMs < curve[j].ValueMs
+	})
 	// As many decades as the sample count can resolve, at least two.
 	decades := math.Ceil(math.Log10(float64(h.Count())))
 	decades = math.Max(2, math.Min(decades, 6))
@@ -1083,11 +1144,7 @@ func percentileChart(title, note, class string, h *stats.Histogram) chartView {
 	}
 	c.Areas = append(c.Areas, shape{Class: "area-" + strings.TrimPrefix(class, "c-"), D: areaOf(xs, ys, y.at(0))})
 	c.Lines = append(c.Lines, shape{Class: class + " line", D: pathOf(xs, ys)})
-	s := h.Summarize()
-	for _, m := range []struct {
-		name string
-		q, v float64
-	}{{"p50", 0.5, s.P50Ms}, {"p99", 0.99, s.P99Ms}, {"p99.9", 0.999, s.P999Ms}} {
+	for _, m := range marked {
 		pos := math.Log10(1 / (1 - m.q))
 		if pos > decades {
 			continue

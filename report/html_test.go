@@ -299,3 +299,76 @@ func TestHTMLLongSeries(t *testing.T) {
 	}
 	checkPage(t, out)
 }
+
+// The charts show what the figures are: the percentile curve passes
+// through the percentiles it marks, failures are drawn only where they
+// happened, and an outage does not flatten a latency timeline onto zero.
+func TestHTMLChartShapes(t *testing.T) {
+	// 990 fast samples and a slow tail: 99 % falls on the jump.
+	h := stats.NewHistogram()
+	for i := range 1000 {
+		d := 10 * time.Millisecond
+		if i >= 990 {
+			d = 2 * time.Second
+		}
+		h.Record(d)
+	}
+	c := percentileChart("Write latency", "", "c-write", h).SVG
+	var line string
+	for _, l := range c.Lines {
+		line = l.D
+	}
+	for _, m := range c.Marks {
+		// A dot's path starts r = 3.5 left of its centre.
+		var x, y float64
+		if _, err := fmt.Sscanf(m.D, "M%g %g", &x, &y); err != nil {
+			t.Fatalf("mark %q: %v", m.D, err)
+		}
+		at := svgNum(x+3.5) + " " + svgNum(y)
+		if !strings.Contains(line, at) {
+			t.Errorf("%s: the curve does not pass through its dot at %s:\n%s", m.Title, at, line)
+		}
+	}
+
+	res := runResult(2000, 1) // failures in seconds 15 and 16 only
+	tp := throughputChart(res).SVG
+	for _, l := range tp.Lines {
+		if !strings.HasPrefix(l.Class, "c-failed") {
+			continue
+		}
+		// One step over both seconds: it leaves the zero line once and
+		// comes back once, and is not drawn along it elsewhere.
+		atZero := strings.Count(l.D, " "+svgNum(tp.PlotBottom)+"L") + strings.Count(l.D, " "+svgNum(tp.PlotBottom)+"M")
+		if strings.HasSuffix(l.D, " "+svgNum(tp.PlotBottom)) {
+			atZero++
+		}
+		if strings.Count(l.D, "M") != 1 || atZero != 2 {
+			t.Errorf("failed events: %d pieces and %d points on the zero line, want one step over the two failing seconds: %s", strings.Count(l.D, "M"), atZero, l.D)
+		}
+	}
+	// Write latency p99 goes from 12 ms to 5 s in the outage: by decades.
+	// Freshness lag goes from 310 ms to 2.3 s: linear still reads.
+	if got := writeLatencyChart(res).SVG.YLabel; got != "latency (log)" {
+		t.Errorf("write latency timeline with an outage: y axis %q, want a log axis", got)
+	}
+	if got := freshnessChart(res).SVG.YLabel; got != "seconds" {
+		t.Errorf("freshness timeline: y axis %q, want linear seconds", got)
+	}
+}
+
+func TestHTMLConfigRate(t *testing.T) {
+	for _, c := range []struct {
+		rate, unit string
+		per        float64
+		want       string
+	}{
+		{"2000 events/s", "events/s", 2000, "2000 events/s"},
+		{"10MB/s", "bytes/s", 1e7, "10MB/s (10000000 bytes/s)"},
+		{"", "events/s", 500, "500 events/s"},
+	} {
+		res := &bench.Result{Config: bench.ConfigRecord{Rate: c.rate, RateUnit: c.unit, RatePerSecond: c.per}}
+		if got := configFacts(res)[0]; got.Label != "rate" || got.Value != c.want {
+			t.Errorf("rate %q: %q = %q, want %q", c.rate, got.Label, got.Value, c.want)
+		}
+	}
+}
