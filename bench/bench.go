@@ -13,6 +13,7 @@ import (
 	"github.com/freshbench/freshbench/ingest"
 	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/probe"
+	"github.com/freshbench/freshbench/query"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 )
@@ -28,6 +29,10 @@ type Config struct {
 	Observer stats.Observer
 	// Phase prefixes the phase names given to the Observer (a peak step).
 	Phase string
+	// Queries, when set, runs the query workload beside the ingest over
+	// the same warm-up and measured window; the target must implement
+	// target.Querier, with its SetupQueries done.
+	Queries *query.Config
 }
 
 // Validate names the first bad setting.
@@ -40,6 +45,9 @@ func (c Config) Validate() error {
 	}
 	if c.Drain < 0 {
 		return fmt.Errorf("--drain %s: want 0 or more", c.Drain)
+	}
+	if c.Queries != nil {
+		return c.Queries.Validate()
 	}
 	return nil
 }
@@ -75,7 +83,11 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*Result, error) {
 	window := probe.NewWindow(start.Add(cfg.Ingest.Warmup), start.Add(cfg.Ingest.Duration))
 	series := stats.NewSeries(start, 0)
 	vis := probe.NewVisibility(tgt, cfg.PollInterval, window, obs)
-	in, err := ingest.New(cfg.Ingest, tgt, vis, ledger, obs)
+	writer, load, err := queryLoad(ctx, tgt, cfg, obs)
+	if err != nil {
+		return nil, err
+	}
+	in, err := ingest.New(cfg.Ingest, writer, vis, ledger, obs)
 	if err != nil {
 		return nil, err
 	}
@@ -92,10 +104,18 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*Result, error) {
 	go func() { fresh.Run(freshCtx); done <- struct{}{} }()
 	go func() { vis.Run(visCtx); done <- struct{}{} }()
 
+	queries := make(chan *query.Result, 1)
+	if load != nil {
+		w := query.Window{Start: start, MeasureFrom: start.Add(cfg.Ingest.Warmup), End: start.Add(cfg.Ingest.Duration)}
+		go func() { queries <- load.Run(ctx, w, series) }()
+	}
 	var acct *ingest.Accounting
 	acctCh := make(chan *ingest.Accounting, 1)
 	go func() { acctCh <- in.Run(ctx, start, series) }()
 	acct = watch(ctx, start, cfg, series, fresh, obs, acctCh)
+	if load != nil {
+		res.Queries = <-queries
+	}
 
 	_, stoppedAt := acct.MeasuredWindow()
 	window.Close(stoppedAt)
@@ -129,6 +149,64 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*Result, error) {
 		}
 	}
 	res.Summary = summarize(res, cfg, acct)
+	if res.Queries != nil {
+		s := res.Summary
+		res.Queries.Beside = &query.Beside{
+			TargetEventsPerSec: s.TargetEventsPerSec, AchievedEventsPerSec: s.AchievedEventsPerSec,
+			WriteLatency: s.WriteLatency, FreshnessLag: s.FreshnessLag,
+		}
+	}
+	return res, nil
+}
+
+// queryLoad prepares the query workload of cfg, if any, and returns the
+// target the ingest writes through: tapped, so that the queries draw
+// their parameters from what it writes.
+func queryLoad(ctx context.Context, tgt target.Target, cfg Config, obs stats.Observer) (target.Target, *query.Load, error) {
+	if cfg.Queries == nil {
+		return tgt, nil, nil
+	}
+	q, ok := tgt.(target.Querier)
+	if !ok {
+		return nil, nil, fmt.Errorf("target %s does not run the query workload", tgt.Name())
+	}
+	load, err := query.New(*cfg.Queries, q, obs)
+	if err != nil {
+		return nil, nil, err
+	}
+	writer := load.Tap(tgt)
+	if err := load.Prepare(ctx); err != nil {
+		return nil, nil, err
+	}
+	return writer, load, nil
+}
+
+// RunQueries measures the query workload alone against what q holds
+// already: for duration, of which the leading warmup is not recorded. Like
+// Run, it returns the results measured so far when ctx is cancelled.
+func RunQueries(ctx context.Context, q target.Querier, cfg query.Config, warmup, duration time.Duration, obs stats.Observer) (*Result, error) {
+	if warmup < 0 || warmup >= duration {
+		return nil, fmt.Errorf("--warmup %s: want 0 or more and less than --duration %s", warmup, duration)
+	}
+	load, err := query.New(cfg, q, obs)
+	if err != nil {
+		return nil, err
+	}
+	if err := load.Prepare(ctx); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	series := stats.NewSeries(start, 0)
+	res := &Result{
+		SchemaVersion: SchemaVersion, StartedAt: start.UTC(),
+		Config:  ConfigRecord{DurationS: duration.Seconds(), WarmupS: warmup.Seconds()},
+		Queries: load.Run(ctx, query.Window{Start: start, MeasureFrom: start.Add(warmup), End: start.Add(duration)}, series),
+	}
+	res.EndedAt = time.Now().UTC()
+	res.Series = series.Points()
+	if ctx.Err() != nil {
+		res.EndedEarly, res.EndReason = true, ErrInterrupted.Error()
+	}
 	return res, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/freshbench/freshbench/ingest"
 	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/probe"
+	"github.com/freshbench/freshbench/query"
 	"github.com/freshbench/freshbench/stats"
 )
 
@@ -35,6 +36,11 @@ type Result struct {
 	Completeness []probe.Completeness   `json:"completeness,omitempty"`
 	AuditError   string                 `json:"audit_error,omitempty"`
 	Series       []stats.Point          `json:"series"`
+
+	// The query workload, when one ran (beside the ingest, or alone); a
+	// QPS sweep keeps every step, and Queries is its best step.
+	Queries    *query.Result `json:"queries,omitempty"`
+	QuerySweep *query.Sweep  `json:"query_sweep,omitempty"`
 
 	// A step of a peak search carries its verdict; the peak search's own
 	// result carries its steps, in order, and the peak found.

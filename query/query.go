@@ -1,0 +1,313 @@
+// Package query is freshbench's query workload: parameterized queries of
+// several kinds (point lookup, array membership, aggregation, newest-N),
+// mixed by weight, with parameter values drawn from documents actually
+// written, sent to a target alone or beside a streaming ingest.
+//
+// Two ways to load the target:
+//
+//   - open loop at a target QPS: query k is due at start + k/QPS whatever
+//     the database does. Its latency runs from that intended time to the
+//     answer and its service time from the moment it was sent, so a
+//     database that falls behind shows in the latency instead of slowing
+//     the schedule down (no coordinated omission). In-flight queries are
+//     bounded; a query that waits for a slot, or that the pacer sends
+//     more than one interval (at least 10 ms) after its intended time, is
+//     late, and queries still due when the run ends are counted as unsent.
+//   - closed loop at a fixed concurrency: each worker sends its next query
+//     when the previous one is answered. A query is intended when it is
+//     sent, so latency equals service time; this measures capacity, not
+//     latency under a given load.
+//
+// Only answered queries enter the latency histograms (a fast failure
+// would flatter them); failures are counted by kind of error.
+package query
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/freshbench/freshbench/pace"
+	"github.com/freshbench/freshbench/stats"
+	"github.com/freshbench/freshbench/target"
+)
+
+// Config is one query workload.
+type Config struct {
+	Mix         Mix
+	QPS         float64       // open loop: queries per second over all kinds
+	Concurrency int           // closed loop: workers, each with one query in flight
+	MaxInflight int           // open loop: bound on queries in flight
+	MissShare   float64       // share of queries whose parameter was never written
+	Limit       int           // rows a query returns at most (documents, or groups)
+	Timeout     time.Duration // per query
+	Settle      time.Duration // a written document becomes a parameter source this long after its acknowledgement
+	SampleSize  int           // stored documents read at the start to draw parameters from
+	Seed        uint64        // 0 = random; otherwise the same kinds and parameters in the same order
+}
+
+// Validate names the first bad setting by its flag, and what is accepted.
+func (c Config) Validate() error {
+	switch {
+	case len(c.Mix) == 0:
+		return errors.New("--mix: empty; want kind=weight pairs, e.g. point=4,array=3,aggregate=2,newest=1")
+	case c.QPS < 0:
+		return fmt.Errorf("--qps %g: want a positive number of queries per second", c.QPS)
+	case c.Concurrency < 0:
+		return fmt.Errorf("--concurrency %d: want 1 or more workers", c.Concurrency)
+	case (c.QPS > 0) == (c.Concurrency > 0):
+		return errors.New("give either --qps (open loop at a target rate) or --concurrency (closed loop with that many workers), not both and not neither")
+	case c.QPS > 0 && c.MaxInflight <= 0:
+		return fmt.Errorf("--query-max-inflight %d: want 1 or more", c.MaxInflight)
+	case c.MissShare < 0 || c.MissShare > 1:
+		return fmt.Errorf("--miss-share %g: want a fraction from 0 to 1", c.MissShare)
+	case c.Limit <= 0:
+		return fmt.Errorf("--limit %d: want 1 or more rows", c.Limit)
+	case c.Timeout <= 0:
+		return fmt.Errorf("--query-timeout %s: want a positive duration, e.g. 10s", c.Timeout)
+	case c.Settle < 0:
+		return fmt.Errorf("--settle %s: want 0 or more", c.Settle)
+	case c.SampleSize < 0:
+		return fmt.Errorf("sample size %d: want 0 or more documents", c.SampleSize)
+	}
+	return nil
+}
+
+// Window is when a workload runs: queries due before MeasureFrom warm the
+// target up and are not recorded; none is sent from End on.
+type Window struct {
+	Start, MeasureFrom, End time.Time
+}
+
+// ErrNoParameters means there is nothing to draw query parameters from.
+var ErrNoParameters = errors.New("no stored document to draw query parameters from")
+
+// Load runs one workload against one target.
+type Load struct {
+	cfg  Config
+	q    target.Querier
+	obs  stats.Observer
+	pool *pool
+
+	mu  sync.Mutex // guards rng
+	rng *rand.Rand
+}
+
+// New prepares a workload; obs may be nil.
+func New(cfg Config, q target.Querier, obs stats.Observer) (*Load, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if obs == nil {
+		obs = stats.NopObserver{}
+	}
+	seed := cfg.Seed
+	if seed == 0 {
+		var b [8]byte
+		if _, err := crand.Read(b[:]); err != nil {
+			return nil, fmt.Errorf("query workload: random seed: %w", err)
+		}
+		seed = binary.LittleEndian.Uint64(b[:])
+	}
+	return &Load{
+		cfg: cfg, q: q, obs: obs,
+		pool: newPool(cfg.Settle, rand.New(rand.NewPCG(seed, 1))),
+		rng:  rand.New(rand.NewPCG(seed, 2)),
+	}, nil
+}
+
+// Tap returns t with its writes observed: one acknowledged document of
+// every batch written through it becomes a parameter source, Settle
+// later. Give the returned target to the ingest that runs beside.
+func (l *Load) Tap(t target.Target) target.Target {
+	l.pool.mu.Lock()
+	defer l.pool.mu.Unlock()
+	l.pool.tapped = true
+	return &tap{Target: t, pool: l.pool}
+}
+
+// Prepare reads a sample of what the target holds already, so that the
+// workload can start on existing data. Without a tapped ingest (call Tap
+// first when one runs beside) an empty sample is ErrNoParameters.
+func (l *Load) Prepare(ctx context.Context) error {
+	if l.cfg.SampleSize > 0 {
+		docs, err := l.q.Sample(ctx, l.cfg.SampleSize)
+		if err != nil {
+			return fmt.Errorf("sample stored documents for query parameters: %w", err)
+		}
+		if err := l.pool.seed(docs); err != nil {
+			return err
+		}
+	}
+	l.pool.mu.Lock()
+	tapped := l.pool.tapped
+	l.pool.mu.Unlock()
+	if !tapped && !l.pool.ready(l.cfg.Mix, time.Now()) {
+		return ErrNoParameters
+	}
+	return nil
+}
+
+// Texts returns each kind's query as the target would send it, with an
+// example parameter drawn like the workload's; ok is false while there
+// is nothing to draw from.
+func (l *Load) Texts(now time.Time) (texts map[target.QueryKind]string, ok bool) {
+	texts = map[target.QueryKind]string{}
+	for _, w := range l.cfg.Mix {
+		v, _, ok := l.pool.draw(w.Kind, 0, now)
+		if !ok {
+			return nil, false
+		}
+		texts[w.Kind] = l.q.QueryText(target.Query{Kind: w.Kind, Value: v, Limit: l.cfg.Limit})
+	}
+	return texts, true
+}
+
+// Run sends queries over w and returns what it measured, recording each
+// query also in series (which may be nil). The run ends early when ctx
+// ends; queries already sent still finish (each bounded by the timeout)
+// so that their outcome counts. The first query goes out once there is
+// a parameter to draw: at w.Start after Prepare found stored documents,
+// otherwise when the first written ones have settled (waited_s).
+func (l *Load) Run(ctx context.Context, w Window, series *stats.Series) *Result {
+	begin := l.waitReady(ctx, w)
+	texts, _ := l.Texts(begin)
+	rec := newRecorder(l.cfg, w, begin, texts)
+	if begin.Before(w.End) && ctx.Err() == nil {
+		if l.cfg.QPS > 0 {
+			l.openLoop(ctx, begin, w.End, rec, series)
+		} else {
+			l.closedLoop(ctx, w.End, rec, series)
+		}
+	}
+	return rec.result()
+}
+
+// waitReady returns when the first query can be drawn (or w.End, or ctx
+// ended).
+func (l *Load) waitReady(ctx context.Context, w Window) time.Time {
+	if !pace.Sleep(w.Start, ctx.Done()) {
+		return w.Start
+	}
+	for {
+		now := time.Now()
+		if l.pool.ready(l.cfg.Mix, now) || !now.Before(w.End) {
+			return now
+		}
+		if !pace.Sleep(now.Add(20*time.Millisecond), ctx.Done()) {
+			return time.Now()
+		}
+	}
+}
+
+// next picks the kind and parameter of the next query.
+func (l *Load) next(now time.Time) (target.Query, bool) {
+	l.mu.Lock()
+	kind := l.cfg.Mix.pick(l.rng)
+	l.mu.Unlock()
+	v, miss, _ := l.pool.draw(kind, l.cfg.MissShare, now)
+	return target.Query{Kind: kind, Value: v, Limit: l.cfg.Limit}, miss
+}
+
+// openLoop sends queries at their intended times until end.
+func (l *Load) openLoop(ctx context.Context, begin, end time.Time, rec *recorder, series *stats.Series) {
+	sched := pace.NewSchedule(begin, pace.Rate{PerSecond: l.cfg.QPS, Unit: pace.Events})
+	// The same rule as the ingest's batches: waiting for a slot, or the
+	// pacer itself behind by more than an interval (at least 10 ms, so
+	// that timer jitter on a busy machine does not count).
+	lateAfter := max(time.Duration(float64(time.Second)/l.cfg.QPS), 10*time.Millisecond)
+	sem := make(chan struct{}, l.cfg.MaxInflight)
+	queryCtx := context.WithoutCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	// An interrupted run ends its window now; queries due until then but
+	// never sent are unsent, like those still waiting for a slot at the end.
+	interrupted := func(intended time.Time) {
+		now := time.Now()
+		rec.stop(now)
+		rec.unsent(intended, now)
+	}
+	for {
+		intended := sched.Next()
+		if !intended.Before(end) {
+			return
+		}
+		if !pace.Sleep(intended, ctx.Done()) {
+			interrupted(intended)
+			return
+		}
+		waited := false
+		select {
+		case sem <- struct{}{}:
+		default:
+			waited = true
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				interrupted(intended)
+				return
+			}
+		}
+		sent := time.Now()
+		if !sent.Before(end) {
+			<-sem
+			rec.unsent(intended, end)
+			return
+		}
+		sched.Advance(1, 0)
+		q, miss := l.next(sent)
+		late := waited || sent.Sub(intended) > lateAfter
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			l.send(queryCtx, q, miss, intended, sent, late, rec, series)
+		}()
+	}
+}
+
+// closedLoop runs the workers until end.
+func (l *Load) closedLoop(ctx context.Context, end time.Time, rec *recorder, series *stats.Series) {
+	queryCtx := context.WithoutCancel(ctx)
+	var wg sync.WaitGroup
+	for range l.cfg.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				sent := time.Now()
+				if !sent.Before(end) {
+					return
+				}
+				q, miss := l.next(sent)
+				l.send(queryCtx, q, miss, sent, sent, false, rec, series)
+			}
+		}()
+	}
+	// An interrupted run ends its window when the workers stop sending,
+	// not when the last answer arrives.
+	select {
+	case <-ctx.Done():
+		rec.stop(time.Now())
+	case <-time.After(time.Until(end)):
+	}
+	wg.Wait()
+}
+
+// send runs one query and records it.
+func (l *Load) send(ctx context.Context, q target.Query, miss bool, intended, sent time.Time, late bool, rec *recorder, series *stats.Series) {
+	qctx, cancel := context.WithTimeout(ctx, l.cfg.Timeout)
+	rows, err := l.q.Query(qctx, q)
+	cancel()
+	done := time.Now()
+	rec.record(outcome{kind: q.Kind, intended: intended, sent: sent, done: done, late: late, miss: miss, rows: rows, err: err})
+	if series != nil {
+		series.Query(done, done.Sub(intended), err != nil)
+	}
+	l.obs.Query(string(q.Kind), done.Sub(intended), rows, err != nil)
+}

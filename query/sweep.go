@@ -1,0 +1,161 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SLO is the latency bound a sweep holds each step to: the given
+// percentile of latency (from intended time, all kinds together) must stay
+// under Bound, no more than MaxErrorShare of the queries may fail, and the
+// achieved QPS must reach MinAchievedShare of the target.
+type SLO struct {
+	Percentile       float64 // e.g. 95 or 99.9
+	Bound            time.Duration
+	MaxErrorShare    float64
+	MinAchievedShare float64
+}
+
+// Defaults of the parts of an SLO that its text does not give: as for the
+// ingest's sustainability rule, a step must reach 98 % of its target, and
+// at most 1 % of its queries may fail.
+const (
+	DefaultMaxErrorShare    = 0.01
+	DefaultMinAchievedShare = 0.98
+)
+
+// ParseSLO reads a bound such as "p95<200ms" or "p99.9<1s".
+func ParseSLO(s string) (SLO, error) {
+	bad := fmt.Errorf("SLO %q: want p<percentile><<duration>, e.g. p95<200ms or p99.9<1s", s)
+	t := strings.ReplaceAll(strings.TrimSpace(s), " ", "")
+	p, d, ok := strings.Cut(t, "<")
+	if !ok || !strings.HasPrefix(p, "p") {
+		return SLO{}, bad
+	}
+	pct, err := strconv.ParseFloat(p[1:], 64)
+	if err != nil || pct <= 0 || pct >= 100 {
+		return SLO{}, bad
+	}
+	bound, err := time.ParseDuration(d)
+	if err != nil || bound <= 0 {
+		return SLO{}, bad
+	}
+	return SLO{Percentile: pct, Bound: bound, MaxErrorShare: DefaultMaxErrorShare, MinAchievedShare: DefaultMinAchievedShare}, nil
+}
+
+// String writes the bound the way ParseSLO reads it.
+func (s SLO) String() string {
+	return "p" + strconv.FormatFloat(s.Percentile, 'f', -1, 64) + "<" + s.Bound.String()
+}
+
+// Verdict is how one step of a sweep fared against the SLO.
+type Verdict struct {
+	Met       bool    `json:"met"`
+	LatencyMs float64 `json:"latency_ms"` // latency at the SLO's percentile
+	Reason    string  `json:"reason,omitempty"`
+}
+
+// Check holds r (an open-loop result) to the SLO.
+func (s SLO) Check(r *Result) Verdict {
+	t := r.Total
+	lat := t.LatencyHistogram.Quantile(s.Percentile / 100)
+	v := Verdict{LatencyMs: float64(lat.Microseconds()) / 1000}
+	switch {
+	case t.Queries-t.Failed <= 0:
+		v.Reason = "no query was answered"
+	case lat >= s.Bound:
+		v.Reason = fmt.Sprintf("p%s latency %s ms is not under %s", strconv.FormatFloat(s.Percentile, 'f', -1, 64), strconv.FormatFloat(v.LatencyMs, 'f', 1, 64), s.Bound)
+	case float64(t.Failed) > s.MaxErrorShare*float64(t.Queries):
+		v.Reason = fmt.Sprintf("%.2f%% of queries failed (at most %g%%)", 100*float64(t.Failed)/float64(t.Queries), 100*s.MaxErrorShare)
+	case r.AchievedQPS < s.MinAchievedShare*r.TargetQPS:
+		v.Reason = fmt.Sprintf("achieved %.1f QPS, under %g%% of the target %g", r.AchievedQPS, 100*s.MinAchievedShare, r.TargetQPS)
+	default:
+		v.Met = true
+	}
+	return v
+}
+
+// SweepConfig steps the target QPS from Start by Step up to Max.
+type SweepConfig struct {
+	Start, Step, Max float64
+	SLO              SLO
+}
+
+// Validate names the first bad setting by its flag.
+func (c SweepConfig) Validate() error {
+	switch {
+	case c.Start <= 0:
+		return fmt.Errorf("--sweep-start %g: want a positive QPS", c.Start)
+	case c.Step <= 0:
+		return fmt.Errorf("--sweep-step %g: want a positive QPS", c.Step)
+	case c.Max < c.Start:
+		return fmt.Errorf("--sweep-max %g: want at least --sweep-start %g", c.Max, c.Start)
+	case c.SLO.Bound <= 0:
+		return errors.New("--slo: missing; want e.g. p95<200ms")
+	}
+	return nil
+}
+
+// Rates lists the target QPS of every step.
+func (c SweepConfig) Rates() []float64 {
+	var out []float64
+	// Counting steps instead of adding Step avoids drifting past Max by
+	// rounding (0.1+0.2…).
+	n := int(math.Floor((c.Max-c.Start)/c.Step + 1e-9))
+	for i := 0; i <= n; i++ {
+		out = append(out, c.Start+float64(i)*c.Step)
+	}
+	return out
+}
+
+// Sweep is the outcome of a QPS sweep: every step, in order, and the
+// highest target QPS whose step met the SLO.
+type Sweep struct {
+	SLO         string    `json:"slo"`
+	Found       bool      `json:"found"`     // some step met the SLO
+	Best        int       `json:"best_step"` // index into Steps of the highest QPS that met it; -1 when none did
+	QPS         float64   `json:"qps"`       // that step's target QPS
+	AchievedQPS float64   `json:"achieved_qps"`
+	Reason      string    `json:"reason"` // why the sweep stopped
+	Steps       []*Result `json:"steps"`
+}
+
+// StepFunc measures one step at a target QPS: the workload alone, or
+// beside an ingest.
+type StepFunc func(ctx context.Context, qps float64) (*Result, error)
+
+// RunSweep runs step at each rate of cfg and stops after the first step
+// that misses the SLO, or when ctx ends; the steps measured so far are
+// always returned, also with an error.
+func RunSweep(ctx context.Context, cfg SweepConfig, step StepFunc) (*Sweep, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	sw := &Sweep{SLO: cfg.SLO.String(), Best: -1}
+	for _, qps := range cfg.Rates() {
+		r, err := step(ctx, qps)
+		if err != nil {
+			sw.Reason = fmt.Sprintf("step at %g QPS failed: %v", qps, err)
+			return sw, err
+		}
+		v := cfg.SLO.Check(r)
+		r.Verdict = &v
+		sw.Steps = append(sw.Steps, r)
+		if ctx.Err() != nil {
+			sw.Reason = "interrupted"
+			return sw, nil
+		}
+		if !v.Met {
+			sw.Reason = fmt.Sprintf("at %g QPS: %s", qps, v.Reason)
+			return sw, nil
+		}
+		sw.Found, sw.Best, sw.QPS, sw.AchievedQPS = true, len(sw.Steps)-1, qps, r.AchievedQPS
+	}
+	sw.Reason = fmt.Sprintf("every step up to --sweep-max %g QPS met %s", cfg.Max, sw.SLO)
+	return sw, nil
+}
