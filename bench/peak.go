@@ -1,0 +1,242 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/freshbench/freshbench/ingest"
+	"github.com/freshbench/freshbench/pace"
+	"github.com/freshbench/freshbench/stats"
+	"github.com/freshbench/freshbench/target"
+)
+
+// RateStep is how a peak search raises the rate from one step to the
+// next: by a fixed amount in the start rate's unit, as the
+// Rockset/Elasticsearch comparison did (10 MB/s at a time), or by a factor.
+type RateStep struct {
+	Add    pace.Rate // fixed increment; used when Factor is 0
+	Factor float64   // multiply the rate by this (> 1) instead
+}
+
+// ParseRateStep reads an increment in events/s ("2000") or bytes/s
+// ("10MB/s"), or a factor ("x1.5").
+func ParseRateStep(s string) (RateStep, error) {
+	t := strings.TrimSpace(s)
+	if f, ok := strings.CutPrefix(strings.ToLower(t), "x"); ok {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || v <= 1 {
+			return RateStep{}, fmt.Errorf("step %q: a factor must be above 1, e.g. x1.5", s)
+		}
+		return RateStep{Factor: v}, nil
+	}
+	r, err := pace.ParseRate(t)
+	if err != nil {
+		return RateStep{}, fmt.Errorf("step %q: want an increment in events/s (2000) or bytes/s (10MB/s), or a factor (x1.5)", s)
+	}
+	return RateStep{Add: r}, nil
+}
+
+// Next returns the rate of the step after one at r.
+func (s RateStep) Next(r pace.Rate) pace.Rate {
+	if s.Factor > 0 {
+		return r.Scale(s.Factor)
+	}
+	return pace.Rate{PerSecond: r.PerSecond + s.Add.PerSecond, Unit: r.Unit}
+}
+
+func (s RateStep) String() string {
+	if s.Factor > 0 {
+		return "x" + strconv.FormatFloat(s.Factor, 'f', -1, 64)
+	}
+	return "+" + s.Add.String()
+}
+
+// PeakConfig is a peak search: measured runs at a rising rate until one
+// is not sustainable.
+type PeakConfig struct {
+	// Run is every step's run. Its rate is the first step's; its
+	// duration is the step's warm-up plus the time the rate is held.
+	Run      Config
+	Increase RateStep
+	MaxSteps int        // most rates tried (a confirmation does not count); 0 = no limit
+	MaxRate  float64    // highest rate tried, in the start rate's unit; 0 = no limit
+	Rule     stats.Rule // judges each step
+	// Confirm repeats an unsustainable step once before the search
+	// stops; if the repeat is sustainable the search goes on.
+	Confirm bool
+	// OnStep, when set, sees the search so far after each step.
+	OnStep func(search *Result)
+}
+
+// Validate names the first bad setting.
+func (c PeakConfig) Validate() error {
+	if err := c.Run.Validate(); err != nil {
+		return err
+	}
+	inc := c.Increase
+	switch {
+	case inc.Factor == 0 && inc.Add.PerSecond <= 0:
+		return errors.New("--step: want a positive increment (2000, 10MB/s) or a factor above 1 (x1.5)")
+	case inc.Factor != 0 && inc.Factor <= 1:
+		return fmt.Errorf("--step x%g: a factor must be above 1", inc.Factor)
+	case inc.Factor == 0 && inc.Add.Unit != c.Run.Ingest.Rate.Unit:
+		return fmt.Errorf("--step %s and --start %s count different things: give both in events/s or both in bytes/s", inc.Add, c.Run.Ingest.Rate)
+	case c.MaxSteps < 0:
+		return fmt.Errorf("--max-steps %d: want 0 (no limit) or more", c.MaxSteps)
+	case c.MaxRate < 0:
+		return fmt.Errorf("--max-rate %g: want 0 (no limit) or more", c.MaxRate)
+	case c.MaxSteps == 0 && c.MaxRate == 0:
+		return errors.New("a peak search needs a limit: --max-steps or --max-rate")
+	case c.MaxRate > 0 && c.MaxRate < c.Run.Ingest.Rate.PerSecond:
+		return fmt.Errorf("--max-rate %s is below --start %s", pace.Rate{PerSecond: c.MaxRate, Unit: c.Run.Ingest.Rate.Unit}, c.Run.Ingest.Rate)
+	}
+	return nil
+}
+
+// SearchPeak finds the peak throughput of tgt, which must be set up
+// already: it runs Run at the start rate, judges the step with the rule,
+// raises the rate and repeats until a step is not sustainable (or a limit
+// is reached). Every step is a full measured run, kept in the result's
+// Steps with its verdict. Like Run, it returns what was measured also when
+// ctx is cancelled; the step under way then has no verdict.
+func SearchPeak(ctx context.Context, tgt target.Target, cfg PeakConfig) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	res := &Result{
+		SchemaVersion: SchemaVersion, Command: "peak", StartedAt: began.UTC(),
+		Config: recordConfig(cfg.Run),
+	}
+	rate := cfg.Run.Ingest.Rate
+	level, confirming := 0, false
+	for {
+		if ctx.Err() != nil {
+			res.EndedEarly, res.EndReason = true, ErrInterrupted.Error()
+			res.Peak = peakOf(res.Steps, fmt.Sprintf("%s before step %d (%s)", ErrInterrupted, len(res.Steps)+1, rate), began)
+			break
+		}
+		if !confirming {
+			if cfg.MaxSteps > 0 && level >= cfg.MaxSteps {
+				res.Peak = peakOf(res.Steps, fmt.Sprintf("reached the limit of %d steps", cfg.MaxSteps), began)
+				break
+			}
+			if cfg.MaxRate > 0 && rate.PerSecond > cfg.MaxRate*(1+1e-9) {
+				limit := pace.Rate{PerSecond: cfg.MaxRate, Unit: rate.Unit}
+				res.Peak = peakOf(res.Steps, fmt.Sprintf("the next step (%s) would exceed the rate limit %s", rate, limit), began)
+				break
+			}
+			level++
+		}
+		n := len(res.Steps)
+		step, err := Run(ctx, tgt, stepConfig(cfg.Run, rate, n))
+		if err != nil {
+			return nil, fmt.Errorf("step %d (%s): %w", n+1, rate, err)
+		}
+		step.Command = "peak step"
+		res.Steps = append(res.Steps, step)
+		res.Generators = append(res.Generators, step.Generators...)
+		res.EndedAt = step.EndedAt
+
+		var stop string
+		switch {
+		case step.EndedEarly:
+			res.EndedEarly, res.EndReason = true, step.EndReason
+			stop = fmt.Sprintf("%s during step %d (%s)", step.EndReason, n+1, rate)
+		default:
+			v := judge(step, cfg.Run, cfg.Rule)
+			step.Verdict = &v
+			switch {
+			case v.Sustainable:
+				rate, confirming = cfg.Increase.Next(rate), false
+			case cfg.Confirm && !confirming:
+				confirming = true // the same rate once more
+			case confirming:
+				stop = fmt.Sprintf("step %d (%s) was not sustainable, confirmed by step %d: %s", n, rate, n+1, v.Reason())
+			default:
+				stop = fmt.Sprintf("step %d (%s) was not sustainable: %s", n+1, rate, v.Reason())
+			}
+		}
+		res.Peak = peakOf(res.Steps, stop, began)
+		if cfg.OnStep != nil {
+			cfg.OnStep(res)
+		}
+		if stop != "" {
+			break
+		}
+	}
+	res.EndedAt = time.Now().UTC()
+	res.Peak.ElapsedS = time.Since(began).Seconds()
+	return res, nil
+}
+
+// stepConfig is the run of the n-th step (from 0) at rate. A fixed seed
+// moves on by one per step, so that no step writes the _id of another.
+func stepConfig(c Config, rate pace.Rate, n int) Config {
+	c.Ingest.Rate = rate
+	if c.Ingest.Seed != 0 {
+		c.Ingest.Seed += uint64(n)
+	}
+	c.Phase = fmt.Sprintf("%sstep%d-", c.Phase, n+1)
+	if progress := c.Progress; progress != nil {
+		phase := c.Phase
+		c.Progress = func(p Progress) {
+			p.Phase = phase + p.Phase
+			progress(p)
+		}
+	}
+	return c
+}
+
+// judge applies the rule to a finished step. Rates are compared in the
+// unit the rate was given in.
+func judge(step *Result, c Config, rule stats.Rule) stats.Verdict {
+	s := step.Summary
+	f := stats.StepFigures{
+		TargetPerSec: s.TargetEventsPerSec, AchievedPerSec: s.AchievedEventsPerSec,
+		Series: measuredSeries(step.Series, c.Ingest), FreshnessLag: step.Freshness.Lag,
+	}
+	if c.Ingest.Rate.Unit == pace.Bytes {
+		f.TargetPerSec, f.AchievedPerSec = s.TargetMBPerSec, s.AchievedMBPerSec
+	}
+	for _, p := range step.Phases {
+		if p != nil && p.Name == ingest.PhaseMeasured {
+			f.Attempted, f.Failed = p.Acked+p.Failed, p.Failed
+		}
+	}
+	return rule.Judge(f)
+}
+
+// measuredSeries keeps the intervals that lie wholly in the measured
+// phase: after the warm-up, before the end of the schedule.
+func measuredSeries(pts []stats.Point, c ingest.Config) []stats.Point {
+	const eps = 1e-9
+	from, to := c.Warmup.Seconds(), c.Duration.Seconds()
+	var out []stats.Point
+	for _, p := range pts {
+		if p.StartS >= from-eps && p.StartS+p.WidthS <= to+eps {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// peakOf is the highest sustainable step so far; stop says why the search
+// ended ("" while it goes on).
+func peakOf(steps []*Result, stop string, began time.Time) *Peak {
+	p := &Peak{Step: -1, Reason: stop, ElapsedS: time.Since(began).Seconds()}
+	best := 0.0
+	for i, s := range steps {
+		if s.Verdict == nil || !s.Verdict.Sustainable || s.Config.RatePerSecond < best {
+			continue
+		}
+		best = s.Config.RatePerSecond
+		p.Found, p.Step, p.Rate = true, i, s.Config.Rate
+		p.AchievedEventsPerSec, p.AchievedMBPerSec = s.Summary.AchievedEventsPerSec, s.Summary.AchievedMBPerSec
+	}
+	return p
+}

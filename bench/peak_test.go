@@ -1,0 +1,227 @@
+package bench
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/freshbench/freshbench/ingest"
+	"github.com/freshbench/freshbench/pace"
+	"github.com/freshbench/freshbench/stats"
+	"github.com/freshbench/freshbench/target/sim"
+)
+
+// peakConfig is a short search against the simulated target: each step
+// warms up for warmup and holds its rate for hold.
+func peakConfig(start float64, step RateStep, warmup, hold time.Duration) PeakConfig {
+	return PeakConfig{
+		Run: Config{
+			Ingest: ingest.Config{
+				Rate: pace.Rate{PerSecond: start, Unit: pace.Events}, BatchSize: 50, Duration: warmup + hold, Warmup: warmup,
+				Generators: 1, MaxInflight: 16, DocSize: 500, WriteTimeout: 5 * time.Second, ProbeRate: 20,
+			},
+			PollInterval: 50 * time.Millisecond, Drain: 2 * time.Second,
+		},
+		Increase: step, MaxSteps: 10, Rule: stats.DefaultRule(),
+	}
+}
+
+func add(events float64) RateStep { return RateStep{Add: pace.Rate{PerSecond: events, Unit: pace.Events}} }
+
+// A target that accepts at most X events/s must come out with a peak
+// within one step below X: in (X - step, X] for a fixed increment, in
+// (X / factor, X] for a factor.
+func TestPeakFindsCapacity(t *testing.T) {
+	cases := []struct {
+		name            string
+		capacity, start float64
+		step            RateStep
+		lowest          float64 // the peak must be above this
+	}{
+		{"increment", 4200, 2500, add(1000), 4200 - 1000},
+		{"factor", 3000, 1000, RateStep{Factor: 1.5}, 3000 / 1.5},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := peakConfig(c.start, c.step, 500*time.Millisecond, 2*time.Second)
+			res, err := SearchPeak(context.Background(), sim.New(sim.Config{Capacity: c.capacity}), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			logSteps(t, res)
+			p := res.Peak
+			if p == nil || !p.Found {
+				t.Fatalf("no peak found: %+v", p)
+			}
+			peak := res.Steps[p.Step]
+			if r := peak.Config.RatePerSecond; r <= c.lowest || r > c.capacity {
+				t.Errorf("peak at target %v events/s, want in (%v, %v]", r, c.lowest, c.capacity)
+			}
+			if a := p.AchievedEventsPerSec; a < 0.98*peak.Config.RatePerSecond || a > c.capacity*1.01 {
+				t.Errorf("peak achieved %v events/s at target %v, capacity %v", a, peak.Config.RatePerSecond, c.capacity)
+			}
+			// Every step below the peak held, the one above did not, and
+			// the search stopped there.
+			last := res.Steps[len(res.Steps)-1]
+			if p.Step != len(res.Steps)-2 || last.Verdict == nil || last.Verdict.Sustainable {
+				t.Fatalf("peak is step %d of %d; the last step should be the first unsustainable one", p.Step+1, len(res.Steps))
+			}
+			if !strings.Contains(last.Verdict.Reason(), "of the target rate") {
+				t.Errorf("overload step judged %q, want the achieved rate to fail", last.Verdict.Reason())
+			}
+			if !strings.Contains(p.Reason, "was not sustainable") || res.EndedEarly {
+				t.Errorf("search ended with %q (early %v)", p.Reason, res.EndedEarly)
+			}
+			for i, s := range res.Steps[:len(res.Steps)-1] {
+				if s.Verdict == nil || !s.Verdict.Sustainable {
+					t.Errorf("step %d (%s) below the capacity was not sustainable", i+1, s.Config.Rate)
+				}
+			}
+		})
+	}
+}
+
+func logSteps(t *testing.T, res *Result) {
+	t.Helper()
+	for i, s := range res.Steps {
+		reason := "no verdict"
+		if s.Verdict != nil {
+			reason = s.Verdict.Reason()
+		}
+		t.Logf("step %d: target %s, achieved %.0f events/s, late %d: %s", i+1, s.Config.Rate, s.Summary.AchievedEventsPerSec, s.Summary.LateBatches, reason)
+	}
+	if res.Peak != nil {
+		t.Logf("peak: %+v", *res.Peak)
+	}
+}
+
+// With Confirm, an unsustainable step is run once more before the search
+// stops, and both runs are reported.
+func TestPeakConfirm(t *testing.T) {
+	cfg := peakConfig(1500, add(1000), 500*time.Millisecond, 1500*time.Millisecond)
+	cfg.Confirm = true
+	var seen []int
+	cfg.OnStep = func(r *Result) { seen = append(seen, len(r.Steps)) }
+	res, err := SearchPeak(context.Background(), sim.New(sim.Config{Capacity: 2000}), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logSteps(t, res)
+	if len(res.Steps) != 3 || res.Steps[1].Config.Rate != res.Steps[2].Config.Rate {
+		t.Fatalf("%d steps, want 1500, 2500 and 2500 again", len(res.Steps))
+	}
+	if !strings.Contains(res.Peak.Reason, "step 2 (2500 events/s) was not sustainable, confirmed by step 3") {
+		t.Errorf("reason %q", res.Peak.Reason)
+	}
+	if !res.Peak.Found || res.Peak.Step != 0 {
+		t.Errorf("peak %+v, want step 1", *res.Peak)
+	}
+	if len(seen) != 3 || seen[0] != 1 || seen[2] != 3 {
+		t.Errorf("OnStep saw %v steps, want 1, 2, 3", seen)
+	}
+}
+
+func TestPeakLimits(t *testing.T) {
+	unbounded := sim.New(sim.Config{})
+	cfg := peakConfig(500, add(500), 300*time.Millisecond, 700*time.Millisecond)
+	cfg.MaxSteps = 2
+	cfg.Run.Ingest.Seed = 7
+	res, err := SearchPeak(context.Background(), unbounded, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 2 || res.Peak.Reason != "reached the limit of 2 steps" || res.Peak.Step != 1 {
+		t.Fatalf("%d steps, peak %+v", len(res.Steps), *res.Peak)
+	}
+	// A fixed seed moves on per step: no step rewrites another's events.
+	if a, b := res.Steps[0], res.Steps[1]; a.Config.Seed == b.Config.Seed || a.Generators[0] == b.Generators[0] {
+		t.Errorf("steps share seed %d / generator %s", a.Config.Seed, a.Generators[0])
+	}
+	if len(res.Generators) != 2 || res.Steps[1].Summary.Duplicates != 0 || res.Steps[1].Summary.Unexpected != 0 {
+		t.Errorf("generators %v, step 2 completeness %+v", res.Generators, res.Steps[1].Completeness)
+	}
+
+	cfg.MaxSteps, cfg.MaxRate = 0, 1200
+	res, err = SearchPeak(context.Background(), unbounded, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 2 || !strings.Contains(res.Peak.Reason, "the next step (1500 events/s) would exceed the rate limit 1200 events/s") {
+		t.Fatalf("%d steps, peak %+v", len(res.Steps), *res.Peak)
+	}
+}
+
+// An interrupted search keeps the steps measured so far; the step under
+// way is kept without a verdict.
+func TestPeakInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg := peakConfig(500, add(500), 300*time.Millisecond, 2*time.Second)
+	cfg.OnStep = func(r *Result) {
+		if len(r.Steps) == 1 {
+			time.AfterFunc(time.Second, cancel)
+		}
+	}
+	res, err := SearchPeak(ctx, sim.New(sim.Config{}), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 2 || !res.EndedEarly || res.Steps[1].Verdict != nil || !res.Steps[1].EndedEarly {
+		t.Fatalf("%d steps, ended early %v", len(res.Steps), res.EndedEarly)
+	}
+	if res.Peak.Step != 0 || res.Peak.Reason != "interrupted during step 2 (1000 events/s)" {
+		t.Errorf("peak %+v", *res.Peak)
+	}
+	if res.Steps[1].Summary.EventsAcked == 0 {
+		t.Error("the interrupted step lost what it measured")
+	}
+}
+
+func TestParseRateStep(t *testing.T) {
+	start := pace.Rate{PerSecond: 1000, Unit: pace.Events}
+	for in, want := range map[string]float64{"2000": 3000, "x1.5": 1500, "X2": 2000, " 500/s ": 1500} {
+		s, err := ParseRateStep(in)
+		if err != nil {
+			t.Errorf("ParseRateStep(%q): %v", in, err)
+			continue
+		}
+		if got := s.Next(start); got != (pace.Rate{PerSecond: want, Unit: pace.Events}) {
+			t.Errorf("%q after 1000 events/s: %v, want %v", in, got, want)
+		}
+	}
+	s, err := ParseRateStep("10MB/s")
+	if err != nil || s.Next(pace.Rate{PerSecond: 20e6, Unit: pace.Bytes}) != (pace.Rate{PerSecond: 30e6, Unit: pace.Bytes}) {
+		t.Errorf("10MB/s: %+v, %v", s, err)
+	}
+	for _, in := range []string{"", "x1", "x0.5", "xfast", "-5", "fast"} {
+		if _, err := ParseRateStep(in); err == nil {
+			t.Errorf("ParseRateStep(%q) accepted", in)
+		}
+	}
+}
+
+func TestPeakConfigValidate(t *testing.T) {
+	base := func() PeakConfig { return peakConfig(1000, add(1000), time.Second, 2*time.Second) }
+	for _, c := range []struct {
+		name string
+		edit func(*PeakConfig)
+		want string
+	}{
+		{"unit mismatch", func(c *PeakConfig) { c.Increase = RateStep{Add: pace.Rate{PerSecond: 1e6, Unit: pace.Bytes}} }, "count different things"},
+		{"no limit", func(c *PeakConfig) { c.MaxSteps = 0 }, "needs a limit"},
+		{"max below start", func(c *PeakConfig) { c.MaxRate = 500 }, "--max-rate 500 events/s is below --start 1000 events/s"},
+		{"no step", func(c *PeakConfig) { c.Increase = RateStep{} }, "--step"},
+		{"bad run", func(c *PeakConfig) { c.Run.Ingest.BatchSize = 0 }, "--batch-size"},
+	} {
+		cfg := base()
+		c.edit(&cfg)
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	if err := base().Validate(); err != nil {
+		t.Errorf("valid config: %v", err)
+	}
+}
