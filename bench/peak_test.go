@@ -27,7 +27,9 @@ func peakConfig(start float64, step RateStep, warmup, hold time.Duration) PeakCo
 	}
 }
 
-func add(events float64) RateStep { return RateStep{Add: pace.Rate{PerSecond: events, Unit: pace.Events}} }
+func add(events float64) RateStep {
+	return RateStep{Add: pace.Rate{PerSecond: events, Unit: pace.Events}}
+}
 
 // A target that accepts at most X events/s must come out with a peak
 // within one step below X: in (X - step, X] for a fixed increment, in
