@@ -120,10 +120,17 @@ type loadFlags struct {
 }
 
 func addLoadFlags(fs *flag.FlagSet) *loadFlags {
-	f := &loadFlags{}
+	f := addStreamFlags(fs)
 	fs.StringVar(&f.rate, "rate", "1000", "target rate over all generators: events/s (5000) or bytes/s (10MB/s; MB = 10^6 bytes)")
-	fs.IntVar(&f.batchSize, "batch-size", 50, "events per write request")
 	fs.DurationVar(&f.duration, "duration", 60*time.Second, "how long to stream, warm-up included")
+	return f
+}
+
+// addStreamFlags adds the load flags other than the rate and the duration,
+// which the peak command sets per step.
+func addStreamFlags(fs *flag.FlagSet) *loadFlags {
+	f := &loadFlags{}
+	fs.IntVar(&f.batchSize, "batch-size", 50, "events per write request")
 	fs.DurationVar(&f.warmup, "warmup", 10*time.Second, "leading part of the run left out of the summary")
 	fs.IntVar(&f.generators, "generators", 1, "independent event streams, each with its own generator_identifier")
 	fs.IntVar(&f.inflight, "max-inflight", 16, "bound on concurrent write requests; a batch that waits for a slot is late")
