@@ -1,0 +1,128 @@
+// Package querytest checks a target.Querier against documents whose
+// answers are known: the contract each target's tests run against its
+// real server.
+package querytest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/freshbench/freshbench/target"
+)
+
+// n is the number of documents Check writes; the expected answers below
+// follow from it.
+const n = 30
+
+// Documents returns the n events of generator gen that Check queries.
+// Event i has processBy pb<i%3>, the emails e<i%5> and all, company
+// c<i%2> and the tags t0 and t<1+i%4>, each value suffixed with gen so
+// that other tests' documents in a shared index never match.
+func Documents(gen string) target.Batch {
+	b := target.Batch{Generator: gen}
+	base := time.Now().UnixMicro()
+	for i := range n {
+		id := fmt.Sprintf("%s-%d", gen, i)
+		// %q quotes as JSON does for the plain ASCII used here.
+		j := fmt.Sprintf(`{"_id":%q,"_event_time":%d,"generator_identifier":%q,"_seq":%d,"processBy":%q,"emails":[%q,%q],"company":%q,"tags":[%q,%q],"age":%d}`,
+			id, base+int64(i), gen, i, fmt.Sprintf("pb%d-%s", i%3, gen),
+			fmt.Sprintf("e%d-%s@querytest.invalid", i%5, gen), "all-"+gen+"@querytest.invalid",
+			fmt.Sprintf("c%d-%s", i%2, gen), "t0-"+gen, fmt.Sprintf("t%d-%s", 1+i%4, gen), 20+i)
+		b.Docs = append(b.Docs, target.Document{ID: id, Generator: gen, Seq: int64(i), EventTime: base + int64(i), JSON: []byte(j)})
+	}
+	return b
+}
+
+// Check sets up the queries, writes Documents(gen) to tgt, waits until a
+// search sees them all, and checks that every kind returns the rows the
+// documents imply, that misses return none, that the query text shows
+// the parameter, and that Sample returns stored documents.
+func Check(t *testing.T, tgt target.Target, gen string) {
+	t.Helper()
+	ctx := context.Background()
+	q, ok := tgt.(target.Querier)
+	if !ok {
+		t.Fatalf("%s does not implement target.Querier", tgt.Name())
+	}
+	for i := range 2 { // idempotent
+		if err := q.SetupQueries(ctx); err != nil {
+			t.Fatalf("setup queries #%d: %v", i+1, err)
+		}
+	}
+	b := Documents(gen)
+	res, err := tgt.Write(ctx, b)
+	if err != nil || res.Acknowledged != n {
+		t.Fatalf("write: %+v %v", res, err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := tgt.Count(ctx, gen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d documents visible after 30 s", c, n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	cases := []struct {
+		kind  target.QueryKind
+		value string
+		limit int
+		want  int
+	}{
+		{target.QueryPoint, "pb1-" + gen, 20, 10},
+		{target.QueryPoint, "pb1-" + gen, 4, 4},
+		{target.QueryPoint, "pb9-" + gen, 20, 0},
+		{target.QueryArray, "e2-" + gen + "@querytest.invalid", 20, 6},
+		{target.QueryArray, "all-" + gen + "@querytest.invalid", 50, n},
+		{target.QueryArray, "all-" + gen + "@querytest.invalid", 20, 20},
+		{target.QueryArray, "e2-" + gen, 20, 0}, // a prefix of a value is no member
+		// c0 holds the even events: all have t0, those with i%4 == 0
+		// have t1 (8 of them), the others t3 (7).
+		{target.QueryAggregate, "c0-" + gen, 10, 3},
+		{target.QueryAggregate, "c0-" + gen, 2, 2},
+		{target.QueryAggregate, "c9-" + gen, 10, 0},
+		{target.QueryNewest, gen, 7, 7},
+		{target.QueryNewest, gen, 100, n},
+		{target.QueryNewest, gen + "0", 10, 0},
+	}
+	for _, c := range cases {
+		query := target.Query{Kind: c.kind, Value: c.value, Limit: c.limit}
+		rows, err := q.Query(ctx, query)
+		if err != nil {
+			t.Errorf("%s %q limit %d: %v", c.kind, c.value, c.limit, err)
+			continue
+		}
+		if rows != c.want {
+			t.Errorf("%s %q limit %d: %d rows, want %d; query:\n%s", c.kind, c.value, c.limit, rows, c.want, q.QueryText(query))
+		}
+		if text := q.QueryText(query); !strings.Contains(text, c.value) {
+			t.Errorf("%s: query text does not show the parameter %q:\n%s", c.kind, c.value, text)
+		}
+	}
+
+	docs, err := q.Sample(ctx, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != 5 {
+		t.Fatalf("sample of 5: %d documents", len(docs))
+	}
+	for _, d := range docs {
+		var f struct {
+			Generator string `json:"generator_identifier"`
+		}
+		if err := json.Unmarshal(d, &f); err != nil || f.Generator == "" {
+			t.Errorf("sampled document %q: %v, generator %q", d, err, f.Generator)
+		}
+	}
+}

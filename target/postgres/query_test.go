@@ -1,0 +1,60 @@
+package postgres
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/freshbench/freshbench/query/querytest"
+	"github.com/freshbench/freshbench/target"
+)
+
+func TestQueries(t *testing.T) {
+	s, _ := openTest(t, nil, target.Options{})
+	if err := s.Setup(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	querytest.Check(t, s, "g"+randomHex(t, 4))
+}
+
+// Every kind must be able to use an index: the queries repeat the indexed
+// expressions exactly. With sequential scans priced out, the plan of a
+// small table shows whether an index applies.
+func TestQueriesUseTheIndexes(t *testing.T) {
+	ctx := context.Background()
+	s, table := openTest(t, nil, target.Options{})
+	if err := s.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetupQueries(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for kind, suffix := range map[target.QueryKind]string{
+		target.QueryPoint:     "_procby_idx",
+		target.QueryArray:     "_emails_idx",
+		target.QueryAggregate: "_company_idx",
+		target.QueryNewest:    "_gen_", // either index on the generator serves it on an empty table
+	} {
+		var plan []string
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
+				return err
+			}
+			q := target.Query{Kind: kind, Value: "v", Limit: 10}
+			rows, err := tx.Query(ctx, "EXPLAIN "+s.statement(kind), param(q), q.Limit)
+			if err != nil {
+				return err
+			}
+			plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(strings.Join(plan, "\n"), table+suffix) {
+			t.Errorf("%s: plan does not use %s:\n%s", kind, table+suffix, strings.Join(plan, "\n"))
+		}
+	}
+}
