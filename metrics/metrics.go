@@ -274,18 +274,18 @@ func (o *Observer) Written(generator string, acked, failed, bytes int, errorKind
 			g.failed.WithLabelValues(unknownKind).Add(float64(failed - named))
 		}
 	}
-	g.writeLatency.Observe(latency.Seconds())
-	g.serviceTime.Observe(service.Seconds())
+	g.writeLatency.Observe(seconds(latency))
+	g.serviceTime.Observe(seconds(service))
 }
 
 // Freshness records one freshness lag sample.
 func (o *Observer) Freshness(generator string, lag time.Duration) {
-	o.gen(generator).freshnessLag.Observe(lag.Seconds())
+	o.gen(generator).freshnessLag.Observe(seconds(lag))
 }
 
 // Visible records the visibility latency of one probe event.
 func (o *Observer) Visible(generator string, latency time.Duration) {
-	o.gen(generator).visibility.Observe(latency.Seconds())
+	o.gen(generator).visibility.Observe(seconds(latency))
 }
 
 // Query counts one query of the query load. Only successful queries enter
@@ -297,8 +297,14 @@ func (o *Observer) Query(kind string, latency time.Duration, rows int, failed bo
 		q.failed.Inc()
 		return
 	}
-	q.latency.Observe(latency.Seconds())
+	q.latency.Observe(seconds(latency))
 }
+
+// seconds converts a duration for a histogram. A negative one (a freshness
+// sample taken just before the run's start instant, when the reader's view
+// is as old as the run) counts as zero: Prometheus would subtract it from
+// the histogram's sum, which rate(…_sum) then misreads.
+func seconds(d time.Duration) float64 { return max(d, 0).Seconds() }
 
 // gen returns generator's children in the current phase.
 func (o *Observer) gen(generator string) *genMetrics {

@@ -372,3 +372,28 @@ func (u *uncached) Written(gen string, acked, _, bytes int, _ map[string]int, la
 	u.lat.WithLabelValues(gen, "measured").Observe(latency.Seconds())
 	u.svc.WithLabelValues(gen, "measured").Observe(service.Seconds())
 }
+
+// A freshness sample taken just before the run's start instant is
+// negative; it must not subtract from the histogram's sum.
+func TestObserverNegativeDuration(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	o := New(reg, "sim")
+	o.Freshness("g", -15*time.Millisecond)
+	o.Freshness("g", 300*time.Millisecond)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "freshbench_freshness_lag_seconds" {
+			continue
+		}
+		h := mf.GetMetric()[0].GetHistogram()
+		if h.GetSampleCount() != 2 || h.GetSampleSum() != 0.3 || h.GetBucket()[0].GetCumulativeCount() != 1 {
+			t.Errorf("count %d, sum %g, first bucket %d: want 2 samples summing to 0.3 s, one of them in the first bucket",
+				h.GetSampleCount(), h.GetSampleSum(), h.GetBucket()[0].GetCumulativeCount())
+		}
+		return
+	}
+	t.Error("no freshness lag histogram gathered")
+}

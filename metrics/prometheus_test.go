@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"sync"
 	"syscall"
@@ -135,9 +136,43 @@ func (p *prometheusServer) logTail() string {
 	return string(b)
 }
 
+// sample is one element of an instant vector.
+type sample struct {
+	labels map[string]string
+	value  float64
+}
+
 // query runs an instant PromQL query and returns its vector result as
 // label set → value.
 func (p *prometheusServer) query(ctx context.Context, q string) (map[string]float64, error) {
+	v, err := p.vector(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]float64, len(v))
+	for _, s := range v {
+		out[fmt.Sprint(s.labels)] = s.value
+	}
+	return out, nil
+}
+
+// labelValues returns the values that label takes in the series of q,
+// sorted.
+func (p *prometheusServer) labelValues(ctx context.Context, q, label string) ([]string, error) {
+	v, err := p.vector(ctx, fmt.Sprintf("group by (%s) (%s)", label, q))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(v))
+	for _, s := range v {
+		out = append(out, s.labels[label])
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// vector runs an instant PromQL query whose result is a vector.
+func (p *prometheusServer) vector(ctx context.Context, q string) ([]sample, error) {
 	u := p.URL + "/api/v1/query?" + url.Values{"query": {q}}.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -168,7 +203,7 @@ func (p *prometheusServer) query(ctx context.Context, q string) (map[string]floa
 	if body.Data.ResultType != "vector" {
 		return nil, fmt.Errorf("query %s: result type %s, want vector", q, body.Data.ResultType)
 	}
-	out := make(map[string]float64, len(body.Data.Result))
+	out := make([]sample, 0, len(body.Data.Result))
 	for _, r := range body.Data.Result {
 		s, ok := r.Value[1].(string)
 		if !ok {
@@ -178,7 +213,7 @@ func (p *prometheusServer) query(ctx context.Context, q string) (map[string]floa
 		if err != nil {
 			return nil, fmt.Errorf("query %s: %w", q, err)
 		}
-		out[fmt.Sprint(r.Metric)] = v
+		out = append(out, sample{r.Metric, v})
 	}
 	return out, nil
 }
@@ -217,6 +252,13 @@ type feed struct {
 	writeLatency, freshness *stats.Histogram
 	batches, acked, failed  int64
 	timeouts                int64
+	queries                 map[string]*queryFeed // by kind
+}
+
+// queryFeed is what was fed for one query kind.
+type queryFeed struct {
+	latency       *stats.Histogram // successful queries only
+	total, failed int64
 }
 
 // TestPrometheusScrape checks the whole path: Observer → /metrics →
@@ -257,10 +299,11 @@ func TestPrometheusScrape(t *testing.T) {
 		t.Fatalf("events written never reached %d in prometheus: %v", f.acked, err)
 	}
 
-	totals := []struct {
+	type total struct {
 		q    string
 		want int64
-	}{
+	}
+	totals := []total{
 		{`sum(freshbench_events_written_total)`, f.acked},
 		{`sum(freshbench_events_failed_total{kind="timeout"})`, f.timeouts},
 		{`sum(freshbench_events_failed_total)`, f.failed},
@@ -269,6 +312,14 @@ func TestPrometheusScrape(t *testing.T) {
 		{`sum(freshbench_freshness_lag_seconds_count)`, f.freshness.Count()},
 		{`sum(freshbench_writes_in_flight)`, 0},
 		{`count(count by (phase) (freshbench_events_written_total))`, 2},
+		{`count(count by (generator) (freshbench_events_written_total))`, 3},
+		{`count(freshbench_writes_in_flight{target="sim"})`, 1},
+	}
+	for kind, qf := range f.queries {
+		totals = append(totals,
+			total{fmt.Sprintf(`sum(freshbench_queries_total{kind=%q})`, kind), qf.total},
+			total{fmt.Sprintf(`sum(freshbench_queries_failed_total{kind=%q})`, kind), qf.failed},
+			total{fmt.Sprintf(`sum(freshbench_query_latency_seconds_count{kind=%q})`, kind), qf.latency.Count()})
 	}
 	for _, c := range totals {
 		got, err := prom.scalar(ctx, c.q)
@@ -280,30 +331,26 @@ func TestPrometheusScrape(t *testing.T) {
 		}
 	}
 
-	for _, h := range []struct {
-		metric string
-		hdr    *stats.Histogram
-	}{
-		{"freshbench_write_latency_seconds", f.writeLatency},
-		{"freshbench_freshness_lag_seconds", f.freshness},
-	} {
+	type hist struct {
+		metric, selector string
+		hdr              *stats.Histogram
+	}
+	hists := []hist{
+		{"freshbench_write_latency_seconds", "", f.writeLatency},
+		{"freshbench_freshness_lag_seconds", "", f.freshness},
+	}
+	// Per query kind: the kind label keeps their distributions apart.
+	for kind, qf := range f.queries {
+		hists = append(hists, hist{"freshbench_query_latency_seconds", fmt.Sprintf(`{kind=%q}`, kind), qf.latency})
+	}
+	for _, h := range hists {
 		for _, q := range []float64{0.5, 0.95, 0.99} {
-			pq := fmt.Sprintf(`histogram_quantile(%g, sum by (le) (%s_bucket))`, q, h.metric)
+			pq := fmt.Sprintf(`histogram_quantile(%g, sum by (le) (%s_bucket%s))`, q, h.metric, h.selector)
 			got, err := prom.scalar(ctx, pq)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := h.hdr.Quantile(q).Seconds()
-			lo, hi := bucketOf(want)
-			// HDR keeps 3 significant digits, so a value at a bucket
-			// bound may sit just across it; allow that much.
-			slack := want * 1e-3
-			ok := got >= lo-slack && got <= hi+slack
-			t.Logf("%s p%g: prometheus %.4fs, HDR %.4fs, bucket (%g, %g] width %.4fs, diff %+.1f%%",
-				h.metric, q*100, got, want, lo, hi, hi-lo, 100*(got-want)/want)
-			if !ok {
-				t.Errorf("%s p%g: prometheus says %.5fs, HDR %.5fs: not within its bucket (%g, %g]", h.metric, q*100, got, want, lo, hi)
-			}
+			checkQuantile(t, h.metric+h.selector, q, got, h.hdr.Quantile(q).Seconds())
 		}
 	}
 }
@@ -311,7 +358,8 @@ func TestPrometheusScrape(t *testing.T) {
 // driveObserver feeds obs for about d with write latencies from a
 // log-normal distribution (median 20 ms, long tail) and freshness lags of
 // 200 ms plus an exponential part (mean 400 ms), from three generators at
-// once, in two phases, and returns what it fed.
+// once, in two phases, and queries of two kinds whose latencies differ
+// tenfold, and returns what it fed.
 func driveObserver(obs *Observer, d time.Duration) *feed {
 	const (
 		generators = 3
@@ -321,9 +369,14 @@ func driveObserver(obs *Observer, d time.Duration) *feed {
 		failEvery  = 97 // every 97th batch fails as a whole
 		// Far more often than a real poll interval, for a tail that
 		// thousands of samples pin down.
-		freshPerTick = 10
+		freshPerTick   = 10
+		queriesPerTick = 20 // per generator and kind
 	)
-	f := &feed{writeLatency: stats.NewHistogram(), freshness: stats.NewHistogram()}
+	f := &feed{writeLatency: stats.NewHistogram(), freshness: stats.NewHistogram(), queries: map[string]*queryFeed{}}
+	queryMedian := map[string]float64{"point": 0.004, "aggregate": 0.040}
+	for kind := range queryMedian {
+		f.queries[kind] = &queryFeed{latency: stats.NewHistogram()}
+	}
 	var mu sync.Mutex
 	tick := d / ticks
 	obs.Phase("warmup")
@@ -360,6 +413,22 @@ func driveObserver(obs *Observer, d time.Duration) *feed {
 					lag := micros(0.2 + rng.ExpFloat64()*0.4)
 					obs.Freshness(gen, lag)
 					f.freshness.Record(lag)
+				}
+				for kind, median := range queryMedian {
+					for i := range queriesPerTick {
+						lat := micros(median * math.Exp(0.7*rng.NormFloat64()))
+						failed := i == 0 && k%10 == 0
+						obs.Query(kind, lat, 1, failed)
+						mu.Lock()
+						qf := f.queries[kind]
+						qf.total++
+						if failed {
+							qf.failed++
+						} else {
+							qf.latency.Record(lat)
+						}
+						mu.Unlock()
+					}
 				}
 				time.Sleep(time.Until(start.Add(time.Duration(k+1) * tick)))
 			}
