@@ -1,9 +1,13 @@
 #!/bin/sh
 # Render an HTML report to a PNG with headless Chromium, offline: the
 # report must not need the network, so every background service that
-# would reach out is switched off.
+# would reach out is switched off and no host name resolves; anything the
+# page tried to fetch would be missing from the picture.
 #
 #   scripts/screenshot.sh report.html out.png [width [height]]
+#
+# Chromium captures the window, not the whole page: the default height
+# holds a run's report and a peak search's; the rest is background.
 set -eu
 
 if [ $# -lt 2 ]; then
@@ -13,7 +17,7 @@ fi
 html=$1
 png=$2
 width=${3:-1400}
-height=${4:-3000}
+height=${4:-5000}
 
 if [ ! -f "$html" ]; then
 	echo "$0: $html: no such file" >&2
@@ -42,6 +46,7 @@ trap 'rm -rf "$profile"' EXIT INT TERM
 
 "$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
 	--disable-background-networking --disable-component-update --disable-sync \
+	--host-resolver-rules='MAP * ~NOTFOUND' \
 	--hide-scrollbars --user-data-dir="$profile" \
 	--window-size="$width,$height" --screenshot="$png" "file://$html" 2>/dev/null
 test -s "$png"
