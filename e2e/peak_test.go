@@ -19,6 +19,7 @@ func TestPeakSearch(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			tgt := open(t, withName(t, serverURL(t, name), "peak"), nil)
 			run := config(250, 6*time.Second, 100*time.Millisecond)
+			run.Ingest.BatchSize = 10 // 125 batches in the first step: one acknowledged after its end costs < 1 % of the achieved rate
 			run.Drain = 10 * time.Second
 			cfg := bench.PeakConfig{Run: run, Increase: bench.RateStep{Factor: 2}, MaxSteps: 3, Rule: stats.DefaultRule()}
 			res, err := bench.SearchPeak(context.Background(), tgt, cfg)

@@ -11,8 +11,12 @@ import (
 	"github.com/freshbench/freshbench/stats"
 )
 
-// Console writes the human summary of a run.
+// Console writes the human summary of a run, or of a peak search.
 func Console(w io.Writer, r *bench.Result) {
+	if len(r.Steps) > 0 {
+		consolePeak(w, r)
+		return
+	}
 	s := r.Summary
 	fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, r.Environment.TargetURL, r.Environment.TargetVersion)
 	fmt.Fprintf(w, "%.1f s measured after %.0f s warm-up; %d generator(s), batch size %d, doc size %d B, max in-flight %d\n",
@@ -101,4 +105,60 @@ func ms(v float64) string {
 		return fmt.Sprintf("%.1f", v)
 	}
 	return fmt.Sprintf("%.2f", v)
+}
+
+// consolePeak writes a peak search: one row per step and the peak.
+func consolePeak(w io.Writer, r *bench.Result) {
+	c := r.Config
+	fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, r.Environment.TargetURL, r.Environment.TargetVersion)
+	fmt.Fprintf(w, "%d step(s) of %s after %s warm-up; %d generator(s), batch size %d, doc size %d B, max in-flight %d\n",
+		len(r.Steps), seconds(c.DurationS-c.WarmupS), seconds(c.WarmupS), c.Generators, c.BatchSize, c.DocSize, c.MaxInflight)
+	if r.EndedEarly {
+		fmt.Fprintf(w, "ended early: %s (the steps measured are kept)\n", r.EndReason)
+	}
+	peak := -1
+	if r.Peak != nil && r.Peak.Found {
+		peak = r.Peak.Step
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "step\ttarget\tachieved events/s\tMB/s\twrite p99 ms\tlag p50 ms\tlag p95 ms\tlag p99 ms\tvisibility p95 ms\tfailed\tlate\t  verdict\n")
+	for i, st := range r.Steps {
+		s := st.Summary
+		mark := ""
+		if i == peak {
+			mark = "*"
+		}
+		fmt.Fprintf(tw, "%d%s\t%s\t%.0f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t  %s\n",
+			i+1, mark, st.Config.Rate, s.AchievedEventsPerSec, s.AchievedMBPerSec, msOrDash(s.WriteLatency, s.WriteLatency.P99Ms),
+			msOrDash(s.FreshnessLag, s.FreshnessLag.P50Ms), msOrDash(s.FreshnessLag, s.FreshnessLag.P95Ms), msOrDash(s.FreshnessLag, s.FreshnessLag.P99Ms),
+			msOrDash(s.VisibilityLatency, s.VisibilityLatency.P95Ms), s.EventsFailed, s.LateBatches, verdictText(st))
+	}
+	tw.Flush()
+	if p := r.Peak; p != nil {
+		if p.Found {
+			fmt.Fprintf(w, "peak (*): step %d at %s, achieved %.0f events/s (%.2f MB/s)\n", p.Step+1, p.Rate, p.AchievedEventsPerSec, p.AchievedMBPerSec)
+		} else {
+			fmt.Fprintf(w, "peak: none of %d step(s) was sustainable\n", len(r.Steps))
+		}
+		fmt.Fprintf(w, "stopped: %s (after %.0f s)\n", p.Reason, p.ElapsedS)
+	}
+}
+
+// StepLine writes one line about the i-th step (from 0) of a peak search,
+// as it finishes.
+func StepLine(w io.Writer, i int, st *bench.Result) {
+	s := st.Summary
+	fmt.Fprintf(w, "step %d  %s: achieved %.0f events/s (%.2f MB/s), write p99 %s ms, freshness lag p95 %s ms, visibility p95 %s ms, %d failed: %s\n",
+		i+1, st.Config.Rate, s.AchievedEventsPerSec, s.AchievedMBPerSec, msOrDash(s.WriteLatency, s.WriteLatency.P99Ms),
+		msOrDash(s.FreshnessLag, s.FreshnessLag.P95Ms), msOrDash(s.VisibilityLatency, s.VisibilityLatency.P95Ms), s.EventsFailed, verdictText(st))
+}
+
+func verdictText(st *bench.Result) string {
+	switch {
+	case st.Verdict == nil:
+		return "not judged (" + orDefault(st.EndReason, "no verdict") + ")"
+	case st.Verdict.Sustainable:
+		return "sustainable"
+	}
+	return "not sustainable: " + st.Verdict.Reason()
 }

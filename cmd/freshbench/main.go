@@ -32,6 +32,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "stream events into a target and measure write latency, freshness lag, visibility latency, completeness", runCmd},
+		{"peak", "step the rate up until the target cannot keep up; report the peak sustainable throughput and every step", peakCmd},
 		{"report", "render a results file as a self-contained HTML report", reportCmd},
 		{"compare", "compare results files: headline figures with ratios, differing configuration and environment", compareCmd},
 		{"sample", "print generated sample documents", sampleCmd},

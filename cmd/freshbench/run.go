@@ -241,6 +241,9 @@ func progressPrinter(w io.Writer) func(bench.Progress) {
 			}
 			return
 		}
+		if p.Elapsed < last {
+			last = 0 // the next step of a peak search
+		}
 		if p.Elapsed-last >= 10*time.Second {
 			last = p.Elapsed
 			fmt.Fprintln(w, line)
