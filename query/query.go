@@ -32,6 +32,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/freshbench/freshbench/docgen"
 	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
@@ -153,19 +154,44 @@ func (l *Load) Prepare(ctx context.Context) error {
 	return nil
 }
 
-// Texts returns each kind's query as the target would send it, with an
-// example parameter drawn like the workload's; ok is false while there
-// is nothing to draw from.
-func (l *Load) Texts(now time.Time) (texts map[target.QueryKind]string, ok bool) {
-	texts = map[target.QueryKind]string{}
-	for _, w := range l.cfg.Mix {
-		v, _, ok := l.pool.draw(w.Kind, 0, now)
+// texts returns each kind of mix as q would send it, with a parameter
+// drawn from p; ok is false while p has nothing to draw.
+func texts(p *pool, q target.Querier, mix Mix, limit int, now time.Time) (map[target.QueryKind]string, bool) {
+	out := map[target.QueryKind]string{}
+	for _, w := range mix {
+		v, _, ok := p.draw(w.Kind, 0, now)
 		if !ok {
 			return nil, false
 		}
-		texts[w.Kind] = l.q.QueryText(target.Query{Kind: w.Kind, Value: v, Limit: l.cfg.Limit})
+		out[w.Kind] = q.QueryText(target.Query{Kind: w.Kind, Value: v, Limit: limit})
 	}
-	return texts, true
+	return out, true
+}
+
+// Explain returns each kind of mix as q would send it, with a parameter
+// taken from a sample of what q holds, or from a generated event when it
+// holds none, so that a user can read the queries before a run.
+func Explain(ctx context.Context, q target.Querier, mix Mix, limit int) (map[target.QueryKind]string, error) {
+	p := newPool(0, rand.New(rand.NewPCG(1, 2)))
+	docs, err := q.Sample(ctx, 100)
+	if err != nil {
+		return nil, fmt.Errorf("sample stored documents for example parameters: %w", err)
+	}
+	if err := p.seed(docs); err != nil {
+		return nil, err
+	}
+	if !p.ready(mix, time.Now()) {
+		g, err := docgen.New(docgen.Config{Seed: 1})
+		if err != nil {
+			return nil, err
+		}
+		d, _ := g.Next(nil, time.Now().UnixMicro())
+		if err := p.seed([][]byte{d.JSON}); err != nil {
+			return nil, err
+		}
+	}
+	t, _ := texts(p, q, mix, limit, time.Now()) // a generated event has every field
+	return t, nil
 }
 
 // Run sends queries over w and returns what it measured, recording each
@@ -176,8 +202,8 @@ func (l *Load) Texts(now time.Time) (texts map[target.QueryKind]string, ok bool)
 // otherwise when the first written ones have settled (waited_s).
 func (l *Load) Run(ctx context.Context, w Window, series *stats.Series) *Result {
 	begin := l.waitReady(ctx, w)
-	texts, _ := l.Texts(begin)
-	rec := newRecorder(l.cfg, w, begin, texts)
+	examples, _ := texts(l.pool, l.q, l.cfg.Mix, l.cfg.Limit, begin)
+	rec := newRecorder(l.cfg, w, begin, examples)
 	if begin.Before(w.End) && ctx.Err() == nil {
 		if l.cfg.QPS > 0 {
 			l.openLoop(ctx, begin, w.End, rec, series)

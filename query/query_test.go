@@ -9,6 +9,7 @@ import (
 
 	"github.com/freshbench/freshbench/docgen"
 	"github.com/freshbench/freshbench/query"
+	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/sim"
 )
@@ -208,11 +209,11 @@ func TestInterruptedRunKeepsWhatItMeasured(t *testing.T) {
 func TestSweepFindsTheKnee(t *testing.T) {
 	t.Parallel()
 	tgt := sim.New(sim.Config{QueryDelay: 10 * time.Millisecond})
-	slo, err := query.ParseSLO("p95<50ms")
+	slo, err := stats.ParseSLO("p95<50ms")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := query.SweepConfig{Start: 25, Step: 50, Max: 175, SLO: slo}
+	sc := query.SweepConfig{Start: 25, Step: 50, Max: 175, SLO: slo, MaxErrorShare: query.DefaultMaxErrorShare, MinAchievedShare: query.DefaultMinAchievedShare}
 	sw, err := query.RunSweep(context.Background(), sc, func(ctx context.Context, qps float64) (*query.Result, error) {
 		cfg := baseConfig()
 		cfg.QPS, cfg.MaxInflight = qps, 1
@@ -241,20 +242,6 @@ func TestParseMix(t *testing.T) {
 	for _, bad := range []string{"", "point=0", "lookup=1", "point=x", "point=-1", "point=1,point=2"} {
 		if _, err := query.ParseMix(bad); err == nil || !strings.Contains(err.Error(), "kind=weight") {
 			t.Errorf("ParseMix(%q) = %v, want an error that says what is accepted", bad, err)
-		}
-	}
-}
-
-func TestParseSLO(t *testing.T) {
-	for in, want := range map[string]string{"p95<200ms": "p95<200ms", " p99.9 < 1s": "p99.9<1s"} {
-		s, err := query.ParseSLO(in)
-		if err != nil || s.String() != want {
-			t.Errorf("ParseSLO(%q) = %v, %v; want %s", in, s, err, want)
-		}
-	}
-	for _, bad := range []string{"95<200ms", "p100<1s", "p95>200ms", "p95<soon", "p95<0s"} {
-		if _, err := query.ParseSLO(bad); err == nil {
-			t.Errorf("ParseSLO(%q) accepted", bad)
 		}
 	}
 }

@@ -6,52 +6,17 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
-	"time"
+
+	"github.com/freshbench/freshbench/stats"
 )
 
-// SLO is the latency bound a sweep holds each step to: the given
-// percentile of latency (from intended time, all kinds together) must stay
-// under Bound, no more than MaxErrorShare of the queries may fail, and the
-// achieved QPS must reach MinAchievedShare of the target.
-type SLO struct {
-	Percentile       float64 // e.g. 95 or 99.9
-	Bound            time.Duration
-	MaxErrorShare    float64
-	MinAchievedShare float64
-}
-
-// Defaults of the parts of an SLO that its text does not give: as for the
-// ingest's sustainability rule, a step must reach 98 % of its target, and
-// at most 1 % of its queries may fail.
+// Defaults of what a sweep step must achieve besides its latency bound:
+// as for the ingest's sustainability rule, 98 % of the target rate; and at
+// most 1 % of its queries may fail.
 const (
 	DefaultMaxErrorShare    = 0.01
 	DefaultMinAchievedShare = 0.98
 )
-
-// ParseSLO reads a bound such as "p95<200ms" or "p99.9<1s".
-func ParseSLO(s string) (SLO, error) {
-	bad := fmt.Errorf("SLO %q: want p<percentile><<duration>, e.g. p95<200ms or p99.9<1s", s)
-	t := strings.ReplaceAll(strings.TrimSpace(s), " ", "")
-	p, d, ok := strings.Cut(t, "<")
-	if !ok || !strings.HasPrefix(p, "p") {
-		return SLO{}, bad
-	}
-	pct, err := strconv.ParseFloat(p[1:], 64)
-	if err != nil || pct <= 0 || pct >= 100 {
-		return SLO{}, bad
-	}
-	bound, err := time.ParseDuration(d)
-	if err != nil || bound <= 0 {
-		return SLO{}, bad
-	}
-	return SLO{Percentile: pct, Bound: bound, MaxErrorShare: DefaultMaxErrorShare, MinAchievedShare: DefaultMinAchievedShare}, nil
-}
-
-// String writes the bound the way ParseSLO reads it.
-func (s SLO) String() string {
-	return "p" + strconv.FormatFloat(s.Percentile, 'f', -1, 64) + "<" + s.Bound.String()
-}
 
 // Verdict is how one step of a sweep fared against the SLO.
 type Verdict struct {
@@ -60,30 +25,16 @@ type Verdict struct {
 	Reason    string  `json:"reason,omitempty"`
 }
 
-// Check holds r (an open-loop result) to the SLO.
-func (s SLO) Check(r *Result) Verdict {
-	t := r.Total
-	lat := t.LatencyHistogram.Quantile(s.Percentile / 100)
-	v := Verdict{LatencyMs: float64(lat.Microseconds()) / 1000}
-	switch {
-	case t.Queries-t.Failed <= 0:
-		v.Reason = "no query was answered"
-	case lat >= s.Bound:
-		v.Reason = fmt.Sprintf("p%s latency %s ms is not under %s", strconv.FormatFloat(s.Percentile, 'f', -1, 64), strconv.FormatFloat(v.LatencyMs, 'f', 1, 64), s.Bound)
-	case float64(t.Failed) > s.MaxErrorShare*float64(t.Queries):
-		v.Reason = fmt.Sprintf("%.2f%% of queries failed (at most %g%%)", 100*float64(t.Failed)/float64(t.Queries), 100*s.MaxErrorShare)
-	case r.AchievedQPS < s.MinAchievedShare*r.TargetQPS:
-		v.Reason = fmt.Sprintf("achieved %.1f QPS, under %g%% of the target %g", r.AchievedQPS, 100*s.MinAchievedShare, r.TargetQPS)
-	default:
-		v.Met = true
-	}
-	return v
-}
-
-// SweepConfig steps the target QPS from Start by Step up to Max.
+// SweepConfig steps the target QPS from Start by Step up to Max and holds
+// every step to SLO, a percentile of latency (from intended time, all
+// kinds together), besides the error and achieved shares.
 type SweepConfig struct {
 	Start, Step, Max float64
-	SLO              SLO
+	SLO              *stats.SLO
+	MaxErrorShare    float64 // failed / sent queries
+	MinAchievedShare float64 // achieved / target QPS
+	// OnStep, when set, sees each step (from 0) with its verdict as it ends.
+	OnStep func(i int, step *Result)
 }
 
 // Validate names the first bad setting by its flag.
@@ -95,8 +46,10 @@ func (c SweepConfig) Validate() error {
 		return fmt.Errorf("--sweep-step %g: want a positive QPS", c.Step)
 	case c.Max < c.Start:
 		return fmt.Errorf("--sweep-max %g: want at least --sweep-start %g", c.Max, c.Start)
-	case c.SLO.Bound <= 0:
+	case c.SLO == nil:
 		return errors.New("--slo: missing; want e.g. p95<200ms")
+	case c.MaxErrorShare < 0 || c.MaxErrorShare > 1 || c.MinAchievedShare < 0 || c.MinAchievedShare > 1:
+		return fmt.Errorf("sweep error share %g and achieved share %g: want fractions from 0 to 1", c.MaxErrorShare, c.MinAchievedShare)
 	}
 	return nil
 }
@@ -111,6 +64,26 @@ func (c SweepConfig) Rates() []float64 {
 		out = append(out, c.Start+float64(i)*c.Step)
 	}
 	return out
+}
+
+// Check holds r (an open-loop result) to the sweep's bounds.
+func (c SweepConfig) Check(r *Result) Verdict {
+	t := r.Total
+	lat := t.LatencyHistogram.Quantile(c.SLO.Quantile)
+	v := Verdict{LatencyMs: float64(lat.Microseconds()) / 1000}
+	switch {
+	case t.Queries-t.Failed <= 0:
+		v.Reason = "no query was answered"
+	case lat >= c.SLO.Bound:
+		v.Reason = fmt.Sprintf("latency %s ms is not under %s", strconv.FormatFloat(v.LatencyMs, 'f', 1, 64), c.SLO.Text)
+	case float64(t.Failed) > c.MaxErrorShare*float64(t.Queries):
+		v.Reason = fmt.Sprintf("%.2f%% of queries failed (at most %g%%)", 100*float64(t.Failed)/float64(t.Queries), 100*c.MaxErrorShare)
+	case r.AchievedQPS < c.MinAchievedShare*r.TargetQPS:
+		v.Reason = fmt.Sprintf("achieved %.1f QPS, under %g%% of the target %g", r.AchievedQPS, 100*c.MinAchievedShare, r.TargetQPS)
+	default:
+		v.Met = true
+	}
+	return v
 }
 
 // Sweep is the outcome of a QPS sweep: every step, in order, and the
@@ -136,16 +109,19 @@ func RunSweep(ctx context.Context, cfg SweepConfig, step StepFunc) (*Sweep, erro
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	sw := &Sweep{SLO: cfg.SLO.String(), Best: -1}
+	sw := &Sweep{SLO: cfg.SLO.Text, Best: -1}
 	for _, qps := range cfg.Rates() {
 		r, err := step(ctx, qps)
 		if err != nil {
 			sw.Reason = fmt.Sprintf("step at %g QPS failed: %v", qps, err)
 			return sw, err
 		}
-		v := cfg.SLO.Check(r)
+		v := cfg.Check(r)
 		r.Verdict = &v
 		sw.Steps = append(sw.Steps, r)
+		if cfg.OnStep != nil {
+			cfg.OnStep(len(sw.Steps)-1, r)
+		}
 		if ctx.Err() != nil {
 			sw.Reason = "interrupted"
 			return sw, nil

@@ -130,20 +130,6 @@ type stepRow struct {
 	Sustainable, Peak                                                                            bool
 }
 
-// queriesView is the place of the query-load results (per query kind:
-// achieved QPS and latency). bench.Result has no Queries field yet; when
-// it does, queryLoad fills this in and the template's "queries" section
-// appears. Until then it renders nothing.
-type queriesView struct {
-	Rows []queryRow
-}
-
-type queryRow struct{ Kind, TargetQPS, AchievedQPS, P50, P95, P99, Errors string }
-
-// queryLoad renders the query-load results of res: nothing until
-// bench.Result carries them.
-func queryLoad(*bench.Result) *queriesView { return nil }
-
 func buildView(res *bench.Result) *htmlView {
 	detail := detailResult(res)
 	s := detail.Summary

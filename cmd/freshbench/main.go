@@ -33,6 +33,7 @@ func commands() []command {
 	return []command{
 		{"run", "stream events into a target and measure write latency, freshness lag, visibility latency, completeness", runCmd},
 		{"peak", "step the rate up until the target cannot keep up; report the peak sustainable throughput and every step", peakCmd},
+		{"query", "send parameterized queries open-loop at --qps or closed-loop at --concurrency, alone or beside an ingest (--rate); --sweep finds the highest QPS under a latency bound", queryCmd},
 		{"report", "render a results file as a self-contained HTML report", reportCmd},
 		{"compare", "compare results files: headline figures with ratios, differing configuration and environment", compareCmd},
 		{"sample", "print generated sample documents", sampleCmd},

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/query"
+	"github.com/freshbench/freshbench/report"
+	"github.com/freshbench/freshbench/stats"
+	"github.com/freshbench/freshbench/target"
+)
+
+// queryFlags describe the query workload.
+type queryFlags struct {
+	qps, missShare                  float64
+	concurrency, inflight, limit    int
+	mix, slo                        string
+	timeout, settle                 time.Duration
+	sweep, explain                  bool
+	sweepStart, sweepStep, sweepMax float64
+}
+
+func addQueryFlags(fs *flag.FlagSet) *queryFlags {
+	f := &queryFlags{}
+	fs.Float64Var(&f.qps, "qps", 0, "open loop: queries per second over all kinds, each due at its intended time whatever the target does")
+	fs.IntVar(&f.concurrency, "concurrency", 0, "closed loop: this many workers, each sending its next query when the previous is answered")
+	fs.IntVar(&f.inflight, "query-max-inflight", 256, "open loop: bound on queries in flight; a query that waits for a slot is late")
+	fs.StringVar(&f.mix, "mix", query.DefaultMix().String(), "query kinds and their weights: point (processBy = v), array (emails contains v), aggregate (documents per tag for company = v), newest (newest of generator v)")
+	fs.Float64Var(&f.missShare, "miss-share", 0, "fraction of queries whose parameter was never written")
+	fs.IntVar(&f.limit, "limit", 10, "rows a query returns at most (documents, or groups of the aggregation)")
+	fs.DurationVar(&f.timeout, "query-timeout", 10*time.Second, "timeout of one query")
+	fs.DurationVar(&f.settle, "settle", 2*time.Second, "with --rate, a written event becomes a query parameter this long after it was acknowledged, so that lookups do not miss only because it is not visible yet")
+	fs.BoolVar(&f.sweep, "sweep", false, "step the open-loop QPS from --sweep-start by --sweep-step up to --sweep-max, each step lasting --duration, and report the highest QPS that meets --slo")
+	fs.Float64Var(&f.sweepStart, "sweep-start", 100, "QPS of the first sweep step")
+	fs.Float64Var(&f.sweepStep, "sweep-step", 0, "QPS added per sweep step (default: --sweep-start)")
+	fs.Float64Var(&f.sweepMax, "sweep-max", 0, "highest QPS a sweep tries")
+	fs.StringVar(&f.slo, "slo", "p95<200ms", "latency bound of a sweep step: a percentile of latency from intended time, all kinds together")
+	fs.BoolVar(&f.explain, "explain", false, "print each kind's query as it would be sent to the target, and exit")
+	return f
+}
+
+// config checks the query flags and builds the workload.
+func (f *queryFlags) config(fs *flag.FlagSet, seed uint64) (query.Config, error) {
+	mix, err := query.ParseMix(f.mix)
+	if err != nil {
+		return query.Config{}, usagef("--mix: %v", err)
+	}
+	c := query.Config{
+		Mix: mix, QPS: f.qps, Concurrency: f.concurrency, MaxInflight: f.inflight, MissShare: f.missShare,
+		Limit: f.limit, Timeout: f.timeout, Settle: f.settle, SampleSize: 1000, Seed: seed,
+	}
+	if f.explain {
+		if f.limit <= 0 {
+			return query.Config{}, usagef("--limit %d: want 1 or more rows", f.limit)
+		}
+		return c, nil
+	}
+	if f.sweep {
+		if given(fs, "qps") || given(fs, "concurrency") {
+			return query.Config{}, usagef("--sweep sets the QPS of each step: give --sweep-start, --sweep-step and --sweep-max instead of --qps or --concurrency")
+		}
+		c.QPS = f.sweepStart
+	} else {
+		for _, name := range []string{"sweep-start", "sweep-step", "sweep-max", "slo"} {
+			if given(fs, name) {
+				return query.Config{}, usagef("--%s applies to a sweep: add --sweep", name)
+			}
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return query.Config{}, usageError{err}
+	}
+	return c, nil
+}
+
+func (f *queryFlags) sweepConfig() (query.SweepConfig, error) {
+	slo, err := stats.ParseSLO(f.slo)
+	if err != nil {
+		return query.SweepConfig{}, usagef("--slo: %v", err)
+	}
+	sc := query.SweepConfig{
+		Start: f.sweepStart, Step: f.sweepStep, Max: f.sweepMax, SLO: slo,
+		MaxErrorShare: query.DefaultMaxErrorShare, MinAchievedShare: query.DefaultMinAchievedShare,
+	}
+	if sc.Step == 0 {
+		sc.Step = sc.Start
+	}
+	if err := sc.Validate(); err != nil {
+		return query.SweepConfig{}, usageError{err}
+	}
+	return sc, nil
+}
+
+// given reports whether the flag was set on the command line.
+func given(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
+}
+
+func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("query")
+	tf := addTargetFlags(fs)
+	lf := addLoadFlags(fs)
+	qf := addQueryFlags(fs)
+	out := fs.String("out", "", "results file (default results/query-<time>.json)")
+	quiet := fs.Bool("quiet", false, "no live progress")
+	metricsAddr := addMetricsFlag(fs)
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	qcfg, err := qf.config(fs, lf.seed)
+	if err != nil {
+		return err
+	}
+	var sc query.SweepConfig
+	if qf.sweep {
+		if sc, err = qf.sweepConfig(); err != nil {
+			return err
+		}
+	}
+	// Events stream in beside the queries when --rate is given; otherwise
+	// the queries run alone against what the target holds.
+	beside := given(fs, "rate")
+	var runCfg bench.Config
+	if beside {
+		if runCfg, err = lf.config(tf.requestTimeout); err != nil {
+			return err
+		}
+	} else if lf.warmup < 0 || lf.warmup >= lf.duration {
+		return usagef("--warmup %s: want 0 or more and less than --duration %s", lf.warmup, lf.duration)
+	}
+	if !qf.explain {
+		if *out == "" {
+			*out = defaultOut("query")
+		}
+		if err := report.CheckWritable(*out); err != nil {
+			return usageError{err}
+		}
+	}
+
+	tgt, raw, err := tf.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer tgt.Close()
+	q, ok := tgt.(target.Querier)
+	if !ok {
+		return usagef("--target: %s does not run the query workload", tgt.Name())
+	}
+	if qf.explain {
+		return explain(ctx, stdout, q, qcfg)
+	}
+	if err := q.SetupQueries(ctx); err != nil {
+		return fmt.Errorf("set up the queries on %s: %w", target.Redact(raw), err)
+	}
+	obs, stopMetrics, err := metricsAddr.serve(ctx, raw, stderr)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	if beside {
+		runCfg.Observer = obs
+		if !*quiet {
+			runCfg.Progress = progressPrinter(stderr)
+		}
+	}
+
+	// measure runs the workload at qps (0: as configured), as the step-th
+	// step of a sweep.
+	measure := func(ctx context.Context, qps float64, step int) (*bench.Result, error) {
+		c := qcfg
+		if qps > 0 {
+			c.QPS = qps
+		}
+		if !*quiet {
+			fmt.Fprintf(stderr, "query load on %s: %s for %s (warm-up %s)%s\n", target.Redact(raw), loop(c), lf.duration, lf.warmup, besideText(beside, runCfg))
+		}
+		if !beside {
+			r, err := bench.RunQueries(ctx, q, c, lf.warmup, lf.duration, obs)
+			if errors.Is(err, query.ErrNoParameters) {
+				return nil, fmt.Errorf("%w in %s: write events first (freshbench run), or give --rate to stream them in beside the queries", err, target.Redact(raw))
+			}
+			return r, err
+		}
+		r := runCfg
+		r.Queries = &c
+		// As in a peak search: a fixed seed moves on per step, so that no
+		// step writes another's events again.
+		if r.Ingest.Seed != 0 {
+			r.Ingest.Seed += uint64(step)
+		}
+		return bench.Run(ctx, tgt, r)
+	}
+
+	var res *bench.Result
+	if qf.sweep {
+		var steps []*bench.Result
+		sc.OnStep = func(i int, st *query.Result) { report.QueryStepLine(stdout, i, st) }
+		sw, err := query.RunSweep(ctx, sc, func(ctx context.Context, qps float64) (*query.Result, error) {
+			r, err := measure(ctx, qps, len(steps))
+			if err != nil {
+				return nil, err
+			}
+			steps = append(steps, r)
+			return r.Queries, nil
+		})
+		if len(steps) == 0 {
+			return err
+		}
+		res = steps[len(steps)-1]
+		if sw.Found {
+			res = steps[sw.Best]
+		}
+		res.QuerySweep = sw
+		if err != nil {
+			fmt.Fprintf(stderr, "freshbench query: %v (the steps measured are kept)\n", err)
+		}
+	} else if res, err = measure(ctx, 0, 0); err != nil {
+		return err
+	}
+	bench.Describe(ctx, res, "query", tgt, raw)
+	if err := report.WriteFile(*out, res); err != nil {
+		return err
+	}
+	if beside {
+		report.Console(stdout, res)
+		fmt.Fprintln(stdout)
+	}
+	report.ConsoleQueries(stdout, res)
+	fmt.Fprintf(stdout, "results: %s\n", *out)
+	return nil
+}
+
+func loop(c query.Config) string {
+	if c.QPS > 0 {
+		return fmt.Sprintf("open loop at %g QPS", c.QPS)
+	}
+	return fmt.Sprintf("closed loop with %d worker(s)", c.Concurrency)
+}
+
+func besideText(beside bool, c bench.Config) string {
+	if !beside {
+		return ", alone"
+	}
+	return ", beside an ingest at " + c.Ingest.Rate.String()
+}
+
+// explain prints each kind's query as the target would receive it.
+func explain(ctx context.Context, w io.Writer, q target.Querier, c query.Config) error {
+	texts, err := query.Explain(ctx, q, c.Mix, c.Limit)
+	if err != nil {
+		return err
+	}
+	for _, m := range c.Mix {
+		fmt.Fprintf(w, "-- %s (weight %d)\n%s\n\n", m.Kind, m.Weight, texts[m.Kind])
+	}
+	return nil
+}

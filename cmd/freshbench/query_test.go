@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/freshbench/freshbench/report"
+)
+
+func TestQueryBadInput(t *testing.T) {
+	data := []string{"query", "--data-dir", filepath.Join(t.TempDir(), "data"), "--metrics-addr="}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "give either --qps"},
+		{[]string{"--qps", "10", "--concurrency", "2"}, "give either --qps"},
+		{[]string{"--qps", "-1"}, "--qps -1"},
+		{[]string{"--qps", "10", "--mix", "point=1,lookup=2"}, `--mix: mix "point=1,lookup=2": unknown kind "lookup"`},
+		{[]string{"--qps", "10", "--miss-share", "1.5"}, "--miss-share 1.5"},
+		{[]string{"--qps", "10", "--limit", "0"}, "--limit 0"},
+		{[]string{"--qps", "10", "--query-max-inflight", "0"}, "--query-max-inflight 0"},
+		{[]string{"--qps", "10", "--warmup", "10s", "--duration", "5s"}, "--warmup 10s"},
+		{[]string{"--qps", "10", "--slo", "p95<1s"}, "--slo applies to a sweep"},
+		{[]string{"--sweep", "--qps", "10", "--sweep-max", "100"}, "--sweep sets the QPS"},
+		{[]string{"--sweep"}, "--sweep-max 0"},
+		{[]string{"--sweep", "--sweep-max", "100", "--slo", "p95>1s"}, "--slo: SLO"},
+		{[]string{"--qps", "10", "--rate", "fast"}, "--rate"},
+	} {
+		wantUsageError(t, append(append([]string{}, data...), c.args...), c.want)
+	}
+}
+
+// The query command alone and beside an ingest, on SQLite: both write a
+// results file with the queries and say what they measured; --explain
+// shows the statements; the HTML report has the query section.
+func TestQueryCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs of a few seconds")
+	}
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+
+	code, out, errOut := freshbench(t, "query", "--data-dir", data, "--qps", "10", "--duration", "1s", "--warmup", "0s", "--metrics-addr=")
+	if code != 1 || !strings.Contains(errOut, "no stored document") || !strings.Contains(errOut, "--rate") {
+		t.Errorf("query on an empty database: exit code %d, stderr %q; want 1 and a hint", code, errOut)
+	}
+
+	beside := filepath.Join(dir, "beside.json")
+	code, out, errOut = freshbench(t, "query", "--data-dir", data, "--rate", "500", "--qps", "30", "--settle", "100ms",
+		"--duration", "2s", "--warmup", "0s", "--drain", "1s", "--out", beside, "--metrics-addr=")
+	if code != 0 {
+		t.Fatalf("query beside an ingest: exit code %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	for _, want := range []string{"events/s", "query load: open loop at 30 QPS", "beside the ingest: ", "results: " + beside} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	res, err := report.ReadFile(beside)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := res.Queries; res.Command != "query" || q == nil || q.Total.Queries < 30 || q.Beside == nil || len(q.Kinds) != 4 || res.Summary.EventsAcked == 0 {
+		t.Fatalf("results of a query run beside an ingest: command %q, queries %+v", res.Command, res.Queries)
+	}
+
+	// Alone, on what the first run wrote, stopped early: what was
+	// measured is written.
+	alone := filepath.Join(dir, "alone.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	var stdout bytes.Buffer
+	var stderr lockedBuffer
+	code = Main(ctx, []string{"query", "--data-dir", data, "--concurrency", "2", "--mix", "point,newest",
+		"--duration", "30s", "--warmup", "0s", "--out", alone, "--metrics-addr="}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("query alone: exit code %d\nstderr: %s", code, stderr.String())
+	}
+	res, err = report.ReadFile(alone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := res.Queries; !res.EndedEarly || q == nil || q.Mode != "closed" || q.Total.Queries == 0 || q.Total.Empty != 0 || q.Beside != nil || len(res.Generators) != 0 {
+		t.Fatalf("results of an interrupted query run alone: ended early %v, queries %+v", res.EndedEarly, res.Queries)
+	}
+	if !strings.Contains(stdout.String(), "freshbench query: sqlite://") || !strings.Contains(stdout.String(), "ended early") {
+		t.Errorf("stdout does not introduce the run:\n%s", stdout.String())
+	}
+
+	code, out, errOut = freshbench(t, "query", "--data-dir", data, "--explain", "--mix", "array=1")
+	if code != 0 || !strings.Contains(out, "-- array (weight 1)\nSELECT doc FROM freshbench_events WHERE EXISTS") || strings.Contains(out, "point") {
+		t.Errorf("--explain: exit code %d, stderr %q, stdout:\n%s", code, errOut, out)
+	}
+
+	html := filepath.Join(dir, "beside.html")
+	if code, _, errOut := freshbench(t, "report", beside, "--out", html); code != 0 {
+		t.Fatalf("report: exit code %d: %s", code, errOut)
+	}
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), `<section id="queries">`) || !strings.Contains(string(page), "json_extract(doc, &#39;$.processBy&#39;)") {
+		t.Error("the HTML report lacks the query section or the query text")
+	}
+}
+
+// A sweep on a target that answers one query at a time in 10 ms (100 QPS
+// at most) must stop at the first step over that and keep every step.
+func TestQuerySweepCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three steps of a second")
+	}
+	out := filepath.Join(t.TempDir(), "sweep.json")
+	code, stdout, stderr := freshbench(t, "query", "--target", "sim://?query_delay=10ms", "--rate", "500", "--settle", "0s",
+		"--sweep", "--sweep-start", "30", "--sweep-step", "40", "--sweep-max", "200", "--slo", "p95<50ms", "--query-max-inflight", "1",
+		"--duration", "1s", "--warmup", "200ms", "--drain", "0s", "--out", out, "--metrics-addr=", "--quiet")
+	if code != 0 {
+		t.Fatalf("sweep: exit code %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	res, err := report.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := res.QuerySweep
+	if sw == nil || !sw.Found || sw.QPS != 70 || len(sw.Steps) != 3 || res.Queries.TargetQPS != 70 {
+		t.Fatalf("sweep %+v, want the best step at 70 QPS and a stop at 110", sw)
+	}
+	for _, want := range []string{"step 1  30 QPS", "step 3  110 QPS", "missed", "highest QPS with p95<50ms (*): 70"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+}

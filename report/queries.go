@@ -1,0 +1,282 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/query"
+	"github.com/freshbench/freshbench/stats"
+)
+
+// ConsoleQueries writes the human summary of the query workload of r:
+// per kind, and the ingest's figures over the same window when it ran
+// beside; for a sweep, one row per step first. It writes nothing when r
+// has no query results.
+func ConsoleQueries(w io.Writer, r *bench.Result) {
+	q := r.Queries
+	if q == nil {
+		return
+	}
+	if len(r.Generators) == 0 { // no ingest: Console did not introduce the run
+		fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, r.Environment.TargetURL, r.Environment.TargetVersion)
+		if r.EndedEarly {
+			fmt.Fprintf(w, "ended early: %s (figures cover the time measured)\n", r.EndReason)
+		}
+	}
+	if sw := r.QuerySweep; sw != nil {
+		consoleSweep(w, sw)
+	}
+	if r.QuerySweep != nil {
+		fmt.Fprintf(w, "\nbest step, %g QPS:\n", q.TargetQPS)
+	}
+	fmt.Fprintf(w, "query load: %s; mix %s, limit %d, miss share %g\n", loopText(q), q.Mix, q.Limit, q.MissShare)
+	fmt.Fprintf(w, "%.1f s measured; achieved %s QPS; %d late, %d unsent", q.MeasuredS, rate(q.AchievedQPS), q.Total.Late, q.Unsent)
+	if q.WaitedS > 0.05 {
+		fmt.Fprintf(w, "; first query %.1f s after the start (written documents settling)", q.WaitedS)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "query\ttarget QPS\tachieved\tqueries\trows/query\tempty\tmisses\tfailed\tlatency p50\tp95\tp99\tp99.9\tmax\tservice p50\tp99\t\n")
+	for _, k := range append(q.Kinds, q.Total) {
+		l, s := k.Latency, k.ServiceTime
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.1f\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+			k.Kind, targetQPS(k), rate(k.AchievedQPS), k.Queries, k.RowsPerQuery(), k.Empty, k.Misses, k.Failed,
+			msOrDash(l, l.P50Ms), msOrDash(l, l.P95Ms), msOrDash(l, l.P99Ms), msOrDash(l, l.P999Ms), msOrDash(l, l.MaxMs),
+			msOrDash(s, s.P50Ms), msOrDash(s, s.P99Ms))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "(ms; latency from the intended time, service time from sending)")
+	if b := q.Beside; b != nil {
+		fmt.Fprintf(w, "beside the ingest: %s of %s events/s; freshness lag p50 %s, p95 %s, p99 %s ms; write latency p99 %s ms\n",
+			rate(b.AchievedEventsPerSec), rate(b.TargetEventsPerSec),
+			msOrDash(b.FreshnessLag, b.FreshnessLag.P50Ms), msOrDash(b.FreshnessLag, b.FreshnessLag.P95Ms), msOrDash(b.FreshnessLag, b.FreshnessLag.P99Ms),
+			msOrDash(b.WriteLatency, b.WriteLatency.P99Ms))
+	}
+	errs := queryErrors(q)
+	if len(errs) == 0 {
+		fmt.Fprintln(w, "query errors: none")
+		return
+	}
+	fmt.Fprintln(w, "query errors:")
+	for _, e := range errs {
+		fmt.Fprintf(w, "  %s %s: %s (%s)\n", e.Source, e.Kind, e.Count, e.Sample)
+	}
+}
+
+// QueryStepLine writes one line about the i-th step (from 0) of a QPS
+// sweep, as it finishes.
+func QueryStepLine(w io.Writer, i int, st *query.Result) {
+	l := st.Total.Latency
+	fresh := ""
+	if b := st.Beside; b != nil {
+		fresh = ", freshness lag p95 " + msOrDash(b.FreshnessLag, b.FreshnessLag.P95Ms) + " ms"
+	}
+	fmt.Fprintf(w, "step %d  %g QPS: achieved %s, latency p50 %s, p99 %s ms, %d failed, %d unsent%s: %s\n",
+		i+1, st.TargetQPS, rate(st.AchievedQPS), msOrDash(l, l.P50Ms), msOrDash(l, l.P99Ms), st.Total.Failed, st.Unsent, fresh, sweepVerdict(st))
+}
+
+func consoleSweep(w io.Writer, sw *query.Sweep) {
+	fmt.Fprintf(w, "query sweep: %d step(s) held to %s\n", len(sw.Steps), sw.SLO)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "step\ttarget QPS\tachieved\tlatency at SLO ms\tp99 ms\tfailed\tunsent\tfreshness lag p95 ms\t  verdict\n")
+	for i, st := range sw.Steps {
+		mark := ""
+		if sw.Found && i == sw.Best {
+			mark = "*"
+		}
+		l := st.Total.Latency
+		fresh := "–"
+		if b := st.Beside; b != nil {
+			fresh = msOrDash(b.FreshnessLag, b.FreshnessLag.P95Ms)
+		}
+		fmt.Fprintf(tw, "%d%s\t%g\t%s\t%s\t%s\t%d\t%d\t%s\t  %s\n", i+1, mark, st.TargetQPS, rate(st.AchievedQPS),
+			stepLatency(st), msOrDash(l, l.P99Ms), st.Total.Failed, st.Unsent, fresh, sweepVerdict(st))
+	}
+	tw.Flush()
+	if sw.Found {
+		fmt.Fprintf(w, "highest QPS with %s (*): %g, achieved %s\n", sw.SLO, sw.QPS, rate(sw.AchievedQPS))
+	} else {
+		fmt.Fprintf(w, "no step met %s\n", sw.SLO)
+	}
+	fmt.Fprintf(w, "stopped: %s\n", sw.Reason)
+}
+
+func loopText(q *query.Result) string {
+	if q.Mode == "open" {
+		return fmt.Sprintf("open loop at %g QPS (at most %d in flight)", q.TargetQPS, q.MaxInflight)
+	}
+	return fmt.Sprintf("closed loop with %d worker(s): latency equals service time", q.Concurrency)
+}
+
+func targetQPS(k *query.KindResult) string {
+	if k.TargetQPS == 0 {
+		return "–"
+	}
+	return rate(k.TargetQPS)
+}
+
+func stepLatency(st *query.Result) string {
+	if st.Verdict == nil || st.Total.Latency.Count == 0 {
+		return "–"
+	}
+	return ms(st.Verdict.LatencyMs)
+}
+
+func sweepVerdict(st *query.Result) string {
+	switch {
+	case st.Verdict == nil:
+		return "not judged"
+	case st.Verdict.Met:
+		return "met"
+	}
+	return "missed: " + st.Verdict.Reason
+}
+
+// queryErrors lists the failed queries by kind of query and of error.
+func queryErrors(q *query.Result) []errorRow {
+	var rows []errorRow
+	for _, k := range q.Kinds {
+		for _, e := range sortedKeys(k.Errors) {
+			c := k.Errors[e]
+			sample := strings.ReplaceAll(c.Sample, "\n", " ")
+			if len(sample) > 300 {
+				sample = sample[:300] + "…"
+			}
+			rows = append(rows, errorRow{Source: k.Kind + " query", Kind: e, Count: count(c.Count), Sample: sample})
+		}
+	}
+	return rows
+}
+
+// queriesView is the HTML report's query-load section.
+type queriesView struct {
+	Headline string
+	Notes    []string
+	Rows     []queryRow
+	Beside   []fact
+	Charts   []chartView
+	Texts    []queryText
+	Errors   []errorRow
+	Sweep    *sweepView
+}
+
+type queryRow struct {
+	Kind, TargetQPS, AchievedQPS, Queries, RowsPerQuery, Empty, Misses, Late, Failed string
+	P50, P95, P99, P999, Max, ServiceP50, ServiceP99                                 string
+	NoLatency, Total                                                                 bool
+}
+
+type queryText struct{ Kind, Text string }
+
+type sweepView struct {
+	Headline, Reason string
+	Found            bool
+	Rows             []sweepRow
+}
+
+type sweepRow struct {
+	Index, TargetQPS, AchievedQPS, AtSLO, P99, Failed, Unsent, Freshness, Verdict, Reason string
+	Met, Best                                                                             bool
+}
+
+// queryLoad renders the query-load results of res, or nil when it has none.
+func queryLoad(res *bench.Result) *queriesView {
+	q := res.Queries
+	if q == nil {
+		return nil
+	}
+	v := &queriesView{
+		Headline: fmt.Sprintf("%s; achieved %s QPS over %s measured.", capitalize(loopText(q)), rate(q.AchievedQPS), seconds(q.MeasuredS)),
+	}
+	v.Notes = append(v.Notes, fmt.Sprintf("Mix %s; at most %d rows per query; %s of the parameters never written (misses); per-query timeout %s.",
+		q.Mix, q.Limit, percentText(q.MissShare), seconds(q.TimeoutS)))
+	if q.Unsent > 0 || q.Total.Late > 0 {
+		v.Notes = append(v.Notes, fmt.Sprintf("%s queries were late and %s never sent: the target fell behind the schedule, and their wait is in the latency.", count(q.Total.Late), count(q.Unsent)))
+	}
+	if q.WaitedS > 0.05 {
+		v.Notes = append(v.Notes, fmt.Sprintf("The first query went out %s after the start, once written documents had settled (%s) to draw parameters from.", seconds(q.WaitedS), seconds(q.SettleS)))
+	}
+	for _, k := range append(q.Kinds, q.Total) {
+		l, s := k.Latency, k.ServiceTime
+		v.Rows = append(v.Rows, queryRow{
+			Kind: k.Kind, TargetQPS: targetQPS(k), AchievedQPS: rate(k.AchievedQPS), Queries: count(k.Queries),
+			RowsPerQuery: strconv.FormatFloat(k.RowsPerQuery(), 'f', 1, 64), Empty: count(k.Empty), Misses: count(k.Misses),
+			Late: count(k.Late), Failed: count(k.Failed),
+			P50: msOrDash(l, l.P50Ms), P95: msOrDash(l, l.P95Ms), P99: msOrDash(l, l.P99Ms), P999: msOrDash(l, l.P999Ms), Max: msOrDash(l, l.MaxMs),
+			ServiceP50: msOrDash(s, s.P50Ms), ServiceP99: msOrDash(s, s.P99Ms),
+			NoLatency: l.Count == 0, Total: k == q.Total,
+		})
+		if k.Text != "" {
+			v.Texts = append(v.Texts, queryText{Kind: k.Kind, Text: k.Text})
+		}
+	}
+	if b := q.Beside; b != nil {
+		v.Beside = []fact{
+			{"ingest achieved", rate(b.AchievedEventsPerSec) + " of " + rate(b.TargetEventsPerSec) + " events/s"},
+			{"freshness lag p50 · p95 · p99", lagText(b.FreshnessLag)},
+			{"write latency p99", msOrDash(b.WriteLatency, b.WriteLatency.P99Ms) + " ms"},
+		}
+	}
+	v.Charts = []chartView{
+		percentileChart("Query latency", "intended time → answered, all kinds", "c-write", q.Total.LatencyHistogram),
+		percentileChart("Query service time", "sent → answered, all kinds", "c-service", q.Total.ServiceTimeHistogram),
+	}
+	v.Errors = queryErrors(q)
+	v.Sweep = sweepSection(res.QuerySweep)
+	return v
+}
+
+func lagText(s stats.Summary) string {
+	if s.Count == 0 {
+		return "no samples"
+	}
+	return ms(s.P50Ms) + " · " + ms(s.P95Ms) + " · " + ms(s.P99Ms) + " ms"
+}
+
+func sweepSection(sw *query.Sweep) *sweepView {
+	if sw == nil {
+		return nil
+	}
+	v := &sweepView{Found: sw.Found, Reason: "Stopped: " + sw.Reason + "."}
+	if sw.Found {
+		v.Headline = fmt.Sprintf("Highest QPS with %s: %g (achieved %s). The tables above show that step.", sw.SLO, sw.QPS, rate(sw.AchievedQPS))
+	} else {
+		v.Headline = fmt.Sprintf("No step met %s.", sw.SLO)
+	}
+	for i, st := range sw.Steps {
+		l := st.Total.Latency
+		r := sweepRow{
+			Index: strconv.Itoa(i + 1), TargetQPS: strconv.FormatFloat(st.TargetQPS, 'f', -1, 64), AchievedQPS: rate(st.AchievedQPS),
+			AtSLO: stepLatency(st), P99: msOrDash(l, l.P99Ms), Failed: count(st.Total.Failed), Unsent: count(st.Unsent), Freshness: "–",
+			Best: sw.Found && i == sw.Best,
+		}
+		if b := st.Beside; b != nil {
+			r.Freshness = msOrDash(b.FreshnessLag, b.FreshnessLag.P95Ms)
+		}
+		switch {
+		case st.Verdict == nil:
+			r.Verdict = "not judged"
+		case st.Verdict.Met:
+			r.Verdict, r.Met = "met", true
+		default:
+			r.Verdict, r.Reason = "missed", st.Verdict.Reason
+		}
+		v.Rows = append(v.Rows, r)
+	}
+	return v
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func percentText(f float64) string {
+	return strconv.FormatFloat(100*f, 'f', -1, 64) + " %"
+}
