@@ -32,6 +32,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "stream events into a target and measure write latency, freshness lag, visibility latency, completeness", runCmd},
+		{"seed", "load a data set into the target before measuring it, unmeasured; safe to repeat (resumes)", seedCmd},
 		{"peak", "step the rate up until the target cannot keep up; report the peak sustainable throughput and every step", peakCmd},
 		{"query", "send parameterized queries open-loop at --qps or closed-loop at --concurrency, alone or beside an ingest (--rate); --sweep finds the highest QPS under a latency bound", queryCmd},
 		{"report", "render a results file as a self-contained HTML report", reportCmd},
