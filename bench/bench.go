@@ -195,6 +195,14 @@ func RunQueries(ctx context.Context, q target.Querier, cfg query.Config, warmup,
 	if err := load.Prepare(ctx); err != nil {
 		return nil, err
 	}
+	if obs == nil {
+		obs = stats.NopObserver{}
+	}
+	if warmup > 0 {
+		obs.Phase(ingest.PhaseWarmup)
+	}
+	measured := time.AfterFunc(warmup, func() { obs.Phase(ingest.PhaseMeasured) })
+	defer measured.Stop()
 	start := time.Now()
 	series := stats.NewSeries(start, 0)
 	res := &Result{

@@ -12,23 +12,25 @@ import (
 	"github.com/freshbench/freshbench/target"
 )
 
-// poolSize bounds the values kept per kind: enough that lookups spread
-// over many documents, small enough to cost nothing.
+// poolSize bounds the documents kept: enough that lookups spread over
+// many values, small enough to cost nothing.
 const poolSize = 4096
 
 // pool holds parameter values taken from documents actually written, so
 // that lookups hit. A written document joins only settle after its write
 // was acknowledged: a lookup must not miss merely because the database
 // has not made the document visible yet (that is the freshness lag, which
-// the probes measure). Per kind, the values are a uniform sample
-// (reservoir) of everything that joined.
+// the probes measure). The documents kept are a uniform sample (a
+// reservoir) of all that joined; only those kept are parsed, so a long
+// run costs almost nothing once the reservoir is full.
 type pool struct {
 	settle time.Duration
 
 	mu      sync.Mutex
 	rng     *rand.Rand
 	pending []written // acknowledged, not settled yet; oldest first
-	values  map[target.QueryKind]*reservoir
+	docs    []fields
+	seen    int64
 	misses  uint64
 	tapped  bool
 }
@@ -38,24 +40,8 @@ type written struct {
 	json []byte
 }
 
-type reservoir struct {
-	vals []string
-	seen int64
-}
-
-func (r *reservoir) add(v string, rng *rand.Rand) {
-	r.seen++
-	if len(r.vals) < poolSize {
-		r.vals = append(r.vals, v)
-		return
-	}
-	if j := rng.Int64N(r.seen); j < poolSize {
-		r.vals[j] = v
-	}
-}
-
 func newPool(settle time.Duration, rng *rand.Rand) *pool {
-	return &pool{settle: settle, rng: rng, values: map[target.QueryKind]*reservoir{}}
+	return &pool{settle: settle, rng: rng}
 }
 
 // fields are what the query kinds filter on.
@@ -66,42 +52,42 @@ type fields struct {
 	Generator string   `json:"generator_identifier"`
 }
 
-// addJSON adds the parameter values of one document. Callers hold p.mu.
-func (p *pool) addJSON(doc []byte) error {
-	var f fields
-	if err := json.Unmarshal(doc, &f); err != nil {
-		return err
-	}
-	add := func(k target.QueryKind, v string) {
-		if v == "" {
+// complete reports whether every kind can draw from f.
+func (f *fields) complete() bool {
+	return f.ProcessBy != "" && len(f.Emails) > 0 && f.Company != "" && f.Generator != ""
+}
+
+// add offers one document to the reservoir. Callers hold p.mu. A document
+// that lacks a query field, or is not JSON, is no parameter source (the
+// ingest accounts for what was written).
+func (p *pool) add(doc []byte) {
+	p.seen++
+	slot := len(p.docs)
+	if slot >= poolSize {
+		j := p.rng.Int64N(p.seen)
+		if j >= poolSize {
 			return
 		}
-		r := p.values[k]
-		if r == nil {
-			r = &reservoir{}
-			p.values[k] = r
-		}
-		r.add(v, p.rng)
+		slot = int(j)
 	}
-	add(target.QueryPoint, f.ProcessBy)
-	for _, e := range f.Emails {
-		add(target.QueryArray, e)
+	var f fields
+	if json.Unmarshal(doc, &f) != nil || !f.complete() {
+		return
 	}
-	add(target.QueryAggregate, f.Company)
-	add(target.QueryNewest, f.Generator)
-	return nil
+	if slot == len(p.docs) {
+		p.docs = append(p.docs, f)
+	} else {
+		p.docs[slot] = f
+	}
 }
 
 // seed adds documents that are stored already, without settling.
-func (p *pool) seed(docs [][]byte) error {
+func (p *pool) seed(docs [][]byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, d := range docs {
-		if err := p.addJSON(d); err != nil {
-			return fmt.Errorf("sampled document is not JSON: %w", err)
-		}
+		p.add(d)
 	}
-	return nil
 }
 
 // written keeps a copy of doc (the writer reuses its buffer) to add once
@@ -114,12 +100,11 @@ func (p *pool) written(doc []byte, at time.Time) {
 }
 
 // promote adds the pending documents that have settled by now. Callers
-// hold p.mu. A document that does not parse is not a parameter source;
-// the ingest accounts for what was written.
+// hold p.mu.
 func (p *pool) promote(now time.Time) {
 	n := 0
 	for n < len(p.pending) && !p.pending[n].at.Add(p.settle).After(now) {
-		_ = p.addJSON(p.pending[n].json)
+		p.add(p.pending[n].json)
 		n++
 	}
 	if n > 0 {
@@ -127,17 +112,12 @@ func (p *pool) promote(now time.Time) {
 	}
 }
 
-// ready reports whether every kind of m has a value to draw.
-func (p *pool) ready(m Mix, now time.Time) bool {
+// ready reports whether there is a document to draw from.
+func (p *pool) ready(now time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.promote(now)
-	for _, w := range m {
-		if r := p.values[w.Kind]; r == nil || len(r.vals) == 0 {
-			return false
-		}
-	}
-	return true
+	return len(p.docs) > 0
 }
 
 // draw returns a parameter for kind: with probability missShare one that
@@ -151,11 +131,19 @@ func (p *pool) draw(kind target.QueryKind, missShare float64, now time.Time) (v 
 		return missValue(kind, p.misses), true, true
 	}
 	p.promote(now)
-	r := p.values[kind]
-	if r == nil || len(r.vals) == 0 {
+	if len(p.docs) == 0 {
 		return "", false, false
 	}
-	return r.vals[p.rng.IntN(len(r.vals))], false, true
+	f := &p.docs[p.rng.IntN(len(p.docs))]
+	switch kind {
+	case target.QueryPoint:
+		return f.ProcessBy, false, true
+	case target.QueryArray:
+		return f.Emails[p.rng.IntN(len(f.Emails))], false, true
+	case target.QueryAggregate:
+		return f.Company, false, true
+	}
+	return f.Generator, false, true
 }
 
 // missValue is a value of kind's field that no generated document has

@@ -141,14 +141,12 @@ func (l *Load) Prepare(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("sample stored documents for query parameters: %w", err)
 		}
-		if err := l.pool.seed(docs); err != nil {
-			return err
-		}
+		l.pool.seed(docs)
 	}
 	l.pool.mu.Lock()
 	tapped := l.pool.tapped
 	l.pool.mu.Unlock()
-	if !tapped && !l.pool.ready(l.cfg.Mix, time.Now()) {
+	if !tapped && !l.pool.ready(time.Now()) {
 		return ErrNoParameters
 	}
 	return nil
@@ -177,18 +175,14 @@ func Explain(ctx context.Context, q target.Querier, mix Mix, limit int) (map[tar
 	if err != nil {
 		return nil, fmt.Errorf("sample stored documents for example parameters: %w", err)
 	}
-	if err := p.seed(docs); err != nil {
-		return nil, err
-	}
-	if !p.ready(mix, time.Now()) {
+	p.seed(docs)
+	if !p.ready(time.Now()) {
 		g, err := docgen.New(docgen.Config{Seed: 1})
 		if err != nil {
 			return nil, err
 		}
 		d, _ := g.Next(nil, time.Now().UnixMicro())
-		if err := p.seed([][]byte{d.JSON}); err != nil {
-			return nil, err
-		}
+		p.seed([][]byte{d.JSON})
 	}
 	t, _ := texts(p, q, mix, limit, time.Now()) // a generated event has every field
 	return t, nil
@@ -222,7 +216,7 @@ func (l *Load) waitReady(ctx context.Context, w Window) time.Time {
 	}
 	for {
 		now := time.Now()
-		if l.pool.ready(l.cfg.Mix, now) || !now.Before(w.End) {
+		if l.pool.ready(now) || !now.Before(w.End) {
 			return now
 		}
 		if !pace.Sleep(now.Add(20*time.Millisecond), ctx.Done()) {
