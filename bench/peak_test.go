@@ -42,7 +42,7 @@ func TestPeakFindsCapacity(t *testing.T) {
 		lowest          float64 // the peak must be above this
 	}{
 		{"increment", 4200, 2500, add(1000), 4200 - 1000},
-		{"factor", 3000, 1000, RateStep{Factor: 1.5}, 3000 / 1.5},
+		{"factor", 3000, 1500, RateStep{Factor: 1.5}, 3000 / 1.5},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -178,6 +178,29 @@ func TestPeakInterrupted(t *testing.T) {
 	}
 	if res.Steps[1].Summary.EventsAcked == 0 {
 		t.Error("the interrupted step lost what it measured")
+	}
+}
+
+// A freshness bound fails a step that keeps up but shows events too late;
+// when the first step fails, there is no peak.
+func TestPeakSLO(t *testing.T) {
+	cfg := peakConfig(500, add(500), 300*time.Millisecond, 1500*time.Millisecond)
+	slo, err := stats.ParseSLO("p95<200ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Rule.SLO = slo
+	res, err := SearchPeak(context.Background(), sim.New(sim.Config{VisibilityDelay: 300 * time.Millisecond}), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logSteps(t, res)
+	if len(res.Steps) != 1 || res.Peak.Found || res.Peak.Step != -1 {
+		t.Fatalf("%d steps, peak %+v; want no peak after one step", len(res.Steps), *res.Peak)
+	}
+	v := res.Steps[0].Verdict
+	if v == nil || len(v.Reasons) != 1 || !strings.Contains(v.Reasons[0], "exceeds the SLO p95<200ms") {
+		t.Errorf("verdict %+v, want only the SLO to fail", v)
 	}
 }
 
