@@ -22,17 +22,24 @@ const poolSize = 4096
 // has not made the document visible yet (that is the freshness lag, which
 // the probes measure). The documents kept are a uniform sample (a
 // reservoir) of all that joined; only those kept are parsed, so a long
-// run costs almost nothing once the reservoir is full.
+// run costs almost nothing once the reservoir is full. Parsing happens
+// neither on the write path nor when a query is drawn, but in whoever
+// adds (seed, or the workload's settler goroutine), outside the lock.
 type pool struct {
 	settle time.Duration
 
-	mu      sync.Mutex
-	rng     *rand.Rand
+	mu      sync.Mutex // guards the fields below, up to adding
+	drawRng *rand.Rand
 	pending []written // acknowledged, not settled yet; oldest first
 	docs    []fields
-	seen    int64
 	misses  uint64
 	tapped  bool
+
+	// adding is owned by the one goroutine that adds at a time.
+	adding struct {
+		seen int64
+		rng  *rand.Rand
+	}
 }
 
 type written struct {
@@ -40,8 +47,10 @@ type written struct {
 	json []byte
 }
 
-func newPool(settle time.Duration, rng *rand.Rand) *pool {
-	return &pool{settle: settle, rng: rng}
+func newPool(settle time.Duration, seed uint64) *pool {
+	p := &pool{settle: settle, drawRng: rand.New(rand.NewPCG(seed, 1))}
+	p.adding.rng = rand.New(rand.NewPCG(seed, 3))
+	return p
 }
 
 // fields are what the query kinds filter on.
@@ -57,24 +66,25 @@ func (f *fields) complete() bool {
 	return f.ProcessBy != "" && len(f.Emails) > 0 && f.Company != "" && f.Generator != ""
 }
 
-// add offers one document to the reservoir. Callers hold p.mu. A document
-// that lacks a query field, or is not JSON, is no parameter source (the
-// ingest accounts for what was written).
+// add offers one document to the reservoir (Algorithm R). A document that
+// lacks a query field, or is not JSON, is no parameter source; the ingest
+// accounts for what was written.
 func (p *pool) add(doc []byte) {
-	p.seen++
-	slot := len(p.docs)
-	if slot >= poolSize {
-		j := p.rng.Int64N(p.seen)
-		if j >= poolSize {
+	a := &p.adding
+	a.seen++
+	slot := int64(-1) // append
+	if a.seen > poolSize {
+		if slot = a.rng.Int64N(a.seen); slot >= poolSize {
 			return
 		}
-		slot = int(j)
 	}
 	var f fields
 	if json.Unmarshal(doc, &f) != nil || !f.complete() {
 		return
 	}
-	if slot == len(p.docs) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if slot < 0 || int(slot) >= len(p.docs) {
 		p.docs = append(p.docs, f)
 	} else {
 		p.docs[slot] = f
@@ -83,15 +93,13 @@ func (p *pool) add(doc []byte) {
 
 // seed adds documents that are stored already, without settling.
 func (p *pool) seed(docs [][]byte) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	for _, d := range docs {
 		p.add(d)
 	}
 }
 
 // written keeps a copy of doc (the writer reuses its buffer) to add once
-// it has settled; parsing waits until then, off the write path.
+// it has settled.
 func (p *pool) written(doc []byte, at time.Time) {
 	c := slices.Clone(doc)
 	p.mu.Lock()
@@ -99,47 +107,47 @@ func (p *pool) written(doc []byte, at time.Time) {
 	p.pending = append(p.pending, written{at: at, json: c})
 }
 
-// promote adds the pending documents that have settled by now. Callers
-// hold p.mu.
-func (p *pool) promote(now time.Time) {
+// settleDue adds the pending documents that have settled by now.
+func (p *pool) settleDue(now time.Time) {
+	p.mu.Lock()
 	n := 0
 	for n < len(p.pending) && !p.pending[n].at.Add(p.settle).After(now) {
-		p.add(p.pending[n].json)
 		n++
 	}
-	if n > 0 {
-		p.pending = slices.Delete(p.pending, 0, n)
+	due := slices.Clone(p.pending[:n])
+	p.pending = slices.Delete(p.pending, 0, n)
+	p.mu.Unlock()
+	for _, w := range due {
+		p.add(w.json)
 	}
 }
 
 // ready reports whether there is a document to draw from.
-func (p *pool) ready(now time.Time) bool {
+func (p *pool) ready() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.promote(now)
 	return len(p.docs) > 0
 }
 
 // draw returns a parameter for kind: with probability missShare one that
 // was never written (miss is then true), otherwise a written one. ok is
 // false when no written value is there yet.
-func (p *pool) draw(kind target.QueryKind, missShare float64, now time.Time) (v string, miss, ok bool) {
+func (p *pool) draw(kind target.QueryKind, missShare float64) (v string, miss, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if missShare > 0 && p.rng.Float64() < missShare {
+	if missShare > 0 && p.drawRng.Float64() < missShare {
 		p.misses++
 		return missValue(kind, p.misses), true, true
 	}
-	p.promote(now)
 	if len(p.docs) == 0 {
 		return "", false, false
 	}
-	f := &p.docs[p.rng.IntN(len(p.docs))]
+	f := &p.docs[p.drawRng.IntN(len(p.docs))]
 	switch kind {
 	case target.QueryPoint:
 		return f.ProcessBy, false, true
 	case target.QueryArray:
-		return f.Emails[p.rng.IntN(len(f.Emails))], false, true
+		return f.Emails[p.drawRng.IntN(len(f.Emails))], false, true
 	case target.QueryAggregate:
 		return f.Company, false, true
 	}

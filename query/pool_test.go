@@ -2,7 +2,6 @@ package query
 
 import (
 	"context"
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -30,7 +29,7 @@ func batch(tb testing.TB, n int) target.Batch {
 // The tap offers an acknowledged document, never a failed one, and the
 // pool draws it only once it has settled.
 func TestTapOffersSettledAcknowledgedDocuments(t *testing.T) {
-	p := newPool(time.Hour, rand.New(rand.NewPCG(1, 1)))
+	p := newPool(time.Hour, 1)
 	tp := &tap{Target: failLast{sim.New(sim.Config{})}, pool: p}
 	b := batch(t, 3)
 	if _, err := tp.Write(context.Background(), b); err != nil {
@@ -40,10 +39,12 @@ func TestTapOffersSettledAcknowledgedDocuments(t *testing.T) {
 		t.Fatalf("pending %d documents; want the last acknowledged one", len(p.pending))
 	}
 	now := time.Now()
-	if _, _, ok := p.draw(target.QueryNewest, 0, now); ok {
+	p.settleDue(now)
+	if _, _, ok := p.draw(target.QueryNewest, 0); ok {
 		t.Fatal("drew a value before it settled")
 	}
-	v, miss, ok := p.draw(target.QueryNewest, 0, now.Add(time.Hour))
+	p.settleDue(now.Add(time.Hour))
+	v, miss, ok := p.draw(target.QueryNewest, 0)
 	if !ok || miss || v != b.Generator {
 		t.Fatalf("draw after settling = %q miss=%v ok=%v, want the generator %s", v, miss, ok, b.Generator)
 	}
@@ -61,22 +62,23 @@ func (f failLast) Write(ctx context.Context, b target.Batch) (target.WriteResult
 }
 
 func TestReservoirIsBounded(t *testing.T) {
-	p := newPool(0, rand.New(rand.NewPCG(1, 1)))
+	p := newPool(0, 1)
 	b := batch(t, 2*poolSize)
 	docs := make([][]byte, len(b.Docs))
 	for i, d := range b.Docs {
 		docs[i] = d.JSON
 	}
 	p.seed(docs)
-	if len(p.docs) != poolSize || p.seen != int64(2*poolSize) {
-		t.Fatalf("reservoir holds %d of %d documents, want %d", len(p.docs), p.seen, poolSize)
+	if len(p.docs) != poolSize || p.adding.seen != int64(2*poolSize) {
+		t.Fatalf("reservoir holds %d of %d documents, want %d", len(p.docs), p.adding.seen, poolSize)
 	}
 }
 
-// BenchmarkTapWrite is the cost the tap adds to a batch write of 50
-// events (the ingest's default batch size).
+// BenchmarkTapWrite is the cost of the tap per batch of 50 events (the
+// ingest's default batch size): a copy on the write path, and the
+// settler's parse of the documents the reservoir keeps, which runs beside.
 func BenchmarkTapWrite(b *testing.B) {
-	p := newPool(0, rand.New(rand.NewPCG(1, 1)))
+	p := newPool(0, 1)
 	tp := &tap{Target: sim.New(sim.Config{Discard: true}), pool: p}
 	bt := batch(b, 50)
 	ctx := context.Background()
@@ -85,8 +87,8 @@ func BenchmarkTapWrite(b *testing.B) {
 		if _, err := tp.Write(ctx, bt); err != nil {
 			b.Fatal(err)
 		}
-		if i%64 == 0 { // as the workload's draws do
-			p.draw(target.QueryPoint, 0, time.Now())
+		if i%64 == 0 { // as the workload's settler does
+			p.settleDue(time.Now())
 		}
 	}
 }
@@ -104,9 +106,8 @@ func BenchmarkNext(b *testing.B) {
 		docs[i] = d.JSON
 	}
 	l.pool.seed(docs)
-	now := time.Now()
 	b.ReportAllocs()
 	for b.Loop() {
-		l.next(now)
+		l.next()
 	}
 }

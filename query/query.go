@@ -117,7 +117,7 @@ func New(cfg Config, q target.Querier, obs stats.Observer) (*Load, error) {
 	}
 	return &Load{
 		cfg: cfg, q: q, obs: obs,
-		pool: newPool(cfg.Settle, rand.New(rand.NewPCG(seed, 1))),
+		pool: newPool(cfg.Settle, seed),
 		rng:  rand.New(rand.NewPCG(seed, 2)),
 	}, nil
 }
@@ -146,7 +146,7 @@ func (l *Load) Prepare(ctx context.Context) error {
 	l.pool.mu.Lock()
 	tapped := l.pool.tapped
 	l.pool.mu.Unlock()
-	if !tapped && !l.pool.ready(time.Now()) {
+	if !tapped && !l.pool.ready() {
 		return ErrNoParameters
 	}
 	return nil
@@ -154,10 +154,10 @@ func (l *Load) Prepare(ctx context.Context) error {
 
 // texts returns each kind of mix as q would send it, with a parameter
 // drawn from p; ok is false while p has nothing to draw.
-func texts(p *pool, q target.Querier, mix Mix, limit int, now time.Time) (map[target.QueryKind]string, bool) {
+func texts(p *pool, q target.Querier, mix Mix, limit int) (map[target.QueryKind]string, bool) {
 	out := map[target.QueryKind]string{}
 	for _, w := range mix {
-		v, _, ok := p.draw(w.Kind, 0, now)
+		v, _, ok := p.draw(w.Kind, 0)
 		if !ok {
 			return nil, false
 		}
@@ -170,13 +170,13 @@ func texts(p *pool, q target.Querier, mix Mix, limit int, now time.Time) (map[ta
 // taken from a sample of what q holds, or from a generated event when it
 // holds none, so that a user can read the queries before a run.
 func Explain(ctx context.Context, q target.Querier, mix Mix, limit int) (map[target.QueryKind]string, error) {
-	p := newPool(0, rand.New(rand.NewPCG(1, 2)))
+	p := newPool(0, 1)
 	docs, err := q.Sample(ctx, 100)
 	if err != nil {
 		return nil, fmt.Errorf("sample stored documents for example parameters: %w", err)
 	}
 	p.seed(docs)
-	if !p.ready(time.Now()) {
+	if !p.ready() {
 		g, err := docgen.New(docgen.Config{Seed: 1})
 		if err != nil {
 			return nil, err
@@ -184,7 +184,7 @@ func Explain(ctx context.Context, q target.Querier, mix Mix, limit int) (map[tar
 		d, _ := g.Next(nil, time.Now().UnixMicro())
 		p.seed([][]byte{d.JSON})
 	}
-	t, _ := texts(p, q, mix, limit, time.Now()) // a generated event has every field
+	t, _ := texts(p, q, mix, limit) // a generated event has every field
 	return t, nil
 }
 
@@ -196,16 +196,35 @@ func Explain(ctx context.Context, q target.Querier, mix Mix, limit int) (map[tar
 // otherwise when the first written ones have settled (waited_s).
 func (l *Load) Run(ctx context.Context, w Window, series *stats.Series) *Result {
 	begin := l.waitReady(ctx, w)
-	examples, _ := texts(l.pool, l.q, l.cfg.Mix, l.cfg.Limit, begin)
+	examples, _ := texts(l.pool, l.q, l.cfg.Mix, l.cfg.Limit)
 	rec := newRecorder(l.cfg, w, begin, examples)
 	if begin.Before(w.End) && ctx.Err() == nil {
+		stop, stopped := make(chan struct{}), make(chan struct{})
+		go func() { defer close(stopped); l.settler(stop) }()
 		if l.cfg.QPS > 0 {
 			l.openLoop(ctx, begin, w.End, rec, series)
 		} else {
 			l.closedLoop(ctx, w.End, rec, series)
 		}
+		close(stop)
+		<-stopped
 	}
 	return rec.result()
+}
+
+// settler adds written documents to the pool as they settle, until stop
+// is closed, so that neither the writes nor the draws wait for parsing.
+func (l *Load) settler(stop <-chan struct{}) {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-tick.C:
+			l.pool.settleDue(now)
+		}
+	}
 }
 
 // waitReady returns when the first query can be drawn (or w.End, or ctx
@@ -216,7 +235,8 @@ func (l *Load) waitReady(ctx context.Context, w Window) time.Time {
 	}
 	for {
 		now := time.Now()
-		if l.pool.ready(now) || !now.Before(w.End) {
+		l.pool.settleDue(now)
+		if l.pool.ready() || !now.Before(w.End) {
 			return now
 		}
 		if !pace.Sleep(now.Add(20*time.Millisecond), ctx.Done()) {
@@ -226,11 +246,11 @@ func (l *Load) waitReady(ctx context.Context, w Window) time.Time {
 }
 
 // next picks the kind and parameter of the next query.
-func (l *Load) next(now time.Time) (target.Query, bool) {
+func (l *Load) next() (target.Query, bool) {
 	l.mu.Lock()
 	kind := l.cfg.Mix.pick(l.rng)
 	l.mu.Unlock()
-	v, miss, _ := l.pool.draw(kind, l.cfg.MissShare, now)
+	v, miss, _ := l.pool.draw(kind, l.cfg.MissShare)
 	return target.Query{Kind: kind, Value: v, Limit: l.cfg.Limit}, miss
 }
 
@@ -280,7 +300,7 @@ func (l *Load) openLoop(ctx context.Context, begin, end time.Time, rec *recorder
 			return
 		}
 		sched.Advance(1, 0)
-		q, miss := l.next(sent)
+		q, miss := l.next()
 		late := waited || sent.Sub(intended) > lateAfter
 		wg.Add(1)
 		go func() {
@@ -304,7 +324,7 @@ func (l *Load) closedLoop(ctx context.Context, end time.Time, rec *recorder, ser
 				if !sent.Before(end) {
 					return
 				}
-				q, miss := l.next(sent)
+				q, miss := l.next()
 				l.send(queryCtx, q, miss, sent, sent, false, rec, series)
 			}
 		}()
