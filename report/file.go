@@ -69,6 +69,9 @@ func ReadFile(path string) (*bench.Result, error) {
 	if err := json.Unmarshal(b, &res); err != nil {
 		return nil, fmt.Errorf("results file %s is not valid freshbench JSON: %w", path, err)
 	}
+	if res.SchemaVersion == 0 {
+		return nil, fmt.Errorf("%s is not a freshbench results file (it has no schema_version)", path)
+	}
 	if res.SchemaVersion != bench.SchemaVersion {
 		return nil, fmt.Errorf("results file %s has schema version %d; this freshbench reads version %d", path, res.SchemaVersion, bench.SchemaVersion)
 	}
