@@ -170,7 +170,6 @@ func SearchPeak(ctx context.Context, tgt target.Target, cfg PeakConfig) (*Result
 		}
 	}
 	res.EndedAt = time.Now().UTC()
-	res.Peak.ElapsedS = time.Since(began).Seconds()
 	return res, nil
 }
 

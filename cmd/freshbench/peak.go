@@ -22,7 +22,7 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	maxSteps := fs.Int("max-steps", 20, "most rates tried; 0 = no limit (then give --max-rate)")
 	maxRate := fs.String("max-rate", "", "highest rate tried, in the unit of --start (default: no limit)")
 	slo := fs.String("slo", "", "freshness bound every sustainable step must also meet, e.g. p95<2s")
-	confirm := fs.Bool("confirm", false, "run the first unsustainable step once more before stopping; if it holds then, go on")
+	confirm := fs.Bool("confirm", false, "run an unsustainable step once more before stopping; if it holds then, the search goes on")
 	out := fs.String("out", "", "results file with every step, rewritten as each step ends (default results/peak-<time>.json)")
 	teardown := fs.Bool("teardown", false, "drop the index or table after the search")
 	quiet := fs.Bool("quiet", false, "no live progress")
