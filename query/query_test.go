@@ -209,7 +209,10 @@ func TestInterruptedRunKeepsWhatItMeasured(t *testing.T) {
 func TestSweepFindsTheKnee(t *testing.T) {
 	t.Parallel()
 	tgt := sim.New(sim.Config{QueryDelay: 10 * time.Millisecond})
-	slo, err := stats.ParseSLO("p95<50ms")
+	// The bound is far above the 10 ms service time, so that scheduling
+	// noise of a busy machine cannot fail the 75 QPS step; at 125 QPS the
+	// queue grows by 25 queries a second and passes it within the step.
+	slo, err := stats.ParseSLO("p95<100ms")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +229,7 @@ func TestSweepFindsTheKnee(t *testing.T) {
 		t.Fatalf("sweep found=%v qps=%g after %d steps (%s), want 75 QPS and a stop at the third step", sw.Found, sw.QPS, len(sw.Steps), sw.Reason)
 	}
 	last := sw.Steps[2].Verdict
-	if last.Met || !strings.Contains(sw.Reason, "125 QPS") || last.LatencyMs < 50 {
+	if last.Met || !strings.Contains(sw.Reason, "125 QPS") || last.LatencyMs < 100 {
 		t.Errorf("last step %+v, reason %q; want a missed p95 at 125 QPS", last, sw.Reason)
 	}
 }
