@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/freshbench/freshbench/docgen"
@@ -285,20 +284,16 @@ type loader struct {
 	stop context.CancelFunc
 	bufs sync.Pool
 
-	written, bytes atomic.Int64
-	mu             sync.Mutex // guards res and err
-	res            *Result
-	err            error
+	mu  sync.Mutex // guards res and err
+	res *Result
+	err error
 }
 
 // fail records the first error and stops the load.
 func (l *loader) fail(err error) {
 	l.mu.Lock()
-	if l.err == nil {
-		l.err = err
-	}
-	l.mu.Unlock()
-	l.stop()
+	defer l.mu.Unlock()
+	l.failLocked(err)
 }
 
 // produce generates stream s from its first event and hands the missing
@@ -414,8 +409,6 @@ func (l *loader) write(ctx context.Context, b *batch) {
 	}
 	l.res.Written += int64(res.Acknowledged)
 	l.res.Bytes += bytes
-	l.written.Add(int64(res.Acknowledged))
-	l.bytes.Add(bytes)
 }
 
 func (l *loader) failLocked(err error) {
@@ -435,7 +428,9 @@ func (l *loader) report(began time.Time, toWrite int64, done <-chan struct{}) {
 			return
 		case <-tick.C:
 		}
-		p := Progress{Written: l.written.Load(), ToWrite: toWrite, Bytes: l.bytes.Load(), Elapsed: time.Since(began)}
+		l.mu.Lock()
+		p := Progress{Written: l.res.Written, ToWrite: toWrite, Bytes: l.res.Bytes, Elapsed: time.Since(began)}
+		l.mu.Unlock()
 		if s := p.Elapsed.Seconds(); s > 0 && p.Written > 0 {
 			p.EventsPerSec = float64(p.Written) / s
 			p.Remaining = time.Duration(float64(toWrite-p.Written) / p.EventsPerSec * float64(time.Second))
