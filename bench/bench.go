@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/freshbench/freshbench/ingest"
@@ -77,6 +78,11 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*Result, error) {
 	if obs == nil {
 		obs = stats.NopObserver{}
 	}
+	if cfg.Ingest.Seed == 0 {
+		// Drawn here rather than in the generator so that the results file
+		// names the seed that reproduces these documents.
+		cfg.Ingest.Seed = rand.Uint64() | 1
+	}
 	ledger := probe.NewLedger()
 	// Start a little ahead so that every stream begins on the same instant.
 	start := time.Now().Add(20 * time.Millisecond)
@@ -111,8 +117,13 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*Result, error) {
 	}
 	var acct *ingest.Accounting
 	acctCh := make(chan *ingest.Accounting, 1)
+	cpuBefore, cpuOK := processCPU()
 	go func() { acctCh <- in.Run(ctx, start, series) }()
 	acct = watch(ctx, start, cfg, series, fresh, obs, acctCh)
+	if cpuAfter, ok := processCPU(); ok && cpuOK {
+		res.DriverCPU = &DriverCPU{Seconds: (cpuAfter - cpuBefore).Seconds(), WallS: time.Since(start).Seconds()}
+		res.DriverCPU.CorePercent = 100 * res.DriverCPU.Seconds / res.DriverCPU.WallS
+	}
 	if load != nil {
 		res.Queries = <-queries
 	}
@@ -223,16 +234,35 @@ func RunQueries(ctx context.Context, q target.Querier, cfg query.Config, warmup,
 func watch(ctx context.Context, start time.Time, cfg Config, series *stats.Series, fresh *probe.Freshness, obs stats.Observer, acctCh <-chan *ingest.Accounting) *ingest.Accounting {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	phase := ""
+	// The observer's phase changes at the exact instants, not at the next
+	// progress tick, so that no sample is labelled with the wrong phase.
+	phases := []struct {
+		at   time.Time
+		name string
+	}{
+		{start, ingest.PhaseWarmup},
+		{start.Add(cfg.Ingest.Warmup), ingest.PhaseMeasured},
+		{start.Add(cfg.Ingest.Duration), ingest.PhaseTail},
+	}
+	next := 0
+	change := time.NewTimer(0)
+	defer change.Stop()
 	for {
-		p := progressAt(time.Now(), start, cfg, series, fresh)
-		if p.Phase != phase {
-			phase = p.Phase
-			obs.Phase(cfg.Phase + phase)
-		}
 		select {
 		case a := <-acctCh:
 			return a
+		case <-change.C:
+			due := ""
+			for next < len(phases) && !time.Now().Before(phases[next].at) {
+				due = phases[next].name
+				next++
+			}
+			if due != "" {
+				obs.Phase(cfg.Phase + due)
+			}
+			if next < len(phases) {
+				change.Reset(time.Until(phases[next].at))
+			}
 		case <-tick.C:
 			if cfg.Progress != nil {
 				cfg.Progress(progressAt(time.Now(), start, cfg, series, fresh))

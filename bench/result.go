@@ -36,6 +36,7 @@ type Result struct {
 	Completeness []probe.Completeness   `json:"completeness,omitempty"`
 	AuditError   string                 `json:"audit_error,omitempty"`
 	Series       []stats.Point          `json:"series"`
+	DriverCPU    *DriverCPU             `json:"driver_cpu,omitempty"`
 
 	// The query workload, when one ran (beside the ingest, or alone); a
 	// QPS sweep keeps every step, and Queries is its best step.
@@ -58,6 +59,15 @@ type Peak struct {
 	AchievedMBPerSec     float64 `json:"achieved_mb_per_s"`
 	Reason               string  `json:"reason"` // why the search stopped
 	ElapsedS             float64 `json:"elapsed_s"`
+}
+
+// DriverCPU is the CPU time freshbench itself used while it streamed
+// (warm-up included), so that a reader can tell a database limit from a
+// driver limit.
+type DriverCPU struct {
+	Seconds     float64 `json:"cpu_s"`
+	WallS       float64 `json:"wall_s"`
+	CorePercent float64 `json:"core_percent"` // 100 = one core busy all the time
 }
 
 // Tool identifies the program that wrote the file.

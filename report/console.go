@@ -64,6 +64,9 @@ func Console(w io.Writer, r *bench.Result) {
 	default:
 		fmt.Fprintf(w, "completeness: not audited (run ended early)\n")
 	}
+	if c := r.DriverCPU; c != nil {
+		fmt.Fprintf(w, "driver: %.1f s CPU over %.1f s (%.0f%% of one core of %d)\n", c.Seconds, c.WallS, c.CorePercent, r.Environment.Cores)
+	}
 	errs := map[string]*stats.ErrorCount{}
 	for k, e := range s.Errors {
 		errs["write "+k] = e

@@ -546,6 +546,9 @@ func environmentFacts(res *bench.Result) []fact {
 	if len(res.Generators) > 0 {
 		facts = append(facts, fact{"generator ids", strings.Join(res.Generators, ", ")})
 	}
+	if c := res.DriverCPU; c != nil {
+		facts = append(facts, fact{"driver CPU", fmt.Sprintf("%.1f s over %.1f s (%.0f%% of one core)", c.Seconds, c.WallS, c.CorePercent)})
+	}
 	return facts
 }
 
