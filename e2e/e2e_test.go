@@ -30,6 +30,7 @@ import (
 var servers = []struct{ name, env, script string }{
 	{"elasticsearch", "FRESHBENCH_TEST_ELASTICSEARCH_URL", "elasticsearch.sh"},
 	{"opensearch", "FRESHBENCH_TEST_OPENSEARCH_URL", "opensearch.sh"},
+	{"opensearch3", "FRESHBENCH_TEST_OPENSEARCH3_URL", "opensearch3.sh"},
 	{"postgres", "FRESHBENCH_TEST_POSTGRES_URL", "postgres.sh"},
 }
 
@@ -154,7 +155,7 @@ func TestRunKeepsUpAndLosesNothing(t *testing.T) {
 // about ten times those of 200 ms. A uniform arrival within the interval
 // gives a median of about half the interval, plus the poll resolution.
 func TestRefreshIntervalShowsInLatency(t *testing.T) {
-	for _, name := range []string{"elasticsearch", "opensearch"} {
+	for _, name := range []string{"elasticsearch", "opensearch", "opensearch3"} {
 		t.Run(name, func(t *testing.T) {
 			raw := serverURL(t, name)
 			p50 := map[string][2]float64{}
@@ -203,7 +204,7 @@ func TestPostgresVisibleOnCommit(t *testing.T) {
 // client sees of a stopped server, without the minute a search engine
 // takes to start again.
 func TestOutageDuringRun(t *testing.T) {
-	for _, name := range []string{"elasticsearch", "opensearch"} {
+	for _, name := range []string{"elasticsearch", "opensearch", "opensearch3"} {
 		t.Run(name, func(t *testing.T) {
 			raw := withName(t, serverURL(t, name), "outage")
 			p := startProxy(t, hostOf(t, raw))
