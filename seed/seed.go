@@ -193,13 +193,12 @@ type Result struct {
 // ErrWriteFailed marks a load stopped by a write that failed for good.
 var ErrWriteFailed = errors.New("write failed")
 
-// duplicateKind is the error kind of an item whose _id the target already
-// holds (PostgreSQL and SQLite insert with ON CONFLICT DO NOTHING). When a
-// survey counted before the last writes became visible, those events are
-// written again: an engine that replaces by _id takes them silently, one
-// that refuses duplicates reports them as this kind, and either way the
-// event is there once.
-const duplicateKind = "duplicate_id"
+// When a survey counted before the last writes became visible, those
+// events are written again: an engine that replaces by _id takes them
+// silently, one that refuses duplicates (PostgreSQL and SQLite insert with
+// ON CONFLICT DO NOTHING) reports them as target.ErrorDuplicateID, and
+// either way the event is there once.
+const duplicateKind = target.ErrorDuplicateID
 
 // batch is one write request and its memory, reused once written.
 type batch struct {

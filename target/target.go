@@ -32,6 +32,10 @@ type Batch struct {
 	Docs      []Document
 }
 
+// ErrorDuplicateID is the error kind of an item whose _id is already
+// stored (a database with a unique key on _id rejects the second write).
+const ErrorDuplicateID = "duplicate_id"
+
 // WriteResult is the item-level outcome of one batch write. A partly failed
 // batch reports the failed items here; it is never counted as a success.
 type WriteResult struct {

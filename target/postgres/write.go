@@ -129,7 +129,7 @@ func skippedAsDuplicates(b target.Batch, inserted map[int64]int) target.WriteRes
 		res.FailedSeqs = append(res.FailedSeqs, seq)
 	}
 	if res.Failed > 0 {
-		res.AddError("duplicate_id", res.Failed)
+		res.AddError(target.ErrorDuplicateID, res.Failed)
 	}
 	return res
 }

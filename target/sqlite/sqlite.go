@@ -167,7 +167,7 @@ func (t *Target) Write(ctx context.Context, b target.Batch) (target.WriteResult,
 		if n, _ := r.RowsAffected(); n == 0 {
 			res.Failed++
 			res.FailedSeqs = append(res.FailedSeqs, d.Seq)
-			res.AddError("duplicate_id", 1)
+			res.AddError(target.ErrorDuplicateID, 1)
 			continue
 		}
 		res.Acknowledged++
