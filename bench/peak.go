@@ -112,22 +112,23 @@ func SearchPeak(ctx context.Context, tgt target.Target, cfg PeakConfig) (*Result
 		SchemaVersion: SchemaVersion, Command: "peak", StartedAt: began.UTC(),
 		Config: recordConfig(cfg.Run),
 	}
+	search := recordSearch(cfg)
 	rate := cfg.Run.Ingest.Rate
 	level, confirming := 0, false
 	for {
 		if ctx.Err() != nil {
 			res.EndedEarly, res.EndReason = true, ErrInterrupted.Error()
-			res.Peak = peakOf(res.Steps, fmt.Sprintf("%s before step %d (%s)", ErrInterrupted, len(res.Steps)+1, rate), began)
+			res.Peak = peakOf(search, res.Steps, fmt.Sprintf("%s before step %d (%s)", ErrInterrupted, len(res.Steps)+1, rate), began)
 			break
 		}
 		if !confirming {
 			if cfg.MaxSteps > 0 && level >= cfg.MaxSteps {
-				res.Peak = peakOf(res.Steps, fmt.Sprintf("reached the limit of %d steps", cfg.MaxSteps), began)
+				res.Peak = peakOf(search, res.Steps, fmt.Sprintf("reached the limit of %d steps", cfg.MaxSteps), began)
 				break
 			}
 			if cfg.MaxRate > 0 && rate.PerSecond > cfg.MaxRate*(1+1e-9) {
 				limit := pace.Rate{PerSecond: cfg.MaxRate, Unit: rate.Unit}
-				res.Peak = peakOf(res.Steps, fmt.Sprintf("the next step (%s) would exceed the rate limit %s", rate, limit), began)
+				res.Peak = peakOf(search, res.Steps, fmt.Sprintf("the next step (%s) would exceed the rate limit %s", rate, limit), began)
 				break
 			}
 			level++
@@ -161,7 +162,7 @@ func SearchPeak(ctx context.Context, tgt target.Target, cfg PeakConfig) (*Result
 				stop = fmt.Sprintf("step %d (%s) was not sustainable: %s", n+1, rate, v.Reason())
 			}
 		}
-		res.Peak = peakOf(res.Steps, stop, began)
+		res.Peak = peakOf(search, res.Steps, stop, began)
 		if cfg.OnStep != nil {
 			cfg.OnStep(res)
 		}
@@ -226,8 +227,8 @@ func measuredSeries(pts []stats.Point, c ingest.Config) []stats.Point {
 
 // peakOf is the highest sustainable step so far; stop says why the search
 // ended ("" while it goes on).
-func peakOf(steps []*Result, stop string, began time.Time) *Peak {
-	p := &Peak{Step: -1, Reason: stop, ElapsedS: time.Since(began).Seconds()}
+func peakOf(search *PeakSearch, steps []*Result, stop string, began time.Time) *Peak {
+	p := &Peak{Search: search, Step: -1, Reason: stop, ElapsedS: time.Since(began).Seconds()}
 	best := 0.0
 	for i, s := range steps {
 		if s.Verdict == nil || !s.Verdict.Sustainable || s.Config.RatePerSecond < best {
@@ -238,4 +239,18 @@ func peakOf(steps []*Result, stop string, began time.Time) *Peak {
 		p.AchievedEventsPerSec, p.AchievedMBPerSec = s.Summary.AchievedEventsPerSec, s.Summary.AchievedMBPerSec
 	}
 	return p
+}
+
+func recordSearch(c PeakConfig) *PeakSearch {
+	r := c.Rule
+	ps := &PeakSearch{
+		Start: c.Run.Ingest.Rate.String(), Increase: c.Increase.String(), MaxSteps: c.MaxSteps, MaxRate: c.MaxRate,
+		Confirm: c.Confirm, HoldS: (c.Run.Ingest.Duration - c.Run.Ingest.Warmup).Seconds(),
+		MinAchieved: r.MinAchieved, MaxErrorRate: r.MaxErrorRate, MaxLateShare: r.MaxLateShare,
+		MaxLagGrowthMs: float64(r.MaxLagGrowth.Microseconds()) / 1000, LagNoiseFactor: r.LagNoiseFactor,
+	}
+	if r.SLO != nil {
+		ps.SLO = r.SLO.Text
+	}
+	return ps
 }

@@ -52,13 +52,30 @@ type Result struct {
 
 // Peak is the outcome of a peak search.
 type Peak struct {
-	Found                bool    `json:"found"` // some step was sustainable
-	Step                 int     `json:"step"`  // index into Steps of the highest sustainable step
-	Rate                 string  `json:"rate"`  // its target rate as given
-	AchievedEventsPerSec float64 `json:"achieved_events_per_s"`
-	AchievedMBPerSec     float64 `json:"achieved_mb_per_s"`
-	Reason               string  `json:"reason"` // why the search stopped
-	ElapsedS             float64 `json:"elapsed_s"`
+	Found                bool        `json:"found"` // some step was sustainable
+	Step                 int         `json:"step"`  // index into Steps of the highest sustainable step
+	Rate                 string      `json:"rate"`  // its target rate as given
+	AchievedEventsPerSec float64     `json:"achieved_events_per_s"`
+	AchievedMBPerSec     float64     `json:"achieved_mb_per_s"`
+	Reason               string      `json:"reason"` // why the search stopped
+	ElapsedS             float64     `json:"elapsed_s"`
+	Search               *PeakSearch `json:"search,omitempty"`
+}
+
+// PeakSearch is how a peak search stepped and judged its steps.
+type PeakSearch struct {
+	Start          string  `json:"start"`
+	Increase       string  `json:"increase"`
+	HoldS          float64 `json:"hold_s"`
+	MaxSteps       int     `json:"max_steps,omitempty"`
+	MaxRate        float64 `json:"max_rate,omitempty"` // in the start rate's unit
+	Confirm        bool    `json:"confirm"`
+	MinAchieved    float64 `json:"min_achieved_share"`
+	MaxErrorRate   float64 `json:"max_error_rate"`
+	MaxLateShare   float64 `json:"max_late_share"`
+	MaxLagGrowthMs float64 `json:"max_lag_growth_ms"`
+	LagNoiseFactor float64 `json:"lag_noise_factor"`
+	SLO            string  `json:"slo,omitempty"`
 }
 
 // DriverCPU is the CPU time freshbench itself used while it streamed
