@@ -34,11 +34,8 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if *out == "" {
-		*out = defaultOut("peak")
-	}
-	if err := report.CheckWritable(*out); err != nil {
-		return usageError{err}
+	if err := resultsPath(out, "peak"); err != nil {
+		return err
 	}
 	tgt, raw, err := tf.open(ctx)
 	if err != nil {

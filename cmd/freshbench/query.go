@@ -136,11 +136,8 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usagef("--warmup %s: want 0 or more and less than --duration %s", lf.warmup, lf.duration)
 	}
 	if !qf.explain {
-		if *out == "" {
-			*out = defaultOut("query")
-		}
-		if err := report.CheckWritable(*out); err != nil {
-			return usageError{err}
+		if err := resultsPath(out, "query"); err != nil {
+			return err
 		}
 	}
 

@@ -166,8 +166,17 @@ func (f *loadFlags) config(writeTimeout time.Duration) (bench.Config, error) {
 	return cfg, nil
 }
 
-func defaultOut(command string) string {
-	return filepath.Join("results", fmt.Sprintf("%s-%s.json", command, time.Now().Format("20060102-150405")))
+// resultsPath returns where a command writes its results: the --out value,
+// or results/<command>-<time>.json; checked writable before anything runs,
+// so that no measurement is lost for want of a place to put it.
+func resultsPath(out *string, command string) error {
+	if *out == "" {
+		*out = filepath.Join("results", fmt.Sprintf("%s-%s.json", command, time.Now().Format("20060102-150405")))
+	}
+	if err := report.CheckWritable(*out); err != nil {
+		return usageError{err}
+	}
+	return nil
 }
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -185,11 +194,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	if *out == "" {
-		*out = defaultOut("run")
-	}
-	if err := report.CheckWritable(*out); err != nil {
-		return usageError{err}
+	if err := resultsPath(out, "run"); err != nil {
+		return err
 	}
 	tgt, raw, err := tf.open(ctx)
 	if err != nil {
