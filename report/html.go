@@ -50,7 +50,10 @@ func HTML(w io.Writer, res *bench.Result) error {
 
 // htmlView is everything the template shows, already formatted.
 type htmlView struct {
-	CSS          template.CSS
+	CSS template.CSS
+	// Ingest is false for a query load that ran alone: the page then has
+	// no write, freshness or completeness sections, as nothing was written.
+	Ingest       bool
 	Title        string
 	Subtitle     string
 	Facts        []fact
@@ -140,9 +143,18 @@ func buildView(res *bench.Result) *htmlView {
 	if v.Title == "-" {
 		v.Title = orDash(res.Environment.Target)
 	}
+	v.Ingest = !queriesAlone(res)
 	v.Subtitle = subtitle(res)
 	v.Facts = headerFacts(res)
 	v.Notices = notices(res, detail)
+	v.Queries = queryLoad(detail)
+	v.Config = configFacts(res)
+	v.Environment = environmentFacts(res)
+	v.Footer = fmt.Sprintf("%s %s · results schema %d · rendered from the results file", orDefault(res.Tool.Name, "freshbench"), orDash(res.Tool.Version), res.SchemaVersion)
+	if !v.Ingest {
+		v.Cards = queryCards(res.Queries)
+		return v
+	}
 	if len(res.Steps) > 0 {
 		v.Peak = peakSection(res)
 		if detail != res {
@@ -175,13 +187,9 @@ func buildView(res *bench.Result) *htmlView {
 		latency("Visibility latency", s.VisibilityLatency),
 		latency("Probe query service", s.ProbeQueryService),
 	}
-	v.Queries = queryLoad(detail)
 	v.Phases = phaseRows(detail)
 	v.Errors = errorRows(detail)
 	v.Completeness = completeness(detail)
-	v.Config = configFacts(res)
-	v.Environment = environmentFacts(res)
-	v.Footer = fmt.Sprintf("%s %s · results schema %d · rendered from the results file", orDefault(res.Tool.Name, "freshbench"), orDash(res.Tool.Version), res.SchemaVersion)
 	return v
 }
 
@@ -242,6 +250,16 @@ func subtitle(res *bench.Result) string {
 
 func headerFacts(res *bench.Result) []fact {
 	c := res.Config
+	if queriesAlone(res) {
+		q := res.Queries
+		facts := []fact{
+			{"load", loopText(q)},
+			{"duration", seconds(c.DurationS) + " (warm-up " + seconds(c.WarmupS) + ")"},
+			{"mix", q.Mix},
+			{"limit", strconv.Itoa(q.Limit) + " rows"},
+		}
+		return append(facts, targetSettingFacts(c, "")...)
+	}
 	facts := []fact{
 		{"rate", orDash(c.Rate)},
 		{"duration", seconds(c.DurationS) + " (warm-up " + seconds(c.WarmupS) + ")"},
@@ -262,15 +280,24 @@ func headerFacts(res *bench.Result) []fact {
 		{"in-flight", strconv.Itoa(c.MaxInflight)},
 		{"poll", ms(c.PollIntervalS*1000) + " ms"},
 	}...)
+	return append(facts, targetSettingFacts(c, "")...)
+}
+
+// targetSettingFacts lists the target's own settings, each label prefixed.
+func targetSettingFacts(c bench.ConfigRecord, prefix string) []fact {
+	var facts []fact
 	for _, k := range sortedKeys(c.TargetSettings) {
-		facts = append(facts, fact{k, c.TargetSettings[k]})
+		facts = append(facts, fact{prefix + k, c.TargetSettings[k]})
 	}
 	return facts
 }
 
 func notices(res, detail *bench.Result) []notice {
 	var out []notice
-	if res.EndedEarly {
+	switch {
+	case res.EndedEarly && queriesAlone(res):
+		out = append(out, notice{"bad", "The run ended early (" + orDash(res.EndReason) + "): figures cover the time measured."})
+	case res.EndedEarly:
 		out = append(out, notice{"bad", "The run ended early (" + orDash(res.EndReason) + "): figures cover the time measured, and completeness was not audited."})
 	}
 	if detail.AuditError != "" {
@@ -314,14 +341,7 @@ func headlineCards(res, detail *bench.Result) []card {
 	if s.TargetEventsPerSec > 0 {
 		share := s.AchievedEventsPerSec / s.TargetEventsPerSec
 		tp.Sub = fmt.Sprintf("%.1f%% of target %s · %s MB/s", 100*share, rate(s.TargetEventsPerSec), mbps(s.AchievedMBPerSec))
-		switch {
-		case share >= 0.98:
-			tp.Status = "ok"
-		case share >= 0.9:
-			tp.Status = "warn"
-		default:
-			tp.Status = "bad"
-		}
+		tp.Status = shareStatus(share)
 	}
 	cards = append(cards, tp,
 		latencyCard("Write latency p99", s.WriteLatency, s.WriteLatency.P99Ms,
@@ -332,6 +352,17 @@ func headlineCards(res, detail *bench.Result) []card {
 			"p50 "+msUnit(s.VisibilityLatency.P50Ms)+" · resolution "+msUnit(s.VisibilityResolution)),
 		completenessCard(detail))
 	return cards
+}
+
+// shareStatus colours an achieved rate by its share of the target.
+func shareStatus(share float64) string {
+	switch {
+	case share >= 0.98:
+		return "ok"
+	case share >= 0.9:
+		return "warn"
+	}
+	return "bad"
 }
 
 func latencyCard(label string, h stats.Summary, v float64, sub string) card {
@@ -497,6 +528,14 @@ func completeness(r *bench.Result) completenessView {
 
 func configFacts(res *bench.Result) []fact {
 	c := res.Config
+	if queriesAlone(res) {
+		facts := []fact{
+			{"duration", seconds(c.DurationS)},
+			{"warm-up", seconds(c.WarmupS)},
+		}
+		facts = append(facts, queryConfigFacts(res.Queries)...)
+		return append(facts, targetSettingFacts(c, "target setting ")...)
+	}
 	// The rate as given, and in its unit per second when that reads
 	// differently (10MB/s is 10000000 bytes/s; 2000 events/s is itself).
 	rateText := strconv.FormatFloat(c.RatePerSecond, 'f', -1, 64) + " " + orDefault(c.RateUnit, "events/s")
@@ -518,10 +557,7 @@ func configFacts(res *bench.Result) []fact {
 		{"poll interval", msUnit(c.PollIntervalS * 1000)},
 		{"drain", seconds(c.DrainS)},
 	}
-	for _, k := range sortedKeys(c.TargetSettings) {
-		facts = append(facts, fact{"target setting " + k, c.TargetSettings[k]})
-	}
-	return facts
+	return append(facts, targetSettingFacts(c, "target setting ")...)
 }
 
 func environmentFacts(res *bench.Result) []fact {

@@ -372,3 +372,54 @@ func TestHTMLConfigRate(t *testing.T) {
 		}
 	}
 }
+
+// A query load that ran alone wrote nothing: its page shows the queries,
+// the configuration and the environment, and no ingest section.
+func TestHTMLQueriesAlone(t *testing.T) {
+	q := queryResult(100, 9)
+	q.Beside = nil
+	res := &bench.Result{
+		SchemaVersion: bench.SchemaVersion, Command: "query",
+		Environment: bench.Environment{Target: "sqlite", TargetURL: "sqlite:///tmp/q.db", TargetVersion: "SQLite 3.50.0", Host: "bench-host-2"},
+		Config:      bench.ConfigRecord{DurationS: 20, WarmupS: 2, TargetSettings: map[string]string{"synchronous": "NORMAL"}},
+		Series:      []stats.Point{{StartS: 0, WidthS: 1, QueryCount: 100, QueryP99Ms: 9}, {StartS: 1, WidthS: 1, QueryCount: 98, QueryP99Ms: 11}},
+		Queries:     q,
+	}
+	out := render(t, res)
+	for _, want := range []string{
+		"Achieved QPS", "100.0% of target 100", "Query latency p95", "Query latency p99", "Query errors", "of 800 queries · 3 unsent",
+		"open loop at 100 QPS (at most 256 in flight)", "point=6,newest=4", "10 rows", "synchronous",
+		`<section id="queries">`, `<section id="config">`, `<section id="environment">`, "bench-host-2", "seed",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("query-only report lacks %q", want)
+		}
+	}
+	for _, bad := range []string{
+		`id="throughput"`, "Throughput over time", `id="latency-time"`, `id="percentiles"`, `id="phases"`, `id="errors"`, `id="completeness"`,
+		"Achieved rate", "Write latency", "Freshness lag", "Visibility latency", "Completeness", "events/s", "batch",
+	} {
+		if strings.Contains(out, bad) {
+			t.Errorf("query-only report shows %q, but nothing was written", bad)
+		}
+	}
+	if n := strings.Count(out, "<svg"); n != 2 {
+		t.Errorf("%d charts, want 2 (query latency and service time)", n)
+	}
+	checkPage(t, out)
+
+	res.EndedEarly, res.EndReason = true, "interrupted"
+	if out := render(t, res); !strings.Contains(out, "ended early (interrupted)") || strings.Contains(out, "audited") {
+		t.Error("an interrupted query-only run is not flagged, or is said not to be audited")
+	}
+
+	// With an ingest beside, the queries join the ingest's sections.
+	run := runResult(5000, 1)
+	run.Queries = queryResult(100, 9)
+	out = render(t, run)
+	for _, want := range []string{"Throughput over time", "Achieved rate", `id="completeness"`, `<section id="queries">`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report of queries beside an ingest lacks %q", want)
+		}
+	}
+}

@@ -21,7 +21,7 @@ func ConsoleQueries(w io.Writer, r *bench.Result) {
 	if q == nil {
 		return
 	}
-	if len(r.Generators) == 0 { // no ingest: Console did not introduce the run
+	if queriesAlone(r) { // Console did not introduce the run
 		fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, r.Environment.TargetURL, r.Environment.TargetVersion)
 		if r.EndedEarly {
 			fmt.Fprintf(w, "ended early: %s (figures cover the time measured)\n", r.EndReason)
@@ -65,6 +65,12 @@ func ConsoleQueries(w io.Writer, r *bench.Result) {
 	for _, e := range errs {
 		fmt.Fprintf(w, "  %s %s: %s (%s)\n", e.Source, e.Kind, e.Count, e.Sample)
 	}
+}
+
+// queriesAlone tells whether r is a query load that ran without an ingest
+// (freshbench query without --rate): there were no writes to report.
+func queriesAlone(r *bench.Result) bool {
+	return r.Queries != nil && len(r.Generators) == 0
 }
 
 // QueryStepLine writes one line about the i-th step (from 0) of a QPS
@@ -228,6 +234,50 @@ func queryLoad(res *bench.Result) *queriesView {
 	v.Errors = queryErrors(q)
 	v.Sweep = sweepSection(res.QuerySweep)
 	return v
+}
+
+// queryCards are the HTML report's headline figures of a query load that
+// ran alone.
+func queryCards(q *query.Result) []card {
+	t := q.Total
+	l := t.Latency
+	qps := card{Label: "Achieved QPS", Value: rate(q.AchievedQPS), Unit: "QPS", Sub: loopText(q)}
+	if q.Mode == "open" && q.TargetQPS > 0 {
+		share := q.AchievedQPS / q.TargetQPS
+		qps.Sub = fmt.Sprintf("%.1f%% of target %s · %s measured", 100*share, rate(q.TargetQPS), seconds(q.MeasuredS))
+		qps.Status = shareStatus(share)
+	}
+	errs := card{Label: "Query errors", Value: count(t.Failed), Unit: "failed", Status: "ok",
+		Sub: fmt.Sprintf("of %s queries · %s unsent · %s late", count(t.Queries), count(q.Unsent), count(t.Late))}
+	switch {
+	case t.Failed > 0:
+		errs.Status = "bad"
+	case q.Unsent > 0:
+		errs.Status = "warn"
+	}
+	return []card{
+		qps,
+		latencyCard("Query latency p95", l, l.P95Ms, "p50 "+msUnit(l.P50Ms)+" · service p95 "+msUnit(t.ServiceTime.P95Ms)),
+		latencyCard("Query latency p99", l, l.P99Ms, "p99.9 "+msUnit(l.P999Ms)+" · max "+msUnit(l.MaxMs)),
+		errs,
+	}
+}
+
+// queryConfigFacts is the configuration of a query load.
+func queryConfigFacts(q *query.Result) []fact {
+	seed := "random"
+	if q.Seed != 0 {
+		seed = strconv.FormatUint(q.Seed, 10)
+	}
+	return []fact{
+		{"query load", loopText(q)},
+		{"mix", q.Mix},
+		{"rows per query at most", strconv.Itoa(q.Limit)},
+		{"miss share", percentText(q.MissShare)},
+		{"query timeout", seconds(q.TimeoutS)},
+		{"settle", seconds(q.SettleS)},
+		{"seed", seed},
+	}
 }
 
 func lagText(s stats.Summary) string {
