@@ -3,6 +3,7 @@ package query_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -217,6 +218,11 @@ func TestSweepFindsTheKnee(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := query.SweepConfig{Start: 25, Step: 50, Max: 175, SLO: slo, MaxErrorShare: query.DefaultMaxErrorShare, MinAchievedShare: query.DefaultMinAchievedShare}
+	// OnStep sees the sweep as it stands after each step.
+	var seen []string
+	sc.OnStep = func(sw *query.Sweep) {
+		seen = append(seen, fmt.Sprintf("%d steps, best %g QPS, %s", len(sw.Steps), sw.QPS, sw.Reason))
+	}
 	sw, err := query.RunSweep(context.Background(), sc, func(ctx context.Context, qps float64) (*query.Result, error) {
 		cfg := baseConfig()
 		cfg.QPS, cfg.MaxInflight = qps, 1
@@ -231,6 +237,10 @@ func TestSweepFindsTheKnee(t *testing.T) {
 	last := sw.Steps[2].Verdict
 	if last.Met || !strings.Contains(sw.Reason, "125 QPS") || last.LatencyMs < 100 {
 		t.Errorf("last step %+v, reason %q; want a missed p95 at 125 QPS", last, sw.Reason)
+	}
+	want := []string{"1 steps, best 25 QPS, under way", "2 steps, best 75 QPS, under way", "3 steps, best 75 QPS, " + sw.Reason}
+	if strings.Join(seen, "\n") != strings.Join(want, "\n") {
+		t.Errorf("OnStep saw\n%s\nwant\n%s", strings.Join(seen, "\n"), strings.Join(want, "\n"))
 	}
 }
 

@@ -33,8 +33,10 @@ type SweepConfig struct {
 	SLO              *stats.SLO
 	MaxErrorShare    float64 // failed / sent queries
 	MinAchievedShare float64 // achieved / target QPS
-	// OnStep, when set, sees each step (from 0) with its verdict as it ends.
-	OnStep func(i int, step *Result)
+	// OnStep, when set, sees the sweep so far after each step: the step
+	// with its verdict last in Steps, the best step so far, and the
+	// reason it stopped or SweepUnderWay.
+	OnStep func(sw *Sweep)
 }
 
 // Validate names the first bad setting by its flag.
@@ -94,9 +96,12 @@ type Sweep struct {
 	Best        int       `json:"best_step"` // index into Steps of the highest QPS that met it; -1 when none did
 	QPS         float64   `json:"qps"`       // that step's target QPS
 	AchievedQPS float64   `json:"achieved_qps"`
-	Reason      string    `json:"reason"` // why the sweep stopped
+	Reason      string    `json:"reason"` // why the sweep stopped, or SweepUnderWay
 	Steps       []*Result `json:"steps"`
 }
+
+// SweepUnderWay is the reason of a sweep that has more steps to run.
+const SweepUnderWay = "under way"
 
 // StepFunc measures one step at a target QPS: the workload alone, or
 // beside an ingest.
@@ -110,7 +115,8 @@ func RunSweep(ctx context.Context, cfg SweepConfig, step StepFunc) (*Sweep, erro
 		return nil, err
 	}
 	sw := &Sweep{SLO: cfg.SLO.Text, Best: -1}
-	for _, qps := range cfg.Rates() {
+	rates := cfg.Rates()
+	for i, qps := range rates {
 		r, err := step(ctx, qps)
 		if err != nil {
 			sw.Reason = fmt.Sprintf("step at %g QPS failed: %v", qps, err)
@@ -119,19 +125,24 @@ func RunSweep(ctx context.Context, cfg SweepConfig, step StepFunc) (*Sweep, erro
 		v := cfg.Check(r)
 		r.Verdict = &v
 		sw.Steps = append(sw.Steps, r)
-		if cfg.OnStep != nil {
-			cfg.OnStep(len(sw.Steps)-1, r)
-		}
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			sw.Reason = "interrupted"
-			return sw, nil
-		}
-		if !v.Met {
+		case !v.Met:
 			sw.Reason = fmt.Sprintf("at %g QPS: %s", qps, v.Reason)
-			return sw, nil
+		default:
+			sw.Found, sw.Best, sw.QPS, sw.AchievedQPS = true, len(sw.Steps)-1, qps, r.AchievedQPS
+			sw.Reason = SweepUnderWay
+			if i == len(rates)-1 {
+				sw.Reason = fmt.Sprintf("every step up to --sweep-max %g QPS met %s", cfg.Max, sw.SLO)
+			}
 		}
-		sw.Found, sw.Best, sw.QPS, sw.AchievedQPS = true, len(sw.Steps)-1, qps, r.AchievedQPS
+		if cfg.OnStep != nil {
+			cfg.OnStep(sw)
+		}
+		if sw.Reason != SweepUnderWay {
+			break
+		}
 	}
-	sw.Reason = fmt.Sprintf("every step up to --sweep-max %g QPS met %s", cfg.Max, sw.SLO)
 	return sw, nil
 }

@@ -108,7 +108,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tf := addTargetFlags(fs)
 	lf := addLoadFlags(fs)
 	qf := addQueryFlags(fs)
-	out := fs.String("out", "", "results file (default results/query-<time>.json)")
+	out := fs.String("out", "", "results file (default results/query-<time>.json); a sweep rewrites it as each step ends")
 	quiet := fs.Bool("quiet", false, "no live progress")
 	metricsAddr := addMetricsFlag(fs)
 	if err := parse(fs, args, stderr); err != nil {
@@ -195,10 +195,38 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return bench.Run(ctx, tgt, r)
 	}
 
+	// The environment is described once; every write of the results file
+	// carries it.
+	described := &bench.Result{}
+	bench.Describe(ctx, described, "query", tgt, raw)
+	describe := func(r *bench.Result) {
+		r.Command, r.Tool, r.Environment = described.Command, described.Tool, described.Environment
+		r.Config.TargetSettings = described.Config.TargetSettings
+	}
+
 	var res *bench.Result
 	if qf.sweep {
 		var steps []*bench.Result
-		sc.OnStep = func(i int, st *query.Result) { report.QueryStepLine(stdout, i, st) }
+		// sweepResult is the sweep so far as one result: its best step (the
+		// last when none met the SLO) carrying every step.
+		sweepResult := func(sw *query.Sweep) *bench.Result {
+			r := *steps[len(steps)-1]
+			if sw.Found {
+				r = *steps[sw.Best]
+			}
+			r.QuerySweep = sw
+			describe(&r)
+			return &r
+		}
+		// The results file is rewritten after every step, so that a killed
+		// process loses only the step under way.
+		sc.OnStep = func(sw *query.Sweep) {
+			i := len(sw.Steps) - 1
+			report.QueryStepLine(stdout, i, sw.Steps[i])
+			if err := report.WriteFile(*out, sweepResult(sw)); err != nil {
+				fmt.Fprintf(stderr, "freshbench query: %v (the sweep goes on)\n", err)
+			}
+		}
 		sw, err := query.RunSweep(ctx, sc, func(ctx context.Context, qps float64) (*query.Result, error) {
 			r, err := measure(ctx, qps, len(steps))
 			if err != nil {
@@ -210,18 +238,16 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if len(steps) == 0 {
 			return err
 		}
-		res = steps[len(steps)-1]
-		if sw.Found {
-			res = steps[sw.Best]
-		}
-		res.QuerySweep = sw
+		res = sweepResult(sw)
 		if err != nil {
 			fmt.Fprintf(stderr, "freshbench query: %v (the steps measured are kept)\n", err)
 		}
-	} else if res, err = measure(ctx, 0, 0); err != nil {
-		return err
+	} else {
+		if res, err = measure(ctx, 0, 0); err != nil {
+			return err
+		}
+		describe(res)
 	}
-	bench.Describe(ctx, res, "query", tgt, raw)
 	if err := report.WriteFile(*out, res); err != nil {
 		return err
 	}

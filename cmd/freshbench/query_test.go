@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/freshbench/freshbench/query"
 	"github.com/freshbench/freshbench/report"
 )
 
@@ -139,5 +140,61 @@ func TestQuerySweepCommand(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
+	}
+}
+
+// A sweep writes its results file after every step: while the second step
+// runs, the file holds the first, the best so far, and says the sweep is
+// under way; stopped then, the command keeps both steps. As in
+// TestQuerySweepCommand, 20 and 40 QPS lie far under the 100 QPS the
+// target answers.
+func TestQuerySweepWritesEachStep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two steps of a second")
+	}
+	out := filepath.Join(t.TempDir(), "sweep.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"query", "--target", "sim://?query_delay=10ms", "--rate", "500", "--settle", "0s",
+			"--sweep", "--sweep-start", "20", "--sweep-step", "20", "--sweep-max", "400", "--slo", "p95<100ms", "--query-max-inflight", "1",
+			"--duration", "1s", "--warmup", "200ms", "--drain", "0s", "--out", out, "--metrics-addr=", "--quiet"}, &stdout, &stderr)
+	}()
+
+	deadline := time.After(30 * time.Second)
+	for {
+		res, err := report.ReadFile(out)
+		if err == nil {
+			sw := res.QuerySweep
+			if sw == nil || len(sw.Steps) == 0 || sw.Reason != query.SweepUnderWay || !sw.Found || sw.QPS != 20 ||
+				res.Queries.TargetQPS != 20 || res.Command != "query" || res.Environment.Target != "sim" {
+				t.Fatalf("results file during the sweep: command %q, target %q, sweep %+v; want the step at 20 QPS as the best, under way",
+					res.Command, res.Environment.Target, sw)
+			}
+			break
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("the sweep ended (exit code %d) before its results file held a step: %v\nstderr: %s", code, err, stderr.String())
+		case <-deadline:
+			t.Fatalf("no results file after 30s: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("interrupted sweep: exit code %d\nstderr: %s", code, stderr.String())
+	}
+	res, err := report.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sw := res.QuerySweep; sw == nil || len(sw.Steps) != 2 || sw.Reason != "interrupted" || sw.QPS != 20 {
+		t.Fatalf("results file of the interrupted sweep: %+v; want two steps, the best at 20 QPS", sw)
+	}
+	if !strings.Contains(stdout.String(), "step 1  20 QPS") || !strings.Contains(stdout.String(), "results: "+out) {
+		t.Errorf("stdout:\n%s", stdout.String())
 	}
 }
