@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/target"
 )
 
@@ -67,7 +68,7 @@ func (t *Target) Write(ctx context.Context, b target.Batch) (target.WriteResult,
 			}
 			return res, nil
 		}
-		if err := sleep(ctx, backoff(attempt)); err != nil {
+		if !pace.Sleep(time.Now().Add(backoff(attempt)), ctx.Done()) {
 			failAll(&res, retry, kindCanceled)
 			return res, nil
 		}
@@ -97,17 +98,6 @@ func backoff(attempt int) time.Duration {
 		d = min(backoffBase<<attempt, backoffMax)
 	}
 	return d/2 + rand.N(d/2+1)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-tm.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // retryable reports whether an item rejected with this status and error

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/target"
 )
 
@@ -108,18 +109,12 @@ func (t *Target) Reset() {
 	t.events, t.ids, t.acked = map[string][]event{}, map[string]time.Time{}, 0
 }
 
+// sleep waits d, or returns the context's error if it ends first.
 func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
+	if !pace.Sleep(time.Now().Add(d), ctx.Done()) {
 		return ctx.Err()
 	}
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-tm.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return nil
 }
 
 // Write models a server with one queue: each batch occupies it for
