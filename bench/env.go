@@ -19,26 +19,45 @@ func ToolVersion() string {
 	return "devel"
 }
 
-// Describe fills in the tool and environment of a result.
-func Describe(ctx context.Context, res *Result, command string, tgt target.Target, rawURL string) {
-	res.Command = command
-	res.Tool = Tool{Name: "freshbench", Version: ToolVersion()}
+// Description is what a results file says about the command, the tool,
+// the host and the target. It is taken once, before a command measures,
+// and applied to every results file the command writes.
+type Description struct {
+	Command        string
+	Tool           Tool
+	Environment    Environment
+	TargetSettings map[string]string
+}
+
+// Describe asks the host and the target what a results file records.
+func Describe(ctx context.Context, command string, tgt target.Target, rawURL string) Description {
 	host, _ := os.Hostname()
-	res.Environment = Environment{
-		Host: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Cores: runtime.NumCPU(),
-		GoVersion: runtime.Version(), Target: tgt.Name(), TargetURL: target.Redact(rawURL),
+	d := Description{
+		Command: command,
+		Tool:    Tool{Name: "freshbench", Version: ToolVersion()},
+		Environment: Environment{
+			Host: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Cores: runtime.NumCPU(),
+			GoVersion: runtime.Version(), Target: tgt.Name(), TargetURL: target.Redact(rawURL),
+		},
 	}
-	if d, ok := tgt.(target.Describer); ok {
-		res.Config.TargetSettings = d.Settings()
+	if s, ok := tgt.(target.Describer); ok {
+		d.TargetSettings = s.Settings()
 	}
 	if u, err := url.Parse(rawURL); err == nil {
-		res.Environment.Target = u.Scheme
+		d.Environment.Target = u.Scheme
 	}
 	vctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if v, err := tgt.Version(vctx); err == nil {
-		res.Environment.TargetVersion = v
+		d.Environment.TargetVersion = v
 	} else {
-		res.Environment.TargetVersion = "unknown: " + err.Error()
+		d.Environment.TargetVersion = "unknown: " + err.Error()
 	}
+	return d
+}
+
+// Apply writes the description into res.
+func (d Description) Apply(res *Result) {
+	res.Command, res.Tool, res.Environment = d.Command, d.Tool, d.Environment
+	res.Config.TargetSettings = d.TargetSettings
 }

@@ -52,18 +52,12 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		pc.Run.Progress = progressPrinter(stderr)
 	}
 
-	// The environment is described once; every rewrite of the results
-	// file carries it.
-	described := &bench.Result{}
-	bench.Describe(ctx, described, "peak", tgt, raw)
-	describe := func(r *bench.Result) {
-		r.Command, r.Tool, r.Environment = described.Command, described.Tool, described.Environment
-		r.Config.TargetSettings = described.Config.TargetSettings
-	}
+	// Described once; every rewrite of the results file carries it.
+	desc := bench.Describe(ctx, "peak", tgt, raw)
 	fmt.Fprintf(stderr, "peak search: from %s, step %s, each step %s after %s warm-up; %s\n",
 		pc.Run.Ingest.Rate, pc.Increase, *hold, pc.Run.Ingest.Warmup, limits(pc))
 	pc.OnStep = func(r *bench.Result) {
-		describe(r)
+		desc.Apply(r)
 		report.StepLine(stdout, len(r.Steps)-1, r.Steps[len(r.Steps)-1])
 		if err := report.WriteFile(*out, r); err != nil {
 			fmt.Fprintf(stderr, "freshbench peak: %v (the search goes on)\n", err)
@@ -73,7 +67,7 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	describe(res)
+	desc.Apply(res)
 	if err := report.WriteFile(*out, res); err != nil {
 		return err
 	}

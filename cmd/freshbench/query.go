@@ -195,14 +195,8 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return bench.Run(ctx, tgt, r)
 	}
 
-	// The environment is described once; every write of the results file
-	// carries it.
-	described := &bench.Result{}
-	bench.Describe(ctx, described, "query", tgt, raw)
-	describe := func(r *bench.Result) {
-		r.Command, r.Tool, r.Environment = described.Command, described.Tool, described.Environment
-		r.Config.TargetSettings = described.Config.TargetSettings
-	}
+	// Described once; every write of the results file carries it.
+	desc := bench.Describe(ctx, "query", tgt, raw)
 
 	var res *bench.Result
 	if qf.sweep {
@@ -215,7 +209,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				r = *steps[sw.Best]
 			}
 			r.QuerySweep = sw
-			describe(&r)
+			desc.Apply(&r)
 			return &r
 		}
 		// The results file is rewritten after every step, so that a killed
@@ -246,7 +240,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if res, err = measure(ctx, 0, 0); err != nil {
 			return err
 		}
-		describe(res)
+		desc.Apply(res)
 	}
 	if err := report.WriteFile(*out, res); err != nil {
 		return err

@@ -215,7 +215,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	bench.Describe(ctx, res, "run", tgt, raw)
+	bench.Describe(ctx, "run", tgt, raw).Apply(res)
 	if err := report.WriteFile(*out, res); err != nil {
 		return err
 	}
