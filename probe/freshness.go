@@ -67,7 +67,7 @@ type FreshnessResult struct {
 // Freshness samples RockBench's data latency: every poll interval, the
 // newest _event_time each generator's events show in a query.
 type Freshness struct {
-	tgt    target.Target
+	tgt    target.Reader
 	gens   []string
 	poll   time.Duration
 	clock  Clock
@@ -80,7 +80,7 @@ type Freshness struct {
 }
 
 // NewFreshness prepares a freshness sampler for the given generators.
-func NewFreshness(tgt target.Target, gens []string, poll time.Duration, clock Clock, window *Window, series *stats.Series, obs stats.Observer) *Freshness {
+func NewFreshness(tgt target.Reader, gens []string, poll time.Duration, clock Clock, window *Window, series *stats.Series, obs stats.Observer) *Freshness {
 	return &Freshness{
 		tgt: tgt, gens: gens, poll: poll, clock: clock, window: window, series: series, obs: obs,
 		res: FreshnessResult{Lag: stats.NewHistogram(), QueryService: stats.NewHistogram(), Errors: map[string]*stats.ErrorCount{}},

@@ -55,7 +55,7 @@ type Completeness struct {
 }
 
 // Audit compares what the target shows of gen with what it acknowledged.
-func (l *Ledger) Audit(ctx context.Context, tgt target.Target, gen string) (Completeness, error) {
+func (l *Ledger) Audit(ctx context.Context, tgt target.Reader, gen string) (Completeness, error) {
 	seen := &bitset{}
 	var dups int64
 	err := tgt.Seqs(ctx, gen, func(seq int64) {

@@ -34,7 +34,7 @@ type VisibilityResult struct {
 // latency of each is taken at the completion of the first query that saw
 // it, so it is an upper bound whose resolution is the poll interval.
 type Visibility struct {
-	tgt    target.Target
+	tgt    target.Reader
 	poll   time.Duration
 	window *Window
 	obs    stats.Observer
@@ -45,7 +45,7 @@ type Visibility struct {
 }
 
 // NewVisibility prepares a probe tracker.
-func NewVisibility(tgt target.Target, poll time.Duration, window *Window, obs stats.Observer) *Visibility {
+func NewVisibility(tgt target.Reader, poll time.Duration, window *Window, obs stats.Observer) *Visibility {
 	return &Visibility{
 		tgt: tgt, poll: poll, window: window, obs: obs, pending: map[string][]pending{},
 		res: VisibilityResult{

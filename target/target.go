@@ -54,16 +54,16 @@ func (r *WriteResult) AddError(kind string, n int) {
 	r.ErrorKinds[kind] += n
 }
 
-// Target is a database under test. Implementations must be safe for
-// concurrent use by many goroutines.
-type Target interface {
-	// Name is the scheme-level name, e.g. "sqlite", "elasticsearch".
-	Name() string
-	// Setup creates the index or table (idempotent).
-	Setup(ctx context.Context) error
-	// Write writes one batch. A returned error means the whole request
-	// failed (connection refused, timeout, 5xx): no item is acknowledged.
+// Writer is the role the ingest needs: write one batch. A returned error
+// means the whole request failed (connection refused, timeout, 5xx): no
+// item is acknowledged.
+type Writer interface {
 	Write(ctx context.Context, b Batch) (WriteResult, error)
+}
+
+// Reader is the role of a read endpoint: what the freshness poll, the
+// visibility probes and the completeness audit ask of it.
+type Reader interface {
 	// Freshness returns the newest _event_time that a query for this
 	// generator can see, and false when it sees no event at all.
 	Freshness(ctx context.Context, generator string) (int64, bool, error)
@@ -74,12 +74,30 @@ type Target interface {
 	// Seqs calls fn with the _seq of every visible event of the generator
 	// (once per stored document, so duplicates show up as repeats).
 	Seqs(ctx context.Context, generator string, fn func(seq int64)) error
+}
+
+// Admin is the role of the commands around a run: set up, describe and
+// tear down the index or table.
+type Admin interface {
+	// Name is the scheme-level name, e.g. "sqlite", "elasticsearch".
+	Name() string
+	// Setup creates the index or table (idempotent).
+	Setup(ctx context.Context) error
 	// Teardown drops the index or table.
 	Teardown(ctx context.Context) error
 	// Version describes the database server (for the results file).
 	Version(ctx context.Context) (string, error)
 	// Close releases connections.
 	Close() error
+}
+
+// Target is a database under test: every role. Implementations must be
+// safe for concurrent use by many goroutines. Consumers take the smallest
+// role they use.
+type Target interface {
+	Admin
+	Writer
+	Reader
 }
 
 // Options carries the settings common to all targets; each target reads
