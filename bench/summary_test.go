@@ -1,0 +1,35 @@
+package bench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/freshbench/freshbench/target/sim"
+)
+
+// Every summary figure is of the measured phase: events acknowledged,
+// failed and unsent balance against the events due in it, the same phase
+// whose batches and late batches are counted.
+func TestSummaryIsTheMeasuredPhase(t *testing.T) {
+	cfg := simConfig(3 * time.Second)
+	cfg.Drain = 0
+	res, err := Run(context.Background(), sim.New(sim.Config{}), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	var m int64
+	for _, p := range res.Phases {
+		if p.Name == "measured" {
+			m = p.Acked
+		}
+	}
+	if s.EventsAcked != m {
+		t.Fatalf("summary: %d events acknowledged, measured phase %d: the summary mixes phases", s.EventsAcked, m)
+	}
+	// 2000 events/s for the 2 s after the 1 s warm-up.
+	if due := s.EventsAcked + s.EventsFailed + s.EventsUnsent; due != 4000 {
+		t.Fatalf("summary: acknowledged %d + failed %d + unsent %d = %d, want the 4000 due in the measured 2 s", s.EventsAcked, s.EventsFailed, s.EventsUnsent, due)
+	}
+}
