@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/freshbench/freshbench/invalid"
 	"math/rand/v2"
 	"time"
 
@@ -42,10 +43,10 @@ func (c Config) Validate() error {
 		return err
 	}
 	if c.PollInterval <= 0 {
-		return fmt.Errorf("--poll-interval %s: want a positive duration, e.g. 200ms", c.PollInterval)
+		return invalid.New("poll interval", c.PollInterval, "a positive duration, e.g. 200ms")
 	}
 	if c.Drain < 0 {
-		return fmt.Errorf("--drain %s: want 0 or more", c.Drain)
+		return invalid.New("drain", c.Drain, "0 or more")
 	}
 	if c.Queries != nil {
 		return c.Queries.Validate()
@@ -197,7 +198,7 @@ func queryLoad(ctx context.Context, tgt target.Target, cfg Config, obs stats.Obs
 // Run, it returns the results measured so far when ctx is cancelled.
 func RunQueries(ctx context.Context, q target.Querier, cfg query.Config, warmup, duration time.Duration, obs stats.Observer) (*Result, error) {
 	if warmup < 0 || warmup >= duration {
-		return nil, fmt.Errorf("--warmup %s: want 0 or more and less than --duration %s", warmup, duration)
+		return nil, invalid.New("warm-up", warmup, fmt.Sprintf("0 or more and less than the duration %s", duration))
 	}
 	load, err := query.New(cfg, q, obs)
 	if err != nil {

@@ -53,8 +53,8 @@ func (c Config) Validate() error {
 		return invalid.New("generators", c.Generators, "1 or more")
 	case c.MaxInflight <= 0:
 		return invalid.New("in-flight bound", c.MaxInflight, "1 or more")
-	case c.DocSize <= 0:
-		return invalid.New("document size", c.DocSize, "a positive number of bytes")
+	case c.DocSize < docgen.MinDocSize || c.DocSize > docgen.MaxDocSize:
+		return invalid.New("document size", c.DocSize, fmt.Sprintf("%d..%d bytes", docgen.MinDocSize, docgen.MaxDocSize))
 	case c.WriteTimeout <= 0:
 		return invalid.New("write timeout", c.WriteTimeout, "a positive duration")
 	case c.WriteRetries < 0:
@@ -62,13 +62,13 @@ func (c Config) Validate() error {
 	case c.ProbeRate < 0:
 		return invalid.New("probe rate", c.ProbeRate, "0 or more probes per second")
 	}
-	if iv := batchInterval(c); c.Duration-c.Warmup < iv {
-		return invalid.New("duration", c.Duration, fmt.Sprintf("a measured part (after the warm-up of %s) of at least one batch interval, %s at this rate and batch size", c.Warmup, iv.Round(time.Microsecond)))
-	}
 	if need, limit := c.MemoryNeed(), c.memoryLimit(); need > limit {
 		return invalid.New("batch size", c.BatchSize, fmt.Sprintf(
 			"batches that fit the memory limit: batch size %d × document size %d B × (in-flight bound %d + generators %d) × 2 (documents and request body) = %s, more than the limit of %s; lower the batch size or the in-flight bound, or raise the memory limit",
 			c.BatchSize, c.DocSize, c.MaxInflight, c.Generators, pace.FormatBytes(float64(need)), pace.FormatBytes(float64(limit))))
+	}
+	if iv := batchInterval(c); c.Duration-c.Warmup < iv {
+		return invalid.New("duration", c.Duration, fmt.Sprintf("a measured part (after the warm-up of %s) of at least one batch interval, %s at this rate and batch size", c.Warmup, iv.Round(time.Microsecond)))
 	}
 	return nil
 }

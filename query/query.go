@@ -28,6 +28,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/freshbench/freshbench/invalid"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -57,25 +58,25 @@ type Config struct {
 func (c Config) Validate() error {
 	switch {
 	case len(c.Mix) == 0:
-		return errors.New("--mix: empty; want kind=weight pairs, e.g. point=4,array=3,aggregate=2,newest=1")
+		return invalid.New("mix", "(empty)", "kind=weight pairs, e.g. point=4,array=3,aggregate=2,newest=1")
 	case c.QPS < 0:
-		return fmt.Errorf("--qps %g: want a positive number of queries per second", c.QPS)
+		return invalid.New("QPS", c.QPS, "a positive number of queries per second")
 	case c.Concurrency < 0:
-		return fmt.Errorf("--concurrency %d: want 1 or more workers", c.Concurrency)
+		return invalid.New("concurrency", c.Concurrency, "1 or more workers")
 	case (c.QPS > 0) == (c.Concurrency > 0):
-		return errors.New("give either --qps (open loop at a target rate) or --concurrency (closed loop with that many workers), not both and not neither")
+		return invalid.New("QPS and concurrency", fmt.Sprintf("%g and %d", c.QPS, c.Concurrency), "one of the two: a QPS (open loop at a target rate) or a concurrency (closed loop with that many workers)")
 	case c.QPS > 0 && c.MaxInflight <= 0:
-		return fmt.Errorf("--query-max-inflight %d: want 1 or more", c.MaxInflight)
+		return invalid.New("query in-flight bound", c.MaxInflight, "1 or more")
 	case c.MissShare < 0 || c.MissShare > 1:
-		return fmt.Errorf("--miss-share %g: want a fraction from 0 to 1", c.MissShare)
+		return invalid.New("miss share", c.MissShare, "a fraction from 0 to 1")
 	case c.Limit <= 0:
-		return fmt.Errorf("--limit %d: want 1 or more rows", c.Limit)
+		return invalid.New("limit", c.Limit, "1 or more rows")
 	case c.Timeout <= 0:
-		return fmt.Errorf("--query-timeout %s: want a positive duration, e.g. 10s", c.Timeout)
+		return invalid.New("query timeout", c.Timeout, "a positive duration, e.g. 10s")
 	case c.Settle < 0:
-		return fmt.Errorf("--settle %s: want 0 or more", c.Settle)
+		return invalid.New("settle", c.Settle, "0 or more")
 	case c.SampleSize < 0:
-		return fmt.Errorf("sample size %d: want 0 or more documents", c.SampleSize)
+		return invalid.New("sample size", c.SampleSize, "0 or more documents")
 	}
 	return nil
 }

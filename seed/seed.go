@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/freshbench/freshbench/invalid"
 	"sync"
 	"time"
 
@@ -66,21 +67,21 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	switch {
 	case c.Events <= 0:
-		return fmt.Errorf("--events %d: want a positive number of events (or --bytes)", c.Events)
+		return invalid.New("events", c.Events, "a positive number of events (or a size in bytes)")
 	case c.DocSize < docgen.MinDocSize || c.DocSize > docgen.MaxDocSize:
-		return fmt.Errorf("--doc-size %d: accepted %d..%d bytes", c.DocSize, docgen.MinDocSize, docgen.MaxDocSize)
+		return invalid.New("document size", c.DocSize, fmt.Sprintf("%d..%d bytes", docgen.MinDocSize, docgen.MaxDocSize))
 	case c.StreamEvents < 0:
 		return fmt.Errorf("stream size %d: want a positive number of events", c.StreamEvents)
 	case c.BatchSize <= 0:
-		return fmt.Errorf("--batch-size %d: want a positive number of events per request", c.BatchSize)
+		return invalid.New("batch size", c.BatchSize, "a positive number of events per request")
 	case c.MaxInflight <= 0:
-		return fmt.Errorf("--max-inflight %d: want 1 or more", c.MaxInflight)
+		return invalid.New("in-flight bound", c.MaxInflight, "1 or more")
 	case c.Parallel <= 0:
-		return fmt.Errorf("--parallel %d: want 1 or more", c.Parallel)
+		return invalid.New("parallel streams", c.Parallel, "1 or more")
 	case c.WriteTimeout <= 0:
-		return fmt.Errorf("--write-timeout %s: want a positive duration", c.WriteTimeout)
+		return invalid.New("write timeout", c.WriteTimeout, "a positive duration")
 	case c.WriteRetries < 0:
-		return fmt.Errorf("--write-retries %d: want 0 or more", c.WriteRetries)
+		return invalid.New("write retries", c.WriteRetries, "0 or more")
 	}
 	return nil
 }

@@ -65,8 +65,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				return 0
 			case errors.Is(err, flag.ErrHelp):
 				return 0
-			case errors.As(err, new(usageError)):
-				fmt.Fprintf(stderr, "freshbench %s: %v\n", c.name, err)
+			case errors.As(err, new(usageError)) || isInvalid(err):
+				// A value the user can fix: one line, in flag words, exit 2.
+				fmt.Fprintf(stderr, "freshbench %s: %s\n", c.name, inFlagWords(err))
 				return 2
 			default:
 				fmt.Fprintf(stderr, "freshbench %s: %v\n", c.name, err)

@@ -112,7 +112,7 @@ func (f *targetFlags) open(ctx context.Context) (target.Target, string, error) {
 
 // loadFlags describe the ingest and its measurement.
 type loadFlags struct {
-	rate, docSize                            string
+	rate, docSize, maxMemory                 string
 	batchSize, generators, inflight, retries int
 	duration, warmup, poll, drain            time.Duration
 	seed                                     uint64
@@ -140,6 +140,7 @@ func addStreamFlags(fs *flag.FlagSet) *loadFlags {
 	fs.Float64Var(&f.probeRate, "probe-rate", 20, "probe events per second whose visibility latency is measured")
 	fs.DurationVar(&f.drain, "drain", 30*time.Second, "after the run, how long to wait for acknowledged events to become visible before the completeness audit")
 	fs.IntVar(&f.retries, "write-retries", 0, "re-sends of a write request that failed as a whole (connection refused, timeout, 5xx)")
+	fs.StringVar(&f.maxMemory, "max-memory", "1GiB", "bound on the memory the batches may hold at once (batch size × doc size × (max in-flight + generators) × 2); a larger product is refused")
 	return f
 }
 
@@ -152,9 +153,14 @@ func (f *loadFlags) config(writeTimeout time.Duration) (bench.Config, error) {
 	if err != nil {
 		return bench.Config{}, usagef("--doc-size: %v", err)
 	}
+	memory, err := pace.ParseSize(f.maxMemory)
+	if err != nil {
+		return bench.Config{}, usagef("--max-memory: %v", err)
+	}
 	cfg := bench.Config{
 		Ingest: ingest.Config{
-			Rate: rate, BatchSize: f.batchSize, Duration: f.duration, Warmup: f.warmup,
+			MemoryLimit: int64(memory),
+			Rate:        rate, BatchSize: f.batchSize, Duration: f.duration, Warmup: f.warmup,
 			Generators: f.generators, MaxInflight: f.inflight, DocSize: int(size), Seed: f.seed,
 			WriteTimeout: writeTimeout, WriteRetries: f.retries, ProbeRate: f.probeRate,
 		},
