@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/freshbench/freshbench/ingest"
 	"github.com/freshbench/freshbench/invalid"
 	"sync"
 	"time"
@@ -363,52 +364,33 @@ func (b *batch) reslice() {
 	}
 }
 
-// write sends one batch, re-sending a request that failed as a whole.
+// write sends one batch through the ingest's write path: the same
+// re-sends, and the same item-level accounting.
 func (l *loader) write(ctx context.Context, b *batch) {
 	defer l.bufs.Put(b)
-	var (
-		res target.WriteResult
-		err error
-	)
-	for attempt := 0; ; attempt++ {
-		wctx, cancel := context.WithTimeout(ctx, l.cfg.WriteTimeout)
-		res, err = l.tgt.Write(wctx, target.Batch{Generator: b.stream.Generator, Docs: b.docs})
-		cancel()
-		if err == nil || attempt >= l.cfg.WriteRetries {
-			break
-		}
-		l.mu.Lock()
-		l.res.Retries++
-		l.mu.Unlock()
-		time.Sleep(min(time.Duration(attempt+1)*100*time.Millisecond, time.Second))
+	sizes := make([]int, len(b.docs))
+	for i, d := range b.docs {
+		sizes[i] = len(d.JSON)
 	}
-	bytes := int64(len(b.json))
-	if err == nil && res.Failed > 0 {
-		bytes = bytes * int64(res.Acknowledged) / int64(len(b.docs))
-	}
+	a := ingest.WriteBatch(ctx, l.tgt, target.Batch{Generator: b.stream.Generator, Docs: b.docs}, sizes, l.cfg.WriteTimeout, l.cfg.WriteRetries)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.res.Retries += int64(res.Retries)
-	switch {
-	case err != nil:
-		l.res.Failed += int64(len(b.docs))
-		stats.AddError(l.res.Errors, stats.ErrorKind(err), int64(len(b.docs)), err.Error())
-		l.failLocked(fmt.Errorf("%w: stream %d (generator %s): %d events: %w", ErrWriteFailed, b.stream.Index, b.stream.Generator, len(b.docs), err))
-		return
-	case res.Failed > res.ErrorKinds[duplicateKind]:
-		l.res.Duplicates += int64(res.ErrorKinds[duplicateKind])
-		l.res.Failed += int64(res.Failed - res.ErrorKinds[duplicateKind])
-		for kind, n := range res.ErrorKinds {
+	l.res.Retries += int64(a.Retries)
+	l.res.Written += int64(a.Acked)
+	l.res.Bytes += int64(a.AckedBytes)
+	// A seed writes fixed _ids and resumes: an _id stored already is what
+	// a repeat finds, not a failure.
+	dup := a.ErrorKinds[duplicateKind]
+	l.res.Duplicates += int64(dup)
+	if a.Failed > dup {
+		l.res.Failed += int64(a.Failed - dup)
+		for kind, n := range a.ErrorKinds {
 			if kind != duplicateKind {
-				stats.AddError(l.res.Errors, kind, int64(n), "")
+				stats.AddError(l.res.Errors, kind, int64(n), a.Sample)
 			}
 		}
-		l.failLocked(fmt.Errorf("%w: stream %d (generator %s): %d of %d events rejected: %v", ErrWriteFailed, b.stream.Index, b.stream.Generator, res.Failed, len(b.docs), res.ErrorKinds))
-	default:
-		l.res.Duplicates += int64(res.Failed)
+		l.failLocked(fmt.Errorf("%w: stream %d (generator %s): %d of %d events failed: %v", ErrWriteFailed, b.stream.Index, b.stream.Generator, a.Failed-dup, len(b.docs), a.ErrorKinds))
 	}
-	l.res.Written += int64(res.Acknowledged)
-	l.res.Bytes += bytes
 }
 
 func (l *loader) failLocked(err error) {
