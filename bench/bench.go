@@ -99,6 +99,9 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	gens := in.GeneratorIDs()
+	if err := checkUnused(ctx, tgt, gens, cfg.Ingest.Seed); err != nil {
+		return nil, err
+	}
 	fresh := probe.NewFreshness(tgt, gens, cfg.PollInterval, probe.NewClock(start), window, series, obs)
 
 	res := &Result{
@@ -169,6 +172,26 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// ErrGeneratorInUse means the target already holds events of a generator
+// of this run: its documents would overwrite or duplicate them, probes
+// would be seen at once through the old copies and the audit would count
+// them as unexpected.
+var ErrGeneratorInUse = errors.New("the target already holds events of this run's generator")
+
+// checkUnused refuses a run whose generators already have events in the
+// target. A target that keeps nothing, or cannot count now, is not
+// checked: the run itself will say what fails.
+func checkUnused(ctx context.Context, r target.Reader, gens []string, seed uint64) error {
+	for _, g := range gens {
+		n, err := r.Count(ctx, g)
+		if err != nil || n == 0 {
+			continue
+		}
+		return invalid.Wrap("seed", seed, fmt.Errorf("%w %s (%d events): an earlier run wrote the same ids; use another seed, new ids for each run, or recreate the index or table", ErrGeneratorInUse, g, n))
+	}
+	return nil
 }
 
 // queryLoad prepares the query workload of cfg, if any, and returns the

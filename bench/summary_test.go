@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -31,5 +32,20 @@ func TestSummaryIsTheMeasuredPhase(t *testing.T) {
 	// 2000 events/s for the 2 s after the 1 s warm-up.
 	if due := s.EventsAcked + s.EventsFailed + s.EventsUnsent; due != 4000 {
 		t.Fatalf("summary: acknowledged %d + failed %d + unsent %d = %d, want the 4000 due in the measured 2 s", s.EventsAcked, s.EventsFailed, s.EventsUnsent, due)
+	}
+}
+
+// A second run whose generators already have events in the target is
+// refused: its probes would be seen at once through the old copies.
+func TestRepeatedIDsAreRefused(t *testing.T) {
+	tgt := sim.New(sim.Config{})
+	cfg := simConfig(2 * time.Second)
+	cfg.Drain = 0
+	if _, err := Run(context.Background(), tgt, cfg); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Run(context.Background(), tgt, cfg)
+	if !errors.Is(err, ErrGeneratorInUse) {
+		t.Fatalf("second run with the same ids on the same target: %v, want ErrGeneratorInUse", err)
 	}
 }
