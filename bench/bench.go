@@ -220,8 +220,8 @@ func queryLoad(ctx context.Context, tgt target.Target, cfg Config, obs stats.Obs
 // already: for duration, of which the leading warmup is not recorded. Like
 // Run, it returns the results measured so far when ctx is cancelled.
 func RunQueries(ctx context.Context, q target.Querier, cfg query.Config, warmup, duration time.Duration, obs stats.Observer) (*Result, error) {
-	if warmup < 0 || warmup >= duration {
-		return nil, invalid.New("warm-up", warmup, fmt.Sprintf("0 or more and less than the duration %s", duration))
+	if err := checkWarmup(warmup, duration); err != nil {
+		return nil, err
 	}
 	load, err := query.New(cfg, q, obs)
 	if err != nil {
@@ -251,6 +251,16 @@ func RunQueries(ctx context.Context, q target.Querier, cfg query.Config, warmup,
 		res.EndedEarly, res.EndReason = true, ErrInterrupted.Error()
 	}
 	return res, nil
+}
+
+func checkWarmup(warmup, duration time.Duration) error {
+	if duration <= 0 {
+		return invalid.New("duration", duration, "a positive duration, e.g. 60s")
+	}
+	if warmup < 0 || warmup >= duration {
+		return invalid.New("warm-up", warmup, fmt.Sprintf("0 or more and less than the duration %s", duration))
+	}
+	return nil
 }
 
 // watch waits for the ingest to finish, reporting progress each second.

@@ -203,38 +203,26 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := resultsPath(out, "run"); err != nil {
 		return err
 	}
-	tgt, raw, err := tf.open(ctx)
+	sess, err := openSession(ctx, "run", tf, metricsAddr, *out, stderr)
 	if err != nil {
 		return err
 	}
-	defer tgt.Close()
-	obs, stopMetrics, err := metricsAddr.serve(ctx, raw, stderr)
-	if err != nil {
-		return err
-	}
-	defer stopMetrics()
-	cfg.Observer = obs
+	cfg.Observer = sess.obs
 	if !*quiet {
 		cfg.Progress = progressPrinter(stderr)
 	}
-	res, err := bench.Run(ctx, tgt, cfg)
+	res, err := bench.Run(ctx, sess.tgt, cfg)
 	if err != nil {
+		sess.close(ctx, false)
 		return err
 	}
-	bench.Describe(ctx, "run", tgt, raw).Apply(res)
-	if err := report.WriteFile(*out, res); err != nil {
+	if err := sess.write(res); err != nil {
+		sess.close(ctx, false)
 		return err
 	}
 	report.Console(stdout, res)
 	fmt.Fprintf(stdout, "results: %s\n", *out)
-	if *teardown {
-		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		if err := tgt.Teardown(tctx); err != nil {
-			return fmt.Errorf("teardown: %w", err)
-		}
-	}
-	return nil
+	return sess.close(ctx, *teardown)
 }
 
 // progressPrinter shows live progress: one rewritten line on a terminal,
