@@ -100,9 +100,14 @@ var keyValue = regexp.MustCompile(`([\w.-]+)(\s*=\s*)('(?:[^'\\]|\\.)*'?|\S*)`)
 func redactKeyValues(s string) string {
 	return keyValue.ReplaceAllStringFunc(s, func(kv string) string {
 		m := keyValue.FindStringSubmatch(kv)
-		if !secretKey(m[1]) {
-			return kv
+		if secretKey(m[1]) {
+			return m[1] + m[2] + masked
 		}
-		return m[1] + m[2] + masked
+		if strings.Contains(m[3], "=") {
+			// "user= password=x": spaces around = are allowed, so the value
+			// of user may hold the next pair; hide what it holds too.
+			return m[1] + m[2] + redactKeyValues(m[3])
+		}
+		return kv
 	})
 }

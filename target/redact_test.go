@@ -23,6 +23,8 @@ func TestRedactEveryCredentialForm(t *testing.T) {
 		{"host=h password = 's3cret with spaces' dbname=d", "host=h password = xxxxx dbname=d"},
 		{`host=h password='s3\'cret' sslpassword=s3cret`, "host=h password=xxxxx sslpassword=xxxxx"},
 		{"host=h:5432 password=s3cret", "host=h:5432 password=xxxxx"},
+		{"host=h user= password=s3cret", "host=h user= password=xxxxx"},
+		{"host=h user=password=s3cret", "host=h user=password=xxxxx"},
 		{"postgres://u:pa s3cret@h/db", "<unparseable URL>"},
 		{"postgres://h/db#password=s3cret", "postgres://h/db#password=xxxxx"},
 		// Nothing secret: unchanged.
