@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -180,7 +181,7 @@ func configValues(results []*bench.Result) []setting {
 			keys[k] = true
 		}
 	}
-	for _, k := range sortedKeys(keys) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		s := setting{name: "target setting " + k}
 		for _, r := range results {
 			v, ok := r.Config.TargetSettings[k]

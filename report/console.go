@@ -3,7 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -81,13 +82,8 @@ func Console(w io.Writer, r *bench.Result) {
 		fmt.Fprintln(w, "errors: none")
 		return
 	}
-	keys := make([]string, 0, len(errs))
-	for k := range errs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	fmt.Fprintln(w, "errors:")
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(errs)) {
 		e := errs[k]
 		sample := e.Sample
 		if len(sample) > 160 {
@@ -98,16 +94,6 @@ func Console(w io.Writer, r *bench.Result) {
 		}
 		fmt.Fprintf(w, "  %s: %d%s\n", k, e.Count, sample)
 	}
-}
-
-func ms(v float64) string {
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f", v)
-	}
-	return fmt.Sprintf("%.2f", v)
 }
 
 // consolePeak writes a peak search: one row per step and the peak.
