@@ -196,7 +196,11 @@ func configValues(results []*bench.Result) []setting {
 }
 
 func environmentValues(results []*bench.Result) []setting {
-	out := fieldValues(results, func(r *bench.Result) any { return r.Environment })
+	out := fieldValues(results, func(r *bench.Result) any {
+		e := r.Environment
+		e.TargetURL = targetURL(r)
+		return e
+	})
 	extra := []struct {
 		name string
 		get  func(*bench.Result) string

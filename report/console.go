@@ -19,7 +19,7 @@ func Console(w io.Writer, r *bench.Result) {
 		return
 	}
 	s := r.Summary
-	fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, r.Environment.TargetURL, r.Environment.TargetVersion)
+	fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, targetURL(r), r.Environment.TargetVersion)
 	fmt.Fprintf(w, "%.1f s measured after %.0f s warm-up; %d generator(s), batch size %d, doc size %d B, max in-flight %d\n",
 		s.MeasuredS, r.Config.WarmupS, r.Config.Generators, r.Config.BatchSize, r.Config.DocSize, r.Config.MaxInflight)
 	if r.EndedEarly {
@@ -99,7 +99,7 @@ func Console(w io.Writer, r *bench.Result) {
 // consolePeak writes a peak search: one row per step and the peak.
 func consolePeak(w io.Writer, r *bench.Result) {
 	c := r.Config
-	fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, r.Environment.TargetURL, r.Environment.TargetVersion)
+	fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, targetURL(r), r.Environment.TargetVersion)
 	fmt.Fprintf(w, "%d step(s) of %s after %s warm-up; %d generator(s), batch size %d, doc size %d B, max in-flight %d\n",
 		len(r.Steps), seconds(c.DurationS-c.WarmupS), seconds(c.WarmupS), c.Generators, c.BatchSize, c.DocSize, c.MaxInflight)
 	if r.EndedEarly {

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/freshbench/freshbench/bench"
 	"github.com/freshbench/freshbench/stats"
+	"github.com/freshbench/freshbench/target"
 )
 
 // ms writes milliseconds with three significant digits or more: 0.42,
@@ -117,3 +119,8 @@ func orDefault(s, def string) string {
 	}
 	return s
 }
+
+// targetURL is the results file's target URL as every output shows it:
+// through target.Redact once more, so that a file written before the
+// redactor knew a credential form, or edited by hand, shows no secret.
+func targetURL(r *bench.Result) string { return target.Redact(r.Environment.TargetURL) }

@@ -24,7 +24,7 @@ func ConsoleQueries(w io.Writer, r *bench.Result) {
 		return
 	}
 	if queriesAlone(r) { // Console did not introduce the run
-		fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, r.Environment.TargetURL, r.Environment.TargetVersion)
+		fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, targetURL(r), r.Environment.TargetVersion)
 		if r.EndedEarly {
 			fmt.Fprintf(w, "ended early: %s (figures cover the time measured)\n", r.EndReason)
 		}

@@ -99,7 +99,7 @@ func buildView(res *bench.Result) *htmlView {
 	s := detail.Summary
 	v := &htmlView{
 		CSS:   template.CSS(htmlCSS),
-		Title: orDash(res.Environment.TargetURL),
+		Title: orDash(targetURL(res)),
 	}
 	if v.Title == "-" {
 		v.Title = orDash(res.Environment.Target)
@@ -510,7 +510,7 @@ func environmentFacts(res *bench.Result) []fact {
 	e := res.Environment
 	facts := []fact{
 		{"target", orDash(e.Target)},
-		{"target URL", orDash(e.TargetURL)},
+		{"target URL", orDash(targetURL(res))},
 		{"target version", orDash(e.TargetVersion)},
 		{"host", orDash(e.Host)},
 		{"OS / arch", orDash(e.OS) + " / " + orDash(e.Arch)},
