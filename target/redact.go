@@ -3,6 +3,7 @@ package target
 import (
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -110,4 +111,87 @@ func redactKeyValues(s string) string {
 		}
 		return kv
 	})
+}
+
+// CredentialVars names the environment variables that carry credentials
+// to a target: the search engines' (see target/elastic) and those libpq
+// and pgx read for PostgreSQL.
+func CredentialVars() []string {
+	return []string{
+		"FRESHBENCH_ES_PASSWORD", "FRESHBENCH_ES_API_KEY", "FRESHBENCH_OS_PASSWORD",
+		"PGPASSWORD", "PGSSLPASSWORD",
+	}
+}
+
+// minSecret is the shortest secret RedactSecrets hides: replacing every
+// "ab" in a message would make it unreadable, and a password that short
+// protects nothing.
+const minSecret = 4
+
+// Secrets returns the credential values that texts carry (target URLs,
+// libpq key=value strings, or flags such as --target=URL) and those of the
+// CredentialVars read through getenv, each as given and decoded, for
+// RedactSecrets. It is for text that Redact cannot take apart, such as an
+// error message of a client library that quotes what it was given.
+func Secrets(getenv func(string) string, texts ...string) []string {
+	var out []string
+	add := func(vals ...string) {
+		for _, v := range vals {
+			if len(v) >= minSecret {
+				out = append(out, v)
+			}
+		}
+	}
+	for _, name := range CredentialVars() {
+		add(getenv(name))
+	}
+	for _, t := range texts {
+		if strings.HasPrefix(t, "-") {
+			// A flag: its value follows the first =.
+			_, t, _ = strings.Cut(t, "=")
+		}
+		if u, err := url.Parse(t); err == nil && u.Scheme != "" {
+			if pw, ok := u.User.Password(); ok {
+				add(pw, url.PathEscape(pw), url.QueryEscape(pw))
+			}
+			for _, pair := range strings.FieldsFunc(u.RawQuery, func(r rune) bool { return r == '&' || r == ';' }) {
+				k, v, ok := strings.Cut(pair, "=")
+				if dk, err := url.QueryUnescape(k); err == nil {
+					k = dk
+				}
+				if !ok || !secretKey(k) {
+					continue
+				}
+				add(v)
+				if dv, err := url.QueryUnescape(v); err == nil {
+					add(dv)
+				}
+			}
+			continue
+		}
+		for _, m := range keyValue.FindAllStringSubmatch(t, -1) {
+			if secretKey(m[1]) {
+				v := m[3]
+				add(v)
+				if len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'' {
+					add(strings.NewReplacer(`\'`, `'`, `\\`, `\`).Replace(v[1 : len(v)-1]))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// RedactSecrets returns text with every occurrence of each secret replaced
+// by xxxxx, the longest first so that a secret containing another is
+// hidden whole.
+func RedactSecrets(text string, secrets []string) string {
+	s := slices.Clone(secrets)
+	slices.SortFunc(s, func(a, b string) int { return len(b) - len(a) })
+	for _, sec := range s {
+		if len(sec) >= minSecret {
+			text = strings.ReplaceAll(text, sec, masked)
+		}
+	}
+	return text
 }

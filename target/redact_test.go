@@ -1,6 +1,7 @@
 package target
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -38,5 +39,33 @@ func TestRedactEveryCredentialForm(t *testing.T) {
 		if strings.Contains(got, s) || strings.Contains(got, "s3c%40ret") {
 			t.Errorf("Redact(%q) = %q shows the secret", c.raw, got)
 		}
+	}
+}
+
+func TestSecretsAndRedactSecrets(t *testing.T) {
+	env := map[string]string{"PGPASSWORD": "pg-secret", "FRESHBENCH_ES_API_KEY": "aWQ6a2V5", "FRESHBENCH_OS_PASSWORD": "ab", "HOME": "/root"}
+	secrets := Secrets(func(k string) string { return env[k] },
+		"--target=postgres://u:p%40ss-word@h/db?PASSWORD=qu%20ery&table=events",
+		"host=h password='dsn \\'quoted\\'' sslpassword=plain-dsn",
+		"sqlite:///tmp/x.db",
+	)
+	for _, want := range []string{"pg-secret", "aWQ6a2V5", "p@ss-word", "p%40ss-word", "qu ery", "qu%20ery", "dsn 'quoted'", "plain-dsn"} {
+		if !slices.Contains(secrets, want) {
+			t.Errorf("Secrets: %q missing from %q", want, secrets)
+		}
+	}
+	for _, not := range []string{"ab", "/root", "events", "u", "h"} {
+		if slices.Contains(secrets, not) {
+			t.Errorf("Secrets: %q is not a credential, in %q", not, secrets)
+		}
+	}
+	msg := "dial: user u password p@ss-word (and p%40ss-word), key aWQ6a2V5, option qu ery, about a cab"
+	got := RedactSecrets(msg, secrets)
+	if want := "dial: user u password xxxxx (and xxxxx), key xxxxx, option xxxxx, about a cab"; got != want {
+		t.Errorf("RedactSecrets = %q, want %q", got, want)
+	}
+	// The longest first: a secret that contains another is hidden whole.
+	if got := RedactSecrets("token abcdefgh", []string{"abcd", "abcdefgh"}); got != "token xxxxx" {
+		t.Errorf("RedactSecrets with nested secrets = %q, want %q", got, "token xxxxx")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/target"
 )
 
 // usageError is bad input: printed as one line, exit code 2.
@@ -60,18 +61,18 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, c := range commands() {
 		if c.name == args[0] {
 			err := c.run(ctx, args[1:], stdout, stderr)
-			switch {
-			case err == nil:
+			if err == nil || errors.Is(err, flag.ErrHelp) {
 				return 0
-			case errors.Is(err, flag.ErrHelp):
-				return 0
-			case errors.As(err, new(usageError)):
-				fmt.Fprintf(stderr, "freshbench %s: %v\n", c.name, err)
-				return 2
-			default:
-				fmt.Fprintf(stderr, "freshbench %s: %v\n", c.name, err)
-				return 1
 			}
+			// Messages quote what the target's client said, which may
+			// quote what it was given: hide every credential of the
+			// arguments and the environment, whatever the wording.
+			msg := target.RedactSecrets(err.Error(), target.Secrets(os.Getenv, args[1:]...))
+			fmt.Fprintf(stderr, "freshbench %s: %s\n", c.name, msg)
+			if errors.As(err, new(usageError)) {
+				return 2
+			}
+			return 1
 		}
 	}
 	fmt.Fprintf(stderr, "freshbench: unknown command %q; run freshbench help\n", args[0])

@@ -120,6 +120,11 @@ func TestNoOutputShowsACredential(t *testing.T) {
 		{name: "opensearch FRESHBENCH_OS_PASSWORD", server: os1, url: "opensearch://HOST/" + idx,
 			env: map[string]string{"FRESHBENCH_OS_USERNAME": "admin", "FRESHBENCH_OS_PASSWORD": s}, runs: true},
 		{name: "opensearch+https userinfo", server: os1, url: "opensearch+https://admin:" + s + "@HOST/" + idx},
+		// SQLite takes no credentials, but one given by mistake is a
+		// secret all the same; its error message quotes the URL.
+		{name: "sqlite userinfo", url: "sqlite://u:" + s + "@"},
+		{name: "postgres PGSSLPASSWORD", server: pg, url: "postgres://" + role + "@HOST/freshbench?table=" + tbl,
+			env: map[string]string{"PGPASSWORD": rolePW, "PGSSLPASSWORD": s}, runs: true},
 	}
 	secrets := []string{s, rolePW}
 	check := func(t *testing.T, output, text string) {
