@@ -15,8 +15,8 @@ import (
 	"github.com/freshbench/freshbench/target"
 )
 
-// ms writes milliseconds with three significant digits or more: 0.42,
-// 12.5, 312.
+// ms writes milliseconds with two decimals below 10, one below 100 and
+// none above: 0.42, 12.5, 312.
 func ms(v float64) string {
 	switch {
 	case v >= 100:
