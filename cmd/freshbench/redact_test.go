@@ -43,8 +43,9 @@ func serverHost(t *testing.T, env string) string {
 // redactRole creates (or resets) a PostgreSQL login role whose password is
 // pw, a member of the test URL's user so that it may create its table: the
 // shared server's own password is a common word and cannot serve as a
-// secret to search for.
-func redactRole(t *testing.T, adminURL, pw string) string {
+// secret to search for. The role and its table are dropped when the test
+// ends.
+func redactRole(t *testing.T, adminURL, pw, table string) string {
 	t.Helper()
 	const role = "freshbench_report_redact"
 	ctx := context.Background()
@@ -57,6 +58,21 @@ func redactRole(t *testing.T, adminURL, pw string) string {
 	if err := conn.QueryRow(ctx, "SELECT current_user").Scan(&admin); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		// The role and what it may have left behind after a failed run.
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, strings.Replace(adminURL, "?table=events", "", 1))
+		if err != nil {
+			t.Errorf("clean up role %s: %v", role, err)
+			return
+		}
+		defer conn.Close(ctx)
+		for _, q := range []string{`DROP TABLE IF EXISTS ` + table, `DROP ROLE IF EXISTS ` + role} {
+			if _, err := conn.Exec(ctx, q); err != nil {
+				t.Errorf("%s: %v", q, err)
+			}
+		}
+	})
 	for _, q := range []string{
 		`DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '` + role + `') THEN CREATE ROLE ` + role + ` LOGIN; END IF; END $$`,
 		`ALTER ROLE ` + role + ` PASSWORD '` + pw + `'`,
@@ -83,12 +99,12 @@ func TestNoOutputShowsACredential(t *testing.T) {
 	os1 := serverHost(t, "FRESHBENCH_TEST_OPENSEARCH_URL")
 	s := secret(t)
 	rolePW := secret(t) // the PostgreSQL role's real password, secret too
+	const tbl = "report_redact"
 	role := ""
 	if pg != "" {
-		role = redactRole(t, os.Getenv("FRESHBENCH_TEST_POSTGRES_URL"), rolePW)
+		role = redactRole(t, os.Getenv("FRESHBENCH_TEST_POSTGRES_URL"), rolePW, tbl)
 	}
 	const closed = "127.0.0.1:1" // nothing listens: an open or setup that fails
-	const tbl = "report_redact"
 	const idx = "report-redact"
 
 	type form struct {
