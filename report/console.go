@@ -3,7 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -18,7 +19,7 @@ func Console(w io.Writer, r *bench.Result) {
 		return
 	}
 	s := r.Summary
-	fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, r.Environment.TargetURL, r.Environment.TargetVersion)
+	fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, targetURL(r), r.Environment.TargetVersion)
 	fmt.Fprintf(w, "%.1f s measured after %.0f s warm-up; %d generator(s), batch size %d, doc size %d B, max in-flight %d\n",
 		s.MeasuredS, r.Config.WarmupS, r.Config.Generators, r.Config.BatchSize, r.Config.DocSize, r.Config.MaxInflight)
 	if r.EndedEarly {
@@ -81,13 +82,8 @@ func Console(w io.Writer, r *bench.Result) {
 		fmt.Fprintln(w, "errors: none")
 		return
 	}
-	keys := make([]string, 0, len(errs))
-	for k := range errs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	fmt.Fprintln(w, "errors:")
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(errs)) {
 		e := errs[k]
 		sample := e.Sample
 		if len(sample) > 160 {
@@ -100,20 +96,10 @@ func Console(w io.Writer, r *bench.Result) {
 	}
 }
 
-func ms(v float64) string {
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f", v)
-	}
-	return fmt.Sprintf("%.2f", v)
-}
-
 // consolePeak writes a peak search: one row per step and the peak.
 func consolePeak(w io.Writer, r *bench.Result) {
 	c := r.Config
-	fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, r.Environment.TargetURL, r.Environment.TargetVersion)
+	fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, targetURL(r), r.Environment.TargetVersion)
 	fmt.Fprintf(w, "%d step(s) of %s after %s warm-up; %d generator(s), batch size %d, doc size %d B, max in-flight %d\n",
 		len(r.Steps), seconds(c.DurationS-c.WarmupS), seconds(c.WarmupS), c.Generators, c.BatchSize, c.DocSize, c.MaxInflight)
 	if r.EndedEarly {

@@ -161,32 +161,6 @@ func (r *Registry) Open(ctx context.Context, raw string, opts Options) (Target, 
 	return o(ctx, u, opts)
 }
 
-// secretParams are query parameters that carry credentials.
-var secretParams = []string{"password", "sslpassword", "api_key", "apikey"}
-
-// Redact returns raw with any password or API key replaced, for messages
-// and results files.
-func Redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "<unparseable URL>"
-	}
-	q := u.Query()
-	for _, k := range secretParams {
-		if q.Has(k) {
-			q.Set(k, "xxxxx")
-			u.RawQuery = q.Encode()
-		}
-	}
-	out := u.Redacted()
-	// url.URL drops the "//" of a URL without a host (sim://?…), which
-	// would no longer read as the URL the user gave.
-	if u.Host == "" && strings.HasPrefix(raw, u.Scheme+"://") && !strings.HasPrefix(out, u.Scheme+"://") {
-		out = u.Scheme + "://" + strings.TrimPrefix(out, u.Scheme+":")
-	}
-	return out
-}
-
 // QueryKind names one query of the query workload. Every target answers
 // each kind with the same meaning, on fields every generated event has.
 type QueryKind string
