@@ -23,7 +23,8 @@ const SchemaVersion = 2
 // machines merge exactly.
 type Result struct {
 	SchemaVersion int          `json:"schema_version"`
-	Command       string       `json:"command"` // run, peak step, …
+	MigratedFrom  int          `json:"migrated_from,omitempty"` // the schema version of the file as read
+	Command       string       `json:"command"`                 // run, peak step, …
 	Tool          Tool         `json:"tool"`
 	Environment   Environment  `json:"environment"`
 	Config        ConfigRecord `json:"config"`

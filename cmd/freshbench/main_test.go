@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -262,13 +263,13 @@ func TestRunReportCompare(t *testing.T) {
 			{[]string{"report", missing}, "no such file or directory"},
 			{[]string{"report", notResults}, "is not valid freshbench JSON"},
 			{[]string{"report", otherJSON}, "is not valid freshbench JSON"},
-			{[]string{"report", future}, "has schema version 2; this freshbench reads version 1"},
+			{[]string{"report", future}, fmt.Sprintf("has schema version %d; this freshbench reads versions 1 to %d", bench.SchemaVersion+1, bench.SchemaVersion)},
 			{[]string{"report", sqliteOut, "-o", filepath.Join(notResults, "x.html")}, "-o " + filepath.Join(notResults, "x.html") + ":"},
 			{[]string{"report", "-x", sqliteOut}, "flag provided but not defined: -x"},
 			{[]string{"compare"}, "want two or more results files, got 0"},
 			{[]string{"compare", sqliteOut}, "want two or more results files, got 1"},
 			{[]string{"compare", sqliteOut, missing}, "no such file or directory"},
-			{[]string{"compare", future, sqliteOut}, "schema version 2"},
+			{[]string{"compare", future, sqliteOut}, fmt.Sprintf("schema version %d", bench.SchemaVersion+1)},
 		} {
 			wantUsageError(t, c.args, c.want)
 		}

@@ -180,7 +180,7 @@ func resultsPath(out *string, command string) error {
 		*out = filepath.Join("results", fmt.Sprintf("%s-%s.json", command, time.Now().Format("20060102-150405")))
 	}
 	if err := report.CheckWritable(*out); err != nil {
-		return usageError{err}
+		return usagef("--out %v", err)
 	}
 	return nil
 }
