@@ -49,8 +49,7 @@ func Console(w io.Writer, r *bench.Result) {
 	v := r.Visibility
 	fmt.Fprintf(w, "visibility: resolution %s ms (longest gap between polls); %d probes, %d seen, %d never seen, %d dropped (write failed)\n",
 		ms(v.ResolutionMs), v.Probes, v.Seen, v.NeverSeen, v.Dropped)
-	fmt.Fprintf(w, "writes: %d batches, %d late; %d events acknowledged, %d failed, %d unsent; %d retries\n",
-		s.Batches, s.LateBatches, s.EventsAcked, s.EventsFailed, s.EventsUnsent, s.Retries)
+	consoleWrites(w, r)
 	switch {
 	case s.Audited:
 		var acked, visible int64
@@ -93,6 +92,31 @@ func Console(w io.Writer, r *bench.Result) {
 			sample = " (" + strings.ReplaceAll(sample, "\n", " ") + ")"
 		}
 		fmt.Fprintf(w, "  %s: %d%s\n", k, e.Count, sample)
+	}
+}
+
+// consoleWrites accounts for every event due in the measured phase, and
+// says where the events of the other phases went.
+func consoleWrites(w io.Writer, r *bench.Result) {
+	s := r.Summary
+	retried := ""
+	if s.EventsAckedOnRetry > 0 {
+		retried = fmt.Sprintf(" (%d found stored by a retry)", s.EventsAckedOnRetry)
+	}
+	unsent := ""
+	if s.UnsentWait.Count > 0 {
+		unsent = fmt.Sprintf(" (had waited at least %s ms p50, %s ms max: a lower bound of their write latency)", ms(s.UnsentWait.P50Ms), ms(s.UnsentWait.MaxMs))
+	}
+	fmt.Fprintf(w, "writes: %d events due: %d acknowledged%s, %d failed, %d unsent%s; %d batches, %d late; %d retries\n",
+		s.EventsDue, s.EventsAcked, retried, s.EventsFailed, s.EventsUnsent, unsent, s.Batches, s.LateBatches, s.Retries)
+	for _, p := range r.Phases {
+		switch {
+		case p.Name == "measured":
+		case p.Due > 0:
+			fmt.Fprintf(w, "  %s (not in the figures): %d events due: %d acknowledged, %d failed, %d unsent\n", p.Name, p.Due, p.Acked, p.Failed, p.Unsent)
+		case p.Throughput > 0:
+			fmt.Fprintf(w, "  %s: %d events acknowledged after the schedule ended\n", p.Name, p.Throughput)
+		}
 	}
 }
 
