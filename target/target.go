@@ -36,6 +36,11 @@ type Batch struct {
 // stored (a database with a unique key on _id rejects the second write).
 const ErrorDuplicateID = "duplicate_id"
 
+// ErrorNotStored is the error kind of an item the database accepted without
+// error but did not store: a BEFORE INSERT trigger returned NULL
+// (PostgreSQL) or RAISE(IGNORE) (SQLite), or a rule discarded the row.
+const ErrorNotStored = "not_stored"
+
 // WriteResult is the item-level outcome of one batch write. A partly failed
 // batch reports the failed items here; it is never counted as a success.
 type WriteResult struct {

@@ -29,21 +29,30 @@
 //
 // Write methods. Every batch is one transaction: a single statement (insert,
 // copy) or a pipeline that ends in one Sync (pipeline), so the server
-// commits all of the batch or none of it, in one round trip, without
-// BEGIN/COMMIT round trips.
+// commits all of the batch or none of it; insert and pipeline take one
+// round trip, without BEGIN/COMMIT round trips.
 //
 //   - insert: one INSERT … SELECT FROM unnest($arrays) … ON CONFLICT (_id)
 //     DO NOTHING RETURNING _seq. Five parameters whatever the batch size, so
 //     the protocol's 65535-parameter limit never applies. A row whose _id
 //     already exists is skipped, and reported as a failed item of kind
 //     "duplicate_id" with its _seq; the rest of the batch is acknowledged.
-//   - copy: COPY … FROM STDIN (binary) via pgx CopyFrom. The fastest for
+//   - copy: COPY … FROM STDIN (binary) via pgx CopyFrom, in a transaction
+//     of its own (BEGIN and COMMIT add two round trips). The fastest for
 //     large batches, but COPY has no ON CONFLICT: one duplicate _id aborts
 //     the whole batch, which is then reported as failed items of kind
 //     "unique_violation" (every item, none acknowledged).
 //   - pipeline: one single-row INSERT … ON CONFLICT DO NOTHING per event,
 //     all sent in one pgx.Batch (one round trip, one implicit transaction);
 //     duplicates are reported like insert's.
+//
+// Rows not stored. A BEFORE INSERT trigger that returns NULL makes the
+// server skip a row without an error. Such a row is a failed item of kind
+// "not_stored" (target.ErrorNotStored) with its _seq, never acknowledged:
+// insert and pipeline look up the _ids of the rows the server skipped (a
+// stored _id is a duplicate, a missing one was not stored); copy, when the
+// server copied fewer rows than it was sent, looks up which rows its own
+// transaction inserted before it commits.
 //
 // insert is the default because it is the only method that is both cheap
 // per round trip at any batch size and exact about duplicates: a retried or
@@ -264,10 +273,14 @@ type store struct {
 	qDrop      string
 	qInsert    string
 	qInsertOne string
-	qFreshness string
-	qVisible   string
-	qCount     string
-	qSeqs      string
+	// qStored finds which of some _ids are stored; qWrittenHere which of
+	// them the current transaction inserted.
+	qStored      string
+	qWrittenHere string
+	qFreshness   string
+	qVisible     string
+	qCount       string
+	qSeqs        string
 }
 
 func newStore(pool *pgxpool.Pool, cfg *config) *store {
@@ -299,11 +312,13 @@ func newStore(pool *pgxpool.Pool, cfg *config) *store {
 		qInsert: `INSERT INTO ` + tbl + ` ` + cols + `
 SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[]::jsonb[])
 ON CONFLICT (_id) DO NOTHING RETURNING _seq`,
-		qInsertOne: `INSERT INTO ` + tbl + ` ` + cols + ` VALUES ($1, $2, $3, $4, $5) ON CONFLICT (_id) DO NOTHING`,
-		qFreshness: `SELECT max(_event_time) FROM ` + tbl + ` WHERE generator_identifier = $1`,
-		qVisible:   `SELECT _id FROM ` + tbl + ` WHERE generator_identifier = $1 AND _id = ANY($2)`,
-		qCount:     `SELECT count(*) FROM ` + tbl + ` WHERE generator_identifier = $1`,
-		qSeqs:      `SELECT _seq FROM ` + tbl + ` WHERE generator_identifier = $1`,
+		qInsertOne:   `INSERT INTO ` + tbl + ` ` + cols + ` VALUES ($1, $2, $3, $4, $5) ON CONFLICT (_id) DO NOTHING`,
+		qStored:      `SELECT _id FROM ` + tbl + ` WHERE _id = ANY($1)`,
+		qWrittenHere: `SELECT _id FROM ` + tbl + ` WHERE _id = ANY($1) AND xmin = pg_current_xact_id()::xid`,
+		qFreshness:   `SELECT max(_event_time) FROM ` + tbl + ` WHERE generator_identifier = $1`,
+		qVisible:     `SELECT _id FROM ` + tbl + ` WHERE generator_identifier = $1 AND _id = ANY($2)`,
+		qCount:       `SELECT count(*) FROM ` + tbl + ` WHERE generator_identifier = $1`,
+		qSeqs:        `SELECT _seq FROM ` + tbl + ` WHERE generator_identifier = $1`,
 	}
 }
 

@@ -146,7 +146,9 @@ func (t *Target) Setup(ctx context.Context) error {
 }
 
 // Write inserts the batch in one transaction. A row whose _id exists
-// already is a failed item of kind duplicate_id; the others are written.
+// already is a failed item of kind duplicate_id, one that a trigger
+// skipped (RAISE(IGNORE)) a failed item of kind not_stored; the others are
+// written.
 func (t *Target) Write(ctx context.Context, b target.Batch) (target.WriteResult, error) {
 	var res target.WriteResult
 	tx, err := t.writer.BeginTx(ctx, nil)
@@ -165,9 +167,20 @@ func (t *Target) Write(ctx context.Context, b target.Batch) (target.WriteResult,
 			return target.WriteResult{}, t.wrap("insert", err)
 		}
 		if n, _ := r.RowsAffected(); n == 0 {
+			// Skipped by ON CONFLICT, or by a trigger's RAISE(IGNORE):
+			// within the transaction, a stored _id says which.
+			var one int
+			err := tx.QueryRowContext(ctx, `SELECT 1 FROM `+t.table+` WHERE _id = ?`, d.ID).Scan(&one)
+			kind := target.ErrorDuplicateID
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				kind = target.ErrorNotStored
+			case err != nil:
+				return target.WriteResult{}, t.wrap("look up skipped row", err)
+			}
 			res.Failed++
 			res.FailedSeqs = append(res.FailedSeqs, d.Seq)
-			res.AddError(target.ErrorDuplicateID, 1)
+			res.AddError(kind, 1)
 			continue
 		}
 		res.Acknowledged++
