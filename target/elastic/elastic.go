@@ -93,7 +93,8 @@ const (
 
 // Register registers the elasticsearch, opensearch and their +https schemes.
 func Register(r *target.Registry) {
-	r.Register(Open, Elasticsearch, Elasticsearch+"+https", OpenSearch, OpenSearch+"+https")
+	r.Register(target.Driver{Name: "elasticsearch, opensearch", Open: Open, Knobs: knobs(),
+		Schemes: []string{Elasticsearch, Elasticsearch + "+https", OpenSearch, OpenSearch + "+https"}})
 }
 
 // Open opens an Elasticsearch or OpenSearch target from its URL. It does not
@@ -117,6 +118,7 @@ type config struct {
 	replicas        int
 	refreshInterval string
 	maxRetries      int
+	settings        target.Settings // the above as resolved, for results
 	recreate        bool
 	insecure        bool
 	caCert          string
@@ -179,19 +181,8 @@ func parseConfig(u *url.URL, opts target.Options, getenv func(string) string) (c
 		c.timeout = time.Duration(opts.RequestTimeoutS * float64(time.Second))
 	}
 
-	var err error
-	if c.shards, err = intSetting(opts.Settings, "shards", defaultShards, 1); err != nil {
+	if err := c.applySettings(opts.Settings); err != nil {
 		return c, fmt.Errorf("%s: %w", display, err)
-	}
-	if c.replicas, err = intSetting(opts.Settings, "replicas", defaultReplicas, 0); err != nil {
-		return c, fmt.Errorf("%s: %w", display, err)
-	}
-	if c.maxRetries, err = intSetting(opts.Settings, "max_retries", defaultMaxRetries, 0); err != nil {
-		return c, fmt.Errorf("%s: %w", display, err)
-	}
-	c.refreshInterval = defaultRefreshInterval
-	if v, ok := opts.Settings["refresh_interval"]; ok && v != "" {
-		c.refreshInterval = v
 	}
 
 	c.recreate = opts.Recreate
@@ -201,18 +192,6 @@ func parseConfig(u *url.URL, opts target.Options, getenv func(string) string) (c
 		return c, bad("a CA certificate was given for a plain-HTTP URL; use %s+https://", c.product)
 	}
 	return c, nil
-}
-
-func intSetting(settings map[string]string, key string, def, minimum int) (int, error) {
-	v, ok := settings[key]
-	if !ok || v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < minimum {
-		return 0, fmt.Errorf("setting %s=%q: want an integer ≥ %d", key, v, minimum)
-	}
-	return n, nil
 }
 
 // validIndexName applies the server's index-name rules up front so that a

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 
@@ -32,40 +31,40 @@ type Config struct {
 }
 
 // Register adds the sim and discard schemes to r.
-func Register(r *target.Registry) { r.Register(Open, "sim", "discard") }
+func Register(r *target.Registry) {
+	r.Register(target.Driver{Name: "sim", Schemes: []string{"sim"}, Open: Open, Knobs: knobs()})
+	r.Register(target.Driver{Name: "discard", Schemes: []string{"discard"}, Open: Open})
+}
 
-// Open parses the URL's query into a Config.
-func Open(_ context.Context, u *url.URL, _ target.Options) (target.Target, error) {
-	var c Config
+// Open reads the behaviour of a sim:// target from the URL's query and the
+// settings (the same knobs; a knob given both ways must agree). A query
+// parameter that is not a knob is refused: a misspelt one would otherwise
+// leave a behaviour silently at its default. discard:// takes none.
+func Open(_ context.Context, u *url.URL, opts target.Options) (target.Target, error) {
 	q := u.Query()
-	durations := map[string]*time.Duration{
-		"visibility_delay": &c.VisibilityDelay, "write_delay": &c.WriteDelay, "query_delay": &c.QueryDelay,
+	if u.Scheme == "discard" {
+		if len(q) > 0 || len(opts.Settings) > 0 {
+			return nil, fmt.Errorf("%w: discard:// takes no parameters or settings", target.ErrBadURL)
+		}
+		return New(Config{Discard: true}), nil
 	}
-	for k, p := range durations {
-		if v := q.Get(k); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil || d < 0 {
-				return nil, fmt.Errorf("%w: sim %s=%q: want a duration such as 200ms", target.ErrBadURL, k, v)
-			}
-			*p = d
+	ks := knobs()
+	for k := range q {
+		if err := ks.Check(map[string]string{k: ""}); err != nil {
+			return nil, fmt.Errorf("%w: sim: %w", target.ErrBadURL, err)
 		}
 	}
-	if v := q.Get("capacity"); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 {
-			return nil, fmt.Errorf("%w: sim capacity=%q: want events per second, e.g. 5000", target.ErrBadURL, v)
-		}
-		c.Capacity = f
+	set, err := ks.WithQuery(q, opts.Settings)
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
 	}
-	if v := q.Get("drop_every"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("%w: sim drop_every=%q: want a whole number, e.g. 100", target.ErrBadURL, v)
-		}
-		c.DropEvery = n
+	settings, err := ks.Resolve(set)
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
 	}
-	c.Discard = u.Scheme == "discard"
-	return New(c), nil
+	t := New(configOf(settings))
+	t.settings = settings
+	return t, nil
 }
 
 type event struct {
@@ -78,7 +77,8 @@ type event struct {
 
 // Target is the simulated database.
 type Target struct {
-	cfg Config
+	cfg      Config
+	settings target.Settings // as resolved by Open; nil from New
 
 	capMu    sync.Mutex
 	capacity time.Time // when the simulated server is free again
