@@ -135,6 +135,26 @@ func (ks Knobs) WithQuery(q url.Values, set map[string]string) (map[string]strin
 	return out, nil
 }
 
+// CheckQuery refuses, with ErrBadURL, a query parameter of a target URL
+// that is not a knob, for targets whose URL takes knobs only: a misspelt
+// one would otherwise leave its knob silently at the default.
+func (ks Knobs) CheckQuery(q url.Values) error {
+	keys := make([]string, 0, len(q))
+	for k := range q {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if _, ok := ks.lookup(k); !ok {
+			if len(ks) == 0 {
+				return fmt.Errorf("%w: query parameter %q: this target takes none", ErrBadURL, k)
+			}
+			return fmt.Errorf("%w: query parameter %q: the URL takes %s", ErrBadURL, k, strings.Join(ks.Names(), ", "))
+		}
+	}
+	return nil
+}
+
 // Settings are the effective values of a target's knobs, defaults
 // included, in the types their parsers return.
 type Settings map[string]any

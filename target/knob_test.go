@@ -74,6 +74,16 @@ func TestWithQuery(t *testing.T) {
 	}
 }
 
+func TestCheckQuery(t *testing.T) {
+	if err := testKnobs().CheckQuery(url.Values{"n": {"1"}, "mode": {"safe"}}); err != nil {
+		t.Errorf("knobs only: %v", err)
+	}
+	err := testKnobs().CheckQuery(url.Values{"n": {"1"}, "mdoe": {"safe"}})
+	if !errors.Is(err, ErrBadURL) || !strings.Contains(err.Error(), `"mdoe"`) {
+		t.Errorf("a misspelt parameter: err = %v, want ErrBadURL naming it", err)
+	}
+}
+
 // TestRegistryChecksSettingsBeforeOpening checks that an unknown setting
 // is refused without calling the opener (no connection for a typo).
 func TestRegistryChecksSettingsBeforeOpening(t *testing.T) {

@@ -6,6 +6,8 @@
 //
 // URL: sim://?visibility_delay=200ms&capacity=5000&write_delay=1ms&drop_every=100
 // discard:// acknowledges everything and keeps nothing (driver benchmarks).
+// The sim refuses one kind of item: a document without a body (JSON), as a
+// database refuses a document it cannot parse.
 package sim
 
 import (
@@ -49,10 +51,8 @@ func Open(_ context.Context, u *url.URL, opts target.Options) (target.Target, er
 		return New(Config{Discard: true}), nil
 	}
 	ks := knobs()
-	for k := range q {
-		if err := ks.Check(map[string]string{k: ""}); err != nil {
-			return nil, fmt.Errorf("%w: sim: %w", target.ErrBadURL, err)
-		}
+	if err := ks.CheckQuery(q); err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
 	}
 	set, err := ks.WithQuery(q, opts.Settings)
 	if err != nil {
@@ -74,6 +74,10 @@ type event struct {
 	eventTime int64
 	newest    int64 // max eventTime of this and all earlier entries
 }
+
+// ErrorEmptyDocument is the error kind of a document without a body, the
+// one item the sim refuses.
+const ErrorEmptyDocument = "empty_document"
 
 // Target is the simulated database.
 type Target struct {
@@ -134,8 +138,9 @@ func (t *Target) Write(ctx context.Context, b target.Batch) (target.WriteResult,
 	if err := sleep(ctx, wait); err != nil {
 		return target.WriteResult{}, err
 	}
-	res := target.WriteResult{Acknowledged: len(b.Docs)}
+	var res target.WriteResult
 	if t.cfg.Discard {
+		res.Acknowledged = len(b.Docs)
 		return res, nil
 	}
 	t.mu.Lock()
@@ -143,6 +148,14 @@ func (t *Target) Write(ctx context.Context, b target.Batch) (target.WriteResult,
 	visibleAt := time.Now().Add(t.cfg.VisibilityDelay)
 	evs := t.events[b.Generator]
 	for _, d := range b.Docs {
+		if len(d.JSON) == 0 {
+			// As a database refuses a document it cannot parse.
+			res.Failed++
+			res.FailedSeqs = append(res.FailedSeqs, d.Seq)
+			res.AddError(ErrorEmptyDocument, 1)
+			continue
+		}
+		res.Acknowledged++
 		t.acked++
 		if t.cfg.DropEvery > 0 && t.acked%int64(t.cfg.DropEvery) == 0 {
 			continue // acknowledged, then lost

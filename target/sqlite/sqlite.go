@@ -51,6 +51,9 @@ func Open(ctx context.Context, u *url.URL, opts target.Options) (target.Target, 
 		return nil, fmt.Errorf("%w: sqlite URL %q has no file path; want sqlite:///path/to/file.db", target.ErrBadURL, u.String())
 	}
 	ks := knobs()
+	if err := ks.CheckQuery(u.Query()); err != nil {
+		return nil, fmt.Errorf("sqlite %s: %w", path, err)
+	}
 	set, err := ks.WithQuery(u.Query(), opts.Settings)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite %s: %w", path, err)
