@@ -38,10 +38,8 @@
 //
 // # Settings (Options.Settings)
 //
-//	shards            number_of_shards at index creation (default 1)
-//	replicas          number_of_replicas at index creation (default 0)
-//	refresh_interval  index refresh interval (default "1s"; "-1" disables)
-//	max_retries       bulk re-sends of items rejected with 429 (default 5)
+// shards, replicas, refresh_interval and max_retries, declared with their
+// defaults and meanings by Knobs.
 //
 // Setup reuses an existing index as it is (its settings are not changed)
 // unless Options.Recreate is set.
