@@ -6,8 +6,6 @@
 //
 // URL: sim://?visibility_delay=200ms&capacity=5000&write_delay=1ms&drop_every=100
 // discard:// acknowledges everything and keeps nothing (driver benchmarks).
-// The sim refuses one kind of item: a document without a body (JSON), as a
-// database refuses a document it cannot parse.
 package sim
 
 import (
@@ -75,8 +73,9 @@ type event struct {
 	newest    int64 // max eventTime of this and all earlier entries
 }
 
-// ErrorEmptyDocument is the error kind of a document without a body, the
-// one item the sim refuses.
+// ErrorEmptyDocument is the error kind of a document without a body (no
+// JSON): the one item the sim refuses, as a database refuses a document it
+// cannot parse.
 const ErrorEmptyDocument = "empty_document"
 
 // Target is the simulated database.
