@@ -57,7 +57,7 @@ func addTargetFlags(fs *flag.FlagSet) *targetFlags {
 	fs.BoolVar(&f.recreate, "recreate", false, "drop and create the index or table before the run (default: reuse it)")
 	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification (https targets only)")
 	fs.StringVar(&f.caCert, "ca-cert", "", "PEM file of the CA that signed the server's certificate")
-	fs.Var(f.settings, "set", "target setting key=value, repeatable: shards, replicas, refresh_interval (Elasticsearch/OpenSearch), write_method (PostgreSQL: insert, copy, pipeline), table")
+	fs.Var(f.settings, "set", "target setting key=value, repeatable; the settings of each target:\n"+all.Registry().SettingsHelp())
 	fs.DurationVar(&f.requestTimeout, "write-timeout", 30*time.Second, "timeout of one write request")
 	return f
 }
@@ -85,6 +85,9 @@ func (f *targetFlags) open(ctx context.Context) (target.Target, string, error) {
 	if errors.Is(err, target.ErrBadURL) {
 		return nil, "", usagef("--target: %v", err)
 	}
+	if errors.Is(err, target.ErrBadSetting) {
+		return nil, "", usagef("--set: %v", err)
+	}
 	// The embedded database is where --data-dir put it: when it cannot be
 	// opened or set up (directory not writable, file locked by another
 	// process), that flag is what to change.
@@ -96,10 +99,6 @@ func (f *targetFlags) open(ctx context.Context) (target.Target, string, error) {
 	}
 	if err != nil {
 		return nil, "", fail(err)
-	}
-	if err := target.CheckSettings(tgt, f.settings); err != nil {
-		tgt.Close()
-		return nil, "", usagef("--set %v", err)
 	}
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
