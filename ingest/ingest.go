@@ -150,13 +150,6 @@ func (in *Ingester) GeneratorIDs() []string {
 	return ids
 }
 
-// batchBuf is one batch's memory, reused once its write is finished.
-type batchBuf struct {
-	docs  []target.Document
-	json  []byte
-	sizes []int
-}
-
 // Run schedules batches from start for the configured duration, waits for
 // the writes in flight and returns the accounting. A cancelled ctx stops the
 // schedule early; writes already sent still finish (bounded by the write
@@ -214,7 +207,7 @@ func (s *sender) Build(d dispatch.Due) dispatch.Unit {
 	in.series.Scheduled(d.Intended, int64(len(b.Docs)), d.Late, int64(in.slots.InUse()))
 	in.obs.Scheduled(b.Generator, len(b.Docs), d.Late, in.slots.InUse())
 	return dispatch.Unit{
-		Events: len(b.Docs), Bytes: len(bb.json),
+		Events: len(b.Docs), Bytes: len(bb.JSON),
 		Send: func(ctx context.Context) { in.write(ctx, b, bb, d) },
 	}
 }
@@ -224,34 +217,24 @@ func (s *sender) Unsent(u dispatch.Unsent) { s.in.account.unsent(u) }
 // build generates one batch whose events carry the batch's intended time
 // as _event_time, so that a driver or database that falls behind shows up
 // in the freshness lag instead of being hidden by late generation.
-func (in *Ingester) build(g *docgen.Generator, intended time.Time) (target.Batch, *batchBuf) {
-	bb, _ := in.bufs.Get().(*batchBuf)
+func (in *Ingester) build(g *docgen.Generator, intended time.Time) (target.Batch, *docgen.Buffer) {
+	bb, _ := in.bufs.Get().(*docgen.Buffer)
 	if bb == nil {
-		bb = &batchBuf{}
+		bb = &docgen.Buffer{}
 	}
-	docs, buf, sizes := bb.docs[:0], bb.json[:0], bb.sizes[:0]
+	bb.Reset()
 	eventTime := intended.UnixMicro()
-	for i := 0; i < in.cfg.BatchSize; i++ {
-		var d target.Document
-		d, buf = g.Next(buf, eventTime)
-		docs = append(docs, d)
-		sizes = append(sizes, len(d.JSON))
+	for range in.cfg.BatchSize {
+		bb.Append(g, eventTime)
 	}
-	// Next may have grown buf; earlier documents still point into the
-	// previous array, which stays valid, but re-slice so all share one.
-	off := 0
-	for i := range docs {
-		docs[i].JSON = buf[off : off+sizes[i] : off+sizes[i]]
-		off += sizes[i]
-	}
-	bb.docs, bb.json, bb.sizes = docs, buf, sizes
-	return target.Batch{Generator: g.ID(), Docs: docs}, bb
+	bb.Seal()
+	return target.Batch{Generator: g.ID(), Docs: bb.Docs}, bb
 }
 
 // write sends one batch and accounts for its outcome item by item.
-func (in *Ingester) write(ctx context.Context, b target.Batch, bb *batchBuf, d dispatch.Due) {
+func (in *Ingester) write(ctx context.Context, b target.Batch, bb *docgen.Buffer, d dispatch.Due) {
 	defer in.bufs.Put(bb)
-	a := WriteBatch(ctx, in.w, b, bb.sizes, in.cfg.WriteTimeout, in.cfg.WriteRetries)
+	a := WriteBatch(ctx, in.w, b, in.cfg.WriteTimeout, in.cfg.WriteRetries)
 	ack := time.Now()
 	if in.ledger != nil && len(a.AckedSeqs) > 0 {
 		in.ledger.Acked(b.Generator, a.AckedSeqs)

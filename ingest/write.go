@@ -35,7 +35,7 @@ type Attempt struct {
 // Every event of b ends up acknowledged or failed: a target that accounts
 // for fewer items than it was given has the rest counted as failed with
 // kind "unaccounted", so that nothing vanishes from the accounting.
-func WriteBatch(ctx context.Context, w target.Writer, b target.Batch, jsonBytes []int, timeout time.Duration, retries int) Attempt {
+func WriteBatch(ctx context.Context, w target.Writer, b target.Batch, timeout time.Duration, retries int) Attempt {
 	var (
 		res target.WriteResult
 		err error
@@ -92,15 +92,18 @@ func WriteBatch(ctx context.Context, w target.Writer, b target.Batch, jsonBytes 
 	}
 	if a.Failed > 0 && len(failed) == 0 {
 		// The target did not say which: no event can be trusted.
-		a.AckedBytes = sum(jsonBytes) * a.Acked / n
+		for _, d := range b.Docs {
+			a.AckedBytes += len(d.JSON)
+		}
+		a.AckedBytes = a.AckedBytes * a.Acked / n
 		a.ProbeFailed = true
 		return a
 	}
 	a.AckedSeqs = make([]int64, 0, n-len(failed))
-	for i, d := range b.Docs {
+	for _, d := range b.Docs {
 		if !failed[d.Seq] {
 			a.AckedSeqs = append(a.AckedSeqs, d.Seq)
-			a.AckedBytes += jsonBytes[i]
+			a.AckedBytes += len(d.JSON)
 		}
 	}
 	a.ProbeFailed = len(a.AckedSeqs) == 0 || a.AckedSeqs[0] != b.Docs[0].Seq
@@ -110,11 +113,3 @@ func WriteBatch(ctx context.Context, w target.Writer, b target.Batch, jsonBytes 
 // ErrorUnaccounted is the error kind of events a target neither
 // acknowledged nor reported failed.
 const ErrorUnaccounted = "unaccounted"
-
-func sum(v []int) int {
-	t := 0
-	for _, x := range v {
-		t += x
-	}
-	return t
-}

@@ -205,8 +205,7 @@ const duplicateKind = target.ErrorDuplicateID
 // batch is one write request and its memory, reused once written.
 type batch struct {
 	stream *Stream
-	docs   []target.Document
-	json   []byte
+	docgen.Buffer
 }
 
 // Load writes the plan's missing events to tgt, stream by stream, as fast
@@ -313,10 +312,8 @@ func (l *loader) produce(ctx context.Context, s *Stream, out chan<- *batch) erro
 			_, scratch = g.Next(scratch[:0], now)
 			continue
 		}
-		var d target.Document
-		d, b.json = g.Next(b.json, now)
-		b.docs = append(b.docs, d)
-		if len(b.docs) < l.cfg.BatchSize && seq < s.Events-1 {
+		b.Append(g, now)
+		if len(b.Docs) < l.cfg.BatchSize && seq < s.Events-1 {
 			continue
 		}
 		if !send(ctx, out, b) {
@@ -324,7 +321,7 @@ func (l *loader) produce(ctx context.Context, s *Stream, out chan<- *batch) erro
 		}
 		b = l.newBatch(s)
 	}
-	if len(b.docs) > 0 {
+	if len(b.Docs) > 0 {
 		send(ctx, out, b)
 	}
 	return nil
@@ -335,7 +332,7 @@ func send(ctx context.Context, out chan<- *batch, b *batch) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	b.reslice()
+	b.Seal()
 	select {
 	case out <- b:
 		return true
@@ -349,30 +346,16 @@ func (l *loader) newBatch(s *Stream) *batch {
 	if b == nil {
 		b = &batch{}
 	}
-	b.stream, b.docs, b.json = s, b.docs[:0], b.json[:0]
+	b.stream = s
+	b.Reset()
 	return b
-}
-
-// reslice points every document at the batch's final buffer: appending
-// may have moved it after the first documents were cut from it.
-func (b *batch) reslice() {
-	off := 0
-	for i := range b.docs {
-		n := len(b.docs[i].JSON)
-		b.docs[i].JSON = b.json[off : off+n : off+n]
-		off += n
-	}
 }
 
 // write sends one batch through the ingest's write path: the same
 // re-sends, and the same item-level accounting.
 func (l *loader) write(ctx context.Context, b *batch) {
 	defer l.bufs.Put(b)
-	sizes := make([]int, len(b.docs))
-	for i, d := range b.docs {
-		sizes[i] = len(d.JSON)
-	}
-	a := ingest.WriteBatch(ctx, l.tgt, target.Batch{Generator: b.stream.Generator, Docs: b.docs}, sizes, l.cfg.WriteTimeout, l.cfg.WriteRetries)
+	a := ingest.WriteBatch(ctx, l.tgt, target.Batch{Generator: b.stream.Generator, Docs: b.Docs}, l.cfg.WriteTimeout, l.cfg.WriteRetries)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.res.Retries += int64(a.Retries)
@@ -389,7 +372,7 @@ func (l *loader) write(ctx context.Context, b *batch) {
 				stats.AddError(l.res.Errors, kind, int64(n), a.Sample)
 			}
 		}
-		l.failLocked(fmt.Errorf("%w: stream %d (generator %s): %d of %d events failed: %v", ErrWriteFailed, b.stream.Index, b.stream.Generator, a.Failed-dup, len(b.docs), a.ErrorKinds))
+		l.failLocked(fmt.Errorf("%w: stream %d (generator %s): %d of %d events failed: %v", ErrWriteFailed, b.stream.Index, b.stream.Generator, a.Failed-dup, len(b.Docs), a.ErrorKinds))
 	}
 }
 
