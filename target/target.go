@@ -7,8 +7,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -150,12 +151,7 @@ func (r *Registry) Register(d Driver) {
 func (r *Registry) Schemes() []string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	out := make([]string, 0, len(r.drivers))
-	for s := range r.drivers {
-		out = append(out, s)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(r.drivers))
 }
 
 // Drivers lists the registered drivers once each, sorted by name.
@@ -170,7 +166,7 @@ func (r *Registry) Drivers() []Driver {
 			out = append(out, d)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	slices.SortFunc(out, func(a, b Driver) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 

@@ -6,9 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,19 +19,17 @@ import (
 	"github.com/freshbench/freshbench/report"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/all"
-	"golang.org/x/term"
 )
 
 // settings collects repeated --set key=value flags.
 type settings map[string]string
 
 func (s settings) String() string {
-	keys := make([]string, 0, len(s))
-	for k, v := range s {
-		keys = append(keys, k+"="+v)
+	pairs := make([]string, 0, len(s))
+	for _, k := range slices.Sorted(maps.Keys(s)) {
+		pairs = append(pairs, k+"="+s[k])
 	}
-	sort.Strings(keys)
-	return strings.Join(keys, ",")
+	return strings.Join(pairs, ",")
 }
 
 func (s settings) Set(v string) error {
@@ -224,28 +223,15 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return sess.close(ctx, *teardown)
 }
 
-// progressPrinter shows live progress: one rewritten line on a terminal,
-// a plain line every ten seconds otherwise (CI logs stay readable).
+// progressPrinter shows live progress on a liveLine.
 func progressPrinter(w io.Writer) func(bench.Progress) {
-	f, isFile := w.(*os.File)
-	tty := isFile && term.IsTerminal(int(f.Fd()))
-	var last time.Duration
+	l := newLiveLine(w)
 	return func(p bench.Progress) {
 		line := fmt.Sprintf("%s %5.0fs elapsed %5.0fs left  %8.0f/%-8.0f events/s  errors %d  late %d  freshness lag %s",
 			p.Phase, p.Elapsed.Seconds(), max(p.Remaining.Seconds(), 0), p.AckedPerSec, p.TargetPerSec, p.Errors, p.Late, p.FreshnessLag.Round(time.Millisecond))
-		if tty {
-			fmt.Fprintf(w, "\r\033[K%s", line)
-			if p.Remaining <= time.Second {
-				fmt.Fprintln(w)
-			}
-			return
-		}
-		if p.Elapsed < last {
-			last = 0 // the next step of a peak search
-		}
-		if p.Elapsed-last >= 10*time.Second {
-			last = p.Elapsed
-			fmt.Fprintln(w, line)
+		l.show(p.Elapsed, "", line)
+		if p.Remaining <= time.Second {
+			l.end()
 		}
 	}
 }
