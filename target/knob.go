@@ -3,6 +3,8 @@ package target
 import (
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"math"
 	"net/url"
 	"slices"
@@ -66,20 +68,24 @@ func (ks Knobs) lookup(name string) (Knob, bool) {
 // Check names the first key of set, in sorted order, that is not a knob,
 // with the keys that are; a misspelt setting must not be ignored silently.
 func (ks Knobs) Check(set map[string]string) error {
-	keys := make([]string, 0, len(set))
-	for k := range set {
-		keys = append(keys, k)
+	k, ok := ks.unknown(maps.Keys(set))
+	switch {
+	case !ok:
+		return nil
+	case len(ks) == 0:
+		return fmt.Errorf("%w %q: this target takes no settings", ErrBadSetting, k)
 	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	return fmt.Errorf("%w %q: the settings are %s", ErrBadSetting, k, strings.Join(ks.Names(), ", "))
+}
+
+// unknown returns the first of keys, in sorted order, that is not a knob.
+func (ks Knobs) unknown(keys iter.Seq[string]) (string, bool) {
+	for _, k := range slices.Sorted(keys) {
 		if _, ok := ks.lookup(k); !ok {
-			if len(ks) == 0 {
-				return fmt.Errorf("%w %q: this target takes no settings", ErrBadSetting, k)
-			}
-			return fmt.Errorf("%w %q: the settings are %s", ErrBadSetting, k, strings.Join(ks.Names(), ", "))
+			return k, true
 		}
 	}
-	return nil
+	return "", false
 }
 
 // Resolve checks set and returns the value of every knob: the one given,
@@ -139,20 +145,14 @@ func (ks Knobs) WithQuery(q url.Values, set map[string]string) (map[string]strin
 // that is not a knob, for targets whose URL takes knobs only: a misspelt
 // one would otherwise leave its knob silently at the default.
 func (ks Knobs) CheckQuery(q url.Values) error {
-	keys := make([]string, 0, len(q))
-	for k := range q {
-		keys = append(keys, k)
+	k, ok := ks.unknown(maps.Keys(q))
+	switch {
+	case !ok:
+		return nil
+	case len(ks) == 0:
+		return fmt.Errorf("%w: query parameter %q: this target takes none", ErrBadURL, k)
 	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if _, ok := ks.lookup(k); !ok {
-			if len(ks) == 0 {
-				return fmt.Errorf("%w: query parameter %q: this target takes none", ErrBadURL, k)
-			}
-			return fmt.Errorf("%w: query parameter %q: the URL takes %s", ErrBadURL, k, strings.Join(ks.Names(), ", "))
-		}
-	}
-	return nil
+	return fmt.Errorf("%w: query parameter %q: the URL takes %s", ErrBadURL, k, strings.Join(ks.Names(), ", "))
 }
 
 // Settings are the effective values of a target's knobs, defaults
