@@ -25,6 +25,14 @@ func (s *store) Write(ctx context.Context, b target.Batch) (target.WriteResult, 
 	switch s.cfg.method {
 	case methodCopy:
 		res, err = s.writeCopy(ctx, b)
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == uniqueViolation {
+			// COPY has no ON CONFLICT: one stored _id (a re-send of a batch
+			// that was committed, a repeated id) fails the whole COPY and
+			// rolls it back. Written again by INSERT, each duplicate is
+			// named and the rest stored.
+			res, err = s.writeInsert(ctx, b)
+		}
 	case methodPipeline:
 		res, err = s.writePipeline(ctx, b)
 	default:
@@ -38,6 +46,9 @@ func (s *store) Write(ctx context.Context, b target.Batch) (target.WriteResult, 
 	}
 	return target.WriteResult{}, s.fail(s.cfg.method+" into", err)
 }
+
+// uniqueViolation is the SQLSTATE of a duplicate key.
+const uniqueViolation = "23505"
 
 // generatorOf prefers the document's own generator and falls back to the
 // batch's, so that a hand-built Document without one still lands.
