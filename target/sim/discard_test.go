@@ -15,7 +15,7 @@ import (
 func TestDiscardReaderIsNotKept(t *testing.T) {
 	tgt := New(Config{Discard: true})
 	ctx := context.Background()
-	b := target.Batch{Generator: "g", Docs: []target.Document{{ID: "a", Generator: "g", Seq: 0, EventTime: 1}}}
+	b := target.Batch{Generator: "g", Docs: []target.Document{{ID: "a", Generator: "g", Seq: 0, EventTime: 1, JSON: []byte(`{"_id":"a"}`)}}}
 	if res, err := tgt.Write(ctx, b); err != nil || res.Acknowledged != 1 {
 		t.Fatalf("write: %+v, %v; want 1 acknowledged", res, err)
 	}
