@@ -5,7 +5,8 @@
 // it to see what the figures mean before pointing freshbench at a database.
 //
 // URL: sim://?visibility_delay=200ms&capacity=5000&write_delay=1ms&drop_every=100
-// discard:// acknowledges everything and keeps nothing (driver benchmarks).
+// discard:// acknowledges everything and keeps nothing (driver benchmarks);
+// its Reader methods return target.ErrNotKept.
 package sim
 
 import (
@@ -177,7 +178,17 @@ func (t *Target) visible(gen string, now time.Time) []event {
 	return evs[:n]
 }
 
-func (t *Target) query(ctx context.Context) error { return sleep(ctx, t.cfg.QueryDelay) }
+// query waits the query delay. discard:// keeps nothing, so it has nothing
+// to answer: an empty answer would read as "every event lost".
+func (t *Target) query(ctx context.Context) error {
+	if err := sleep(ctx, t.cfg.QueryDelay); err != nil {
+		return err
+	}
+	if t.cfg.Discard {
+		return fmt.Errorf("discard: %w", target.ErrNotKept)
+	}
+	return nil
+}
 
 func (t *Target) Freshness(ctx context.Context, gen string) (int64, bool, error) {
 	if err := t.query(ctx); err != nil {
@@ -218,6 +229,9 @@ func (t *Target) Count(ctx context.Context, gen string) (int64, error) {
 }
 
 func (t *Target) Seqs(ctx context.Context, gen string, fn func(int64)) error {
+	if t.cfg.Discard {
+		return fmt.Errorf("discard: %w", target.ErrNotKept)
+	}
 	t.mu.Lock()
 	v := t.visible(gen, time.Now())
 	t.mu.Unlock()
