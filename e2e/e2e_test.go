@@ -292,7 +292,8 @@ func TestRefreshIntervalShowsInLatency(t *testing.T) {
 					cfg.Observer = rec
 					sampler := startRefreshSampler(t, u, 25*time.Millisecond)
 					res := run(t, tgt, cfg)
-					checkRefresh(t, ri, cfg, res, sampler.stop(t), rec)
+					end := res.StartedAt.Add(cfg.Ingest.Duration)
+					checkRefresh(t, ri, cfg, res, sampler.stop(t, end, 3*ri+2*time.Second), rec)
 				})
 			}
 		})
@@ -304,9 +305,6 @@ func checkRefresh(t *testing.T, interval time.Duration, cfg bench.Config, res *b
 	start := res.StartedAt
 	from, to := start.Add(cfg.Ingest.Warmup), start.Add(cfg.Ingest.Duration)
 	b := newRefreshBounds(h, start, from, to)
-	if !b.covers() {
-		t.Fatalf("_stats/refresh: %d readings, %d refreshes, none seen to finish after the run's schedule; cannot bound its lags", len(h.samples), len(b.cs))
-	}
 
 	// The interval set is what the server does: it refreshes no more
 	// often (later, when busy: the next refresh is scheduled after the

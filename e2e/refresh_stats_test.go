@@ -86,9 +86,20 @@ func (s *refreshSampler) halt() {
 	<-s.done
 }
 
-// stop ends the sampling and returns what the server reported.
-func (s *refreshSampler) stop(t *testing.T) refreshHistory {
+// stop ends the sampling and returns what the server reported. It first
+// waits, up to wait, for a refresh to finish after the instant after, so
+// that the last searches before it are bounded by the next refresh; a
+// server that had nothing left to refresh does not do one.
+func (s *refreshSampler) stop(t *testing.T, after time.Time, wait time.Duration) refreshHistory {
 	t.Helper()
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		s.mu.Lock()
+		h := refreshHistory{samples: s.samples}
+		s.mu.Unlock()
+		if h.refreshedAfter(after) {
+			break
+		}
+	}
 	s.halt()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -172,6 +183,12 @@ func readRefreshStats(c *http.Client, addr, user, pass string) (count, totalMs i
 // refreshHistory is what the server reported over a run.
 type refreshHistory struct {
 	samples []refreshSample
+}
+
+// refreshedAfter reports whether a refresh certainly finished after t.
+func (h refreshHistory) refreshedAfter(t time.Time) bool {
+	cs := h.completions()
+	return len(cs) > 0 && cs[len(cs)-1].lo.After(t)
 }
 
 // completion is one refresh that the server finished at an unknown
@@ -273,9 +290,12 @@ func (b refreshBounds) untilLo(t time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// maxGapHi is an upper bound on the longest time between two consecutive
-// refresh completions around the window, the run's start counting as one
-// (nothing written before it can be missing from a search).
+// maxGapHi is an upper bound on the longest time, at a search in the
+// window, from the refresh it used to the next one: the longest gap
+// between two consecutive refresh completions around the window. The
+// run's start counts as one (no event is older). When no refresh finished
+// after the window, the server had nothing left to make searchable, and
+// the window's end closes the last gap.
 func (b refreshBounds) maxGapHi() time.Duration {
 	prev := b.start
 	var gap time.Duration
@@ -290,7 +310,7 @@ func (b refreshBounds) maxGapHi() time.Duration {
 		}
 		prev = c.lo
 	}
-	return gap
+	return max(gap, b.to.Sub(prev))
 }
 
 // maxRefreshHi is an upper bound on the longest refresh.
@@ -300,12 +320,6 @@ func (b refreshBounds) maxRefreshHi() time.Duration {
 		ms = max(ms, c.ms)
 	}
 	return time.Duration(ms) * time.Millisecond
-}
-
-// covers reports whether a refresh was seen to finish after the window,
-// so that every search in the window has a next refresh to be bounded by.
-func (b refreshBounds) covers() bool {
-	return len(b.cs) > 0 && b.cs[len(b.cs)-1].lo.After(b.to)
 }
 
 // sample is one freshness lag or visibility latency, with the time the
@@ -371,8 +385,9 @@ func TestRefreshBounds(t *testing.T) {
 			t.Errorf("%s = %s, want in [%d, %d] ms", what, got, lo, hi)
 		}
 	}
-	if len(b.cs) != len(done) || !b.covers() {
-		t.Fatalf("%d completions (covers %v), want %d", len(b.cs), b.covers(), len(done))
+	if len(b.cs) != len(done) || !h.refreshedAfter(at(700)) || h.refreshedAfter(at(800)) {
+		t.Fatalf("%d completions (after 700 ms: %v, after 800 ms: %v), want %d, the last at 800 ms",
+			len(b.cs), h.refreshedAfter(at(700)), h.refreshedAfter(at(800)), len(done))
 	}
 	// True values: 100 ms since the refresh at 200, 100 ms until the one
 	// at 400; the bounds may only fall short by the 10 ms reading period.
@@ -395,4 +410,6 @@ func TestRefreshBounds(t *testing.T) {
 	}
 	// The run's start counts as a refresh: from it to the first one.
 	within("maxGapHi from the start", newRefreshBounds(h, t0, t0, at(100)).maxGapHi(), 200, 215)
+	// Without a refresh after the window, its end closes the last gap.
+	within("maxGapHi to the end", newRefreshBounds(h, t0, at(850), at(990)).maxGapHi(), 190, 211)
 }
