@@ -49,6 +49,12 @@
 // Freshness, Visible, Count and Seqs are plain searches: none of them
 // refreshes the index or uses a real-time GET, because what is measured is
 // when a search sees an event.
+//
+// Write uses the bulk create action: a document whose _id is already
+// stored is refused, as a failed item of kind target.ErrorDuplicateID with
+// its _seq, and the stored document stays as it was. (The index action
+// would replace it silently, and a repeated run on a reused index would
+// then overwrite the last run's events.)
 package elastic
 
 import (
