@@ -25,6 +25,12 @@ type Config struct {
 	Ingest       ingest.Config
 	PollInterval time.Duration // how often freshness and probe queries run
 	Drain        time.Duration // how long to wait after the schedule for acknowledged events to show
+	// RepeatIDs keeps the generator identifiers and _ids that the seed
+	// alone gives, the same in every run with that seed; otherwise each
+	// run draws ids of its own, so that repeated runs on one index or
+	// table never collide. A run whose ids the target holds already is
+	// refused either way.
+	RepeatIDs bool
 	// Progress, when set, is called about once a second during the run.
 	Progress func(Progress)
 	// Observer, when set, sees every measurement live (metrics endpoint).
@@ -83,6 +89,9 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*Result, error) {
 		// Drawn here rather than in the generator so that the results file
 		// names the seed that reproduces these documents.
 		cfg.Ingest.Seed = rand.Uint64() | 1
+	}
+	if !cfg.RepeatIDs {
+		cfg.Ingest.IDNonce = rand.Uint64() | 1
 	}
 	ledger := probe.NewLedger()
 	// Start a little ahead so that every stream begins on the same instant.

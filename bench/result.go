@@ -122,6 +122,7 @@ type ConfigRecord struct {
 	MaxInflight    int               `json:"max_inflight"`
 	DocSize        int               `json:"doc_size"`
 	Seed           uint64            `json:"seed"`
+	IDNonce        uint64            `json:"id_nonce,omitempty"` // mixed into the ids; 0 = the ids the seed alone gives
 	WriteTimeoutS  float64           `json:"write_timeout_s"`
 	WriteRetries   int               `json:"write_retries"`
 	ProbeRate      float64           `json:"probe_rate"`
@@ -139,7 +140,7 @@ func recordConfig(c Config) ConfigRecord {
 	return ConfigRecord{
 		Rate: i.Rate.String(), RateUnit: unit, RatePerSecond: i.Rate.PerSecond,
 		BatchSize: i.BatchSize, DurationS: i.Duration.Seconds(), WarmupS: i.Warmup.Seconds(),
-		Generators: i.Generators, MaxInflight: i.MaxInflight, DocSize: i.DocSize, Seed: i.Seed,
+		Generators: i.Generators, MaxInflight: i.MaxInflight, DocSize: i.DocSize, Seed: i.Seed, IDNonce: i.IDNonce,
 		WriteTimeoutS: i.WriteTimeout.Seconds(), WriteRetries: i.WriteRetries, ProbeRate: i.ProbeRate,
 		PollIntervalS: c.PollInterval.Seconds(), DrainS: c.Drain.Seconds(),
 	}

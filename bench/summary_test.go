@@ -35,17 +35,33 @@ func TestSummaryIsTheMeasuredPhase(t *testing.T) {
 	}
 }
 
-// A second run whose generators already have events in the target is
-// refused: its probes would be seen at once through the old copies.
-func TestRepeatedIDsAreRefused(t *testing.T) {
+// Runs with the same seed on one target write ids of their own; asked to
+// repeat the seed's ids, a second run is refused: its probes would be seen
+// at once through the old copies.
+func TestRepeatedRuns(t *testing.T) {
 	tgt := sim.New(sim.Config{})
 	cfg := simConfig(2 * time.Second)
-	cfg.Drain = 0
-	if _, err := Run(context.Background(), tgt, cfg); err != nil {
+	cfg.Drain = time.Second
+	first, err := Run(context.Background(), tgt, cfg)
+	if err != nil {
 		t.Fatal(err)
 	}
-	_, err := Run(context.Background(), tgt, cfg)
+	second, err := Run(context.Background(), tgt, cfg)
+	if err != nil {
+		t.Fatalf("second run with the same seed: %v", err)
+	}
+	if first.Generators[0] == second.Generators[0] {
+		t.Fatalf("both runs wrote generator %s", first.Generators[0])
+	}
+	if s := second.Summary; !s.Audited || s.Unexpected != 0 || s.Missing != 0 {
+		t.Fatalf("second run: audited %v, unexpected %d, missing %d; want a clean audit of its own events", s.Audited, s.Unexpected, s.Missing)
+	}
+	cfg.RepeatIDs = true
+	if _, err := Run(context.Background(), tgt, cfg); err != nil {
+		t.Fatalf("first run with the seed's own ids: %v", err)
+	}
+	_, err = Run(context.Background(), tgt, cfg)
 	if !errors.Is(err, ErrGeneratorInUse) {
-		t.Fatalf("second run with the same ids on the same target: %v, want ErrGeneratorInUse", err)
+		t.Fatalf("second run with the seed's own ids on the same target: %v, want ErrGeneratorInUse", err)
 	}
 }

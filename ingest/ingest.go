@@ -32,6 +32,10 @@ type Config struct {
 	WriteRetries int           // re-sends of a request that failed as a whole
 	ProbeRate    float64       // probe events per second over all generators
 	MemoryLimit  int64         // bytes the batches may hold at once; 0 = DefaultMemoryLimit
+	// IDNonce, when not 0, is mixed into every generator_identifier and
+	// _id (docgen.Config.Nonce): runs with the same Seed write the same
+	// documents under ids of their own.
+	IDNonce uint64
 }
 
 // DefaultMemoryLimit bounds what the batches of a run may hold in memory
@@ -132,7 +136,7 @@ func New(cfg Config, w target.Writer, probes Probes, ledger Ledger, obs stats.Ob
 	}
 	in := &Ingester{cfg: cfg, w: w, probes: probes, ledger: ledger, obs: obs, slots: dispatch.NewSlots(cfg.MaxInflight)}
 	for i := 0; i < cfg.Generators; i++ {
-		g, err := docgen.New(docgen.Config{DocSize: cfg.DocSize, Seed: cfg.Seed, Index: i})
+		g, err := docgen.New(docgen.Config{DocSize: cfg.DocSize, Seed: cfg.Seed, Nonce: cfg.IDNonce, Index: i})
 		if err != nil {
 			return nil, invalid.Wrap("document size", cfg.DocSize, err)
 		}

@@ -114,6 +114,7 @@ type loadFlags struct {
 	batchSize, generators, inflight, retries int
 	duration, warmup, poll, drain            time.Duration
 	seed                                     uint64
+	repeatIDs                                bool
 	probeRate                                float64
 }
 
@@ -133,7 +134,8 @@ func addStreamFlags(fs *flag.FlagSet) *loadFlags {
 	fs.IntVar(&f.generators, "generators", 1, "independent event streams, each with its own generator_identifier")
 	fs.IntVar(&f.inflight, "max-inflight", 16, "bound on concurrent write requests; a batch that waits for a slot is late")
 	fs.StringVar(&f.docSize, "doc-size", "1KB", "serialized size of one event (1KB = 1000 bytes)")
-	fs.Uint64Var(&f.seed, "seed", 0, "seed of the generators (0 = random); the same seed gives the same documents")
+	fs.Uint64Var(&f.seed, "seed", 0, "seed of the generators (0 = random); the same seed gives the same documents, under ids of each run's own")
+	fs.BoolVar(&f.repeatIDs, "repeat-ids", false, "with --seed, also repeat the generator ids and _ids; a run is refused when the target holds them already")
 	fs.DurationVar(&f.poll, "poll-interval", 200*time.Millisecond, "how often the freshness and probe queries run: the resolution of visibility latency")
 	fs.Float64Var(&f.probeRate, "probe-rate", 20, "probe events per second whose visibility latency is measured")
 	fs.DurationVar(&f.drain, "drain", 30*time.Second, "after the run, how long to wait for acknowledged events to become visible before the completeness audit")
@@ -162,7 +164,7 @@ func (f *loadFlags) config(writeTimeout time.Duration) (bench.Config, error) {
 			Generators: f.generators, MaxInflight: f.inflight, DocSize: int(size), Seed: f.seed,
 			WriteTimeout: writeTimeout, WriteRetries: f.retries, ProbeRate: f.probeRate,
 		},
-		PollInterval: f.poll, Drain: f.drain,
+		PollInterval: f.poll, Drain: f.drain, RepeatIDs: f.repeatIDs,
 	}
 	if err := cfg.Validate(); err != nil {
 		return bench.Config{}, usageError{err}
