@@ -212,5 +212,10 @@ func summarize(r *Result, cfg Config, acct *ingest.Accounting) Summary {
 		s.Duplicates += c.Duplicates
 	}
 	s.Audited = len(r.Completeness) == len(r.Generators) && r.AuditError == ""
+	for _, c := range r.Completeness {
+		if c.NotMeasured != "" {
+			s.Audited = false
+		}
+	}
 	return s
 }

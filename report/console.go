@@ -33,24 +33,34 @@ func Console(w io.Writer, r *bench.Result) {
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "latency (ms)\tcount\tp50\tp95\tp99\tmax\t\n")
-	row := func(name string, h stats.Summary) {
+	row := func(name string, h stats.Summary, notMeasured string) {
+		if notMeasured != "" {
+			fmt.Fprintf(tw, "%s\tnot measured\t\t\t\t\t\n", name)
+			return
+		}
 		if h.Count == 0 {
 			fmt.Fprintf(tw, "%s\t0\t-\t-\t-\t-\t\n", name)
 			return
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", name, h.Count, ms(h.P50Ms), ms(h.P95Ms), ms(h.P99Ms), ms(h.MaxMs))
 	}
-	row("write latency", s.WriteLatency)
-	row("write service time", s.ServiceTime)
-	row("freshness lag", s.FreshnessLag)
-	row("visibility latency", s.VisibilityLatency)
-	row("probe query service", s.ProbeQueryService)
+	row("write latency", s.WriteLatency, "")
+	row("write service time", s.ServiceTime, "")
+	row("freshness lag", s.FreshnessLag, r.Freshness.NotMeasured)
+	row("visibility latency", s.VisibilityLatency, r.Visibility.NotMeasured)
+	row("probe query service", s.ProbeQueryService, r.Visibility.NotMeasured)
 	tw.Flush()
-	v := r.Visibility
-	fmt.Fprintf(w, "visibility: resolution %s ms (longest gap between polls); %d probes, %d seen, %d never seen, %d dropped (write failed)\n",
-		ms(v.ResolutionMs), v.Probes, v.Seen, v.NeverSeen, v.Dropped)
+	consoleProbes(w, r)
 	consoleWrites(w, r)
+	notAudited := ""
+	for _, c := range r.Completeness {
+		if c.NotMeasured != "" {
+			notAudited = c.NotMeasured
+		}
+	}
 	switch {
+	case notAudited != "":
+		fmt.Fprintf(w, "completeness: not measured: %s\n", notAudited)
 	case s.Audited:
 		var acked, visible int64
 		for _, c := range r.Completeness {
@@ -93,6 +103,27 @@ func Console(w io.Writer, r *bench.Result) {
 		}
 		fmt.Fprintf(w, "  %s: %d%s\n", k, e.Count, sample)
 	}
+}
+
+// consoleProbes says how the freshness and visibility figures were taken
+// and which of their values are lower bounds.
+func consoleProbes(w io.Writer, r *bench.Result) {
+	f, v := r.Freshness, r.Visibility
+	if f.NotMeasured != "" {
+		fmt.Fprintf(w, "freshness: not measured: %s\n", f.NotMeasured)
+	} else if f.Censored > 0 {
+		fmt.Fprintf(w, "freshness: %d of the lag values are lower bounds, from polls that failed or timed out (see errors)\n", f.Censored)
+	}
+	if v.NotMeasured != "" {
+		fmt.Fprintf(w, "visibility: not measured: %s\n", v.NotMeasured)
+		return
+	}
+	censored := ""
+	if v.Censored > 0 {
+		censored = fmt.Sprintf(" (%d of the latency values are lower bounds: their age when the measurement ended)", v.Censored)
+	}
+	fmt.Fprintf(w, "visibility: resolution %s ms p99, %s ms max (measured gaps between polls); %d probes, %d seen, %d never seen%s, %d dropped (write failed)\n",
+		ms(v.ResolutionMs), ms(v.ResolutionMaxMs), v.Probes, v.Seen, v.NeverSeen, censored, v.Dropped)
 }
 
 // consoleWrites accounts for every event due in the measured phase, and

@@ -264,6 +264,24 @@ func notices(res, detail *bench.Result) []notice {
 	if detail.AuditError != "" {
 		out = append(out, notice{"bad", "Completeness audit failed: " + detail.AuditError})
 	}
+	for _, m := range []struct{ what, why string }{
+		{"Freshness lag", detail.Freshness.NotMeasured},
+		{"Visibility latency", detail.Visibility.NotMeasured},
+		{"Completeness", notAudited(detail)},
+	} {
+		if m.why != "" {
+			out = append(out, notice{"warn", m.what + " not measured: " + m.why + "."})
+		}
+	}
+	if f := detail.Freshness; f.Censored > 0 {
+		out = append(out, notice{"warn", count(f.Censored) + " freshness lag values are lower bounds, from polls that failed or timed out."})
+	}
+	if v := detail.Visibility; v.Censored > 0 {
+		out = append(out, notice{"warn", count(v.Censored) + " visibility latency values are lower bounds: probes never seen, counted at their age when the measurement ended."})
+	}
+	if s := detail.Summary; s.EventsUnsent > 0 {
+		out = append(out, notice{"warn", count(s.EventsUnsent) + " events were due but never sent (the target fell behind); their write latency is at least " + msUnit(s.UnsentWait.P50Ms) + " (p50), outside the write latency figures."})
+	}
 	if s := detail.Summary; s.EventsFailed > 0 || s.Missing > 0 {
 		var parts []string
 		if s.EventsFailed > 0 {
@@ -360,6 +378,16 @@ func completenessCard(r *bench.Result) card {
 		c.Status = "ok"
 	}
 	return c
+}
+
+// notAudited says why the completeness audit measured nothing, if so.
+func notAudited(r *bench.Result) string {
+	for _, c := range r.Completeness {
+		if c.NotMeasured != "" {
+			return c.NotMeasured
+		}
+	}
+	return ""
 }
 
 func visibilityNote(s bench.Summary) string {
