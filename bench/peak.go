@@ -199,6 +199,8 @@ func judge(step *Result, c Config, rule stats.Rule) stats.Verdict {
 	f := stats.StepFigures{
 		TargetPerSec: s.TargetEventsPerSec, AchievedPerSec: s.AchievedEventsPerSec,
 		Series: measuredSeries(step.Series, c.Ingest), FreshnessLag: step.Freshness.Lag,
+		InflightEvents: int64(c.Ingest.MaxInflight) * int64(c.Ingest.BatchSize),
+		Audited:        s.Audited, Missing: s.Missing,
 	}
 	if c.Ingest.Rate.Unit == pace.Bytes {
 		f.TargetPerSec, f.AchievedPerSec = s.TargetMBPerSec, s.AchievedMBPerSec
@@ -207,6 +209,10 @@ func judge(step *Result, c Config, rule stats.Rule) stats.Verdict {
 		if p != nil && p.Name == ingest.PhaseMeasured {
 			f.Attempted, f.Failed = p.Acked+p.Failed, p.Failed
 		}
+	}
+	// Failed freshness polls recorded no lag; the rule counts them.
+	for _, e := range step.Freshness.Errors {
+		f.FreshnessFailed += e.Count
 	}
 	return rule.Judge(f)
 }
@@ -247,7 +253,7 @@ func recordSearch(c PeakConfig) *PeakSearch {
 		Start: c.Run.Ingest.Rate.String(), Increase: c.Increase.String(), MaxSteps: c.MaxSteps, MaxRate: c.MaxRate,
 		Confirm: c.Confirm, HoldS: (c.Run.Ingest.Duration - c.Run.Ingest.Warmup).Seconds(),
 		MinAchieved: r.MinAchieved, MaxErrorRate: r.MaxErrorRate, MaxLateShare: r.MaxLateShare,
-		MaxLagGrowthMs: float64(r.MaxLagGrowth.Microseconds()) / 1000, LagNoiseFactor: r.LagNoiseFactor,
+		MaxTrendMsPerS: 1000 * r.MaxGrowth,
 	}
 	if r.SLO != nil {
 		ps.SLO = r.SLO.Text

@@ -25,6 +25,16 @@ type Point struct {
 	QueryErrors    int64   `json:"query_errors,omitempty"`
 	writeLat       *Histogram
 	queryLat       *Histogram
+
+	// WriteMeanMs is the exact mean write latency of the interval's
+	// acknowledgements: the sustainability rule fits its trend (a mean
+	// of many writes is far less noisy than a tail quantile).
+	WriteMeanMs float64 `json:"write_latency_mean_ms"`
+	// FreshnessLagMinMs is the smallest freshness lag sampled in the
+	// interval: right after a refresh, the floor of a refresh sawtooth,
+	// which the sustainability rule follows.
+	FreshnessLagMinMs float64       `json:"freshness_lag_min_ms"`
+	writeSum          time.Duration // of the latencies recorded in writeLat
 }
 
 // Series is a per-interval record of a run with bounded memory: when it
@@ -85,7 +95,11 @@ func (s *Series) coarsen() {
 			p.LateBatches += q.LateBatches
 			p.Inflight = max(p.Inflight, q.Inflight)
 			p.FreshnessLagMs = max(p.FreshnessLagMs, q.FreshnessLagMs)
+			if q.FreshnessN > 0 && (p.FreshnessN == 0 || q.FreshnessLagMinMs < p.FreshnessLagMinMs) {
+				p.FreshnessLagMinMs = q.FreshnessLagMinMs
+			}
 			p.FreshnessN += q.FreshnessN
+			p.writeSum += q.writeSum
 			p.QueryCount += q.QueryCount
 			p.QueryErrors += q.QueryErrors
 			p.writeLat.Merge(q.writeLat)
@@ -118,6 +132,7 @@ func (s *Series) Written(t time.Time, acked, bytes, failed int64, latency time.D
 	p.AckedBytes += bytes
 	p.FailedEvents += failed
 	p.writeLat.Record(latency)
+	p.writeSum += latency
 }
 
 // Freshness records one freshness lag sample at t.
@@ -125,7 +140,11 @@ func (s *Series) Freshness(t time.Time, lag time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.at(t)
-	p.FreshnessLagMs = max(p.FreshnessLagMs, float64(lag.Microseconds())/1000)
+	ms := float64(lag.Microseconds()) / 1000
+	if p.FreshnessN == 0 || ms < p.FreshnessLagMinMs {
+		p.FreshnessLagMinMs = ms
+	}
+	p.FreshnessLagMs = max(p.FreshnessLagMs, ms)
 	p.FreshnessN++
 }
 
@@ -150,6 +169,9 @@ func (s *Series) Points() []Point {
 		out[i] = *p
 		ws := p.writeLat.Summarize()
 		out[i].WriteP99Ms, out[i].WriteMaxMs = ws.P99Ms, ws.MaxMs
+		if ws.Count > 0 {
+			out[i].WriteMeanMs = float64(p.writeSum.Microseconds()) / 1000 / float64(ws.Count)
+		}
 		out[i].QueryP99Ms = p.queryLat.Summarize().P99Ms
 	}
 	return out
