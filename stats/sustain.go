@@ -234,16 +234,20 @@ func (r Rule) judgeTrends(pts []Point, v *Verdict, fail func(string, ...any)) {
 		v.NeedHoldS = max(v.NeedHoldS, hold)
 	}
 	// shortHold is the hold at which the fit's bound would be tight
-	// enough: its error shrinks as hold^−1.5, and a flat trend passes
-	// reliably once q·se is within the margin left under the tolerance
-	// (at most half of it). A quarter more, because the noise seen in a
-	// short step is itself only an estimate.
+	// enough: a flat trend passes reliably once q·se is within the margin
+	// left under the tolerance (at most half of it). Under independent
+	// noise the error shrinks as hold^−1.5; noise that wanders slowly (a
+	// queue near saturation, a sawtooth beating against the one-second
+	// intervals) shrinks more slowly than a short step can tell, so the
+	// hold is scaled as if the error shrank only as hold^−1, and by a
+	// quarter more, since the noise seen in a short step is itself only
+	// an estimate.
 	shortHold := func(f fit) float64 {
 		margin := min(tol-max(f.slope, 0), tol/2)
 		if margin <= 0 || f.se <= 0 || math.IsInf(f.se, 1) {
 			return 2 * holdS
 		}
-		return holdS * math.Max(1.25, 1.25*math.Pow(f.q*f.se/margin, 2.0/3))
+		return holdS * 1.25 * math.Max(1, f.q*f.se/margin)
 	}
 	judge := func(what string, f fit, needHold func(fit) float64) (slope, upper float64) {
 		switch {
