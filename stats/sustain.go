@@ -313,10 +313,31 @@ func (r Rule) judgeTrends(pts []Point, v *Verdict, fail func(string, ...any)) {
 		floorSigma = 1000 / median(samples) / 2
 	}
 	v.VisibilityPeriodS = saw.periodS
-	periods := func(periodS float64) float64 {
-		return float64(periodsNeeded(floorSigma, periodS, tol)+1) * periodS
+	// The floors themselves may spread much more than the poll resolution
+	// (a refresh that takes longer some times than others: a second and
+	// more on Elasticsearch with a 30 s interval). Successive floors
+	// differ by √2 times their spread: the median of those differences
+	// × 1.048 estimates it, and overstates it when the floors trend,
+	// which only lengthens the hold named.
+	spread := floorSigma
+	if k := len(saw.floorMs); k >= 2 {
+		d := make([]float64, k-1)
+		for i := 1; i < k; i++ {
+			d[i-1] = math.Abs(saw.floorMs[i] - saw.floorMs[i-1])
+		}
+		spread = max(spread, 1.048*median(d))
 	}
-	switch len(saw.drops) {
+	periods := func(periodS float64) float64 {
+		hold := float64(periodsNeeded(spread, periodS, tol)+1) * periodS
+		if periodS < 4*width {
+			// With fewer than four intervals a period, whether a longer
+			// step resolves the sawtooth depends on its phase: the hold
+			// named must also serve a plain fit through the lag.
+			hold = max(hold, shortHold(fitTrend(lt, hi, 0, true)))
+		}
+		return hold
+	}
+	switch k := len(saw.drops); k {
 	case 0:
 		// Ageing through the whole step: nothing became visible, or the
 		// period is longer than the step.
@@ -324,18 +345,20 @@ func (r Rule) judgeTrends(pts []Point, v *Verdict, fail func(string, ...any)) {
 		v.LagSlopeMs = f.slope
 		need(periods(holdS + width))
 		fail("freshness lag grows %.0f ms/s through the whole step: nothing became visible, or the visibility period is longer than the step (then a hold of at least %s is needed to judge it over whole periods)", f.slope, secs(v.NeedHoldS))
-	case 1:
+	case 1, 2:
+		// Fewer than three floors say nothing of their own spread.
 		need(periods(max(saw.periodS, width)))
-		fail("freshness lag is a refresh sawtooth with a period of about %s, and the step holds one refresh: a hold of at least %s is needed to judge its trend over whole periods", secs(saw.periodS), secs(v.NeedHoldS))
+		fail("freshness lag is a refresh sawtooth with a period of about %s, and the step holds only %d refreshes: a hold of at least %s is needed to judge its trend over whole periods", secs(saw.periodS), k, secs(v.NeedHoldS))
 	default:
 		v.LagSlopeMs, v.LagUpperMs = judge("freshness lag (its floor after each refresh)", fitTrend(saw.floorT, saw.floorMs, floorSigma, false), func(f fit) float64 {
-			floorSigma = max(floorSigma, f.sigma)
+			spread = max(spread, f.sigma)
 			return max(periods(saw.periodS), shortHold(f))
 		})
 	}
 }
 
-func secs(s float64) string { return (time.Duration(s) * time.Second).String() }
+// secs renders seconds as a duration, to the second.
+func secs(s float64) string { return (time.Duration(math.Round(s)) * time.Second).String() }
 
 // lateShare is late batches over all batches of the points.
 func lateShare(pts []Point) float64 {

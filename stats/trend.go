@@ -36,8 +36,7 @@ type fit struct {
 // normal noise), where σ is the spread of the residuals (their root mean
 // square, each clipped at three robust standard deviations), or minSigma
 // when that is
-// larger: a resolution known in advance, which matters when there are too
-// few points to see the noise. Neighbouring intervals of a series are
+// larger: a resolution known in advance. Neighbouring intervals of a series are
 // not independent (a queue that forms lasts a while; a sawtooth ramps),
 // so for a correlated series of ten points or more the error is scaled
 // by √((1+ρ)/(1−ρ)), ρ being the lag-1
@@ -46,8 +45,8 @@ type fit struct {
 // The bounds are slope ∓ q·se with q the 99.5 % quantile of Student's t
 // for n(1−ρ)/(1+ρ) − 2 degrees of freedom, but at least (n−2)/2: with
 // fewer, the bound of a 20 s step swung to 50 ms/s on a flat series whose
-// ρ was overestimated. Or q is the quantile of the
-// normal distribution when minSigma dominates (the spread is then known,
+// ρ was overestimated. Or q is the quantile of the normal distribution
+// when minSigma dominates six points or more (the spread is then known,
 // not estimated).
 //
 // A hold h long gives n ∝ h points and Sxx ∝ h³, so se ∝ h^−1.5: a trend
@@ -58,9 +57,8 @@ type fit struct {
 func fitTrend(x, y []float64, minSigma float64, correlated bool) fit {
 	n := len(x)
 	f := fit{n: n, q: math.Inf(1), se: math.Inf(1)}
-	// Two points bound a slope only when their spread is known; three
-	// are the fewest whose residuals say anything.
-	if n < 2 || (n < 3 && minSigma <= 0) {
+	// Three points are the fewest whose residuals say anything.
+	if n < 3 {
 		f.lower, f.upper = math.Inf(-1), math.Inf(1)
 		return f
 	}
@@ -99,9 +97,10 @@ func fitTrend(x, y []float64, minSigma float64, correlated bool) fit {
 		}
 		sigma = math.Sqrt(ss / float64(n-2))
 	}
-	// With fewer than six points the spread of the residuals says little
-	// (Student's t would be 4 or more); the known resolution is trusted.
-	known := minSigma >= sigma || (minSigma > 0 && n < 6)
+	// The resolution is trusted as the spread only where enough points
+	// show that the spread is no larger: with fewer than six, Student's t
+	// applies whatever the resolution says.
+	known := minSigma >= sigma && n >= 6
 	sigma = max(sigma, minSigma)
 	rho := 0.0
 	// Below ten points the autocorrelation cannot be told from chance.
