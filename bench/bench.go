@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/freshbench/freshbench/invalid"
 	"math/rand/v2"
 	"time"
 
@@ -24,6 +25,12 @@ type Config struct {
 	Ingest       ingest.Config
 	PollInterval time.Duration // how often freshness and probe queries run
 	Drain        time.Duration // how long to wait after the schedule for acknowledged events to show
+	// RepeatIDs keeps the generator identifiers and _ids that the seed
+	// alone gives, the same in every run with that seed; otherwise each
+	// run draws ids of its own, so that repeated runs on one index or
+	// table never collide. A run whose ids the target holds already is
+	// refused either way.
+	RepeatIDs bool
 	// Progress, when set, is called about once a second during the run.
 	Progress func(Progress)
 	// Observer, when set, sees every measurement live (metrics endpoint).
@@ -42,10 +49,10 @@ func (c Config) Validate() error {
 		return err
 	}
 	if c.PollInterval <= 0 {
-		return fmt.Errorf("--poll-interval %s: want a positive duration, e.g. 200ms", c.PollInterval)
+		return invalid.New("poll interval", c.PollInterval, "a positive duration, e.g. 200ms")
 	}
 	if c.Drain < 0 {
-		return fmt.Errorf("--drain %s: want 0 or more", c.Drain)
+		return invalid.New("drain", c.Drain, "0 or more")
 	}
 	if c.Queries != nil {
 		return c.Queries.Validate()
@@ -83,6 +90,9 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*Result, error) {
 		// names the seed that reproduces these documents.
 		cfg.Ingest.Seed = rand.Uint64() | 1
 	}
+	if !cfg.RepeatIDs {
+		cfg.Ingest.IDNonce = rand.Uint64() | 1
+	}
 	ledger := probe.NewLedger()
 	// Start a little ahead so that every stream begins on the same instant.
 	start := time.Now().Add(20 * time.Millisecond)
@@ -98,6 +108,9 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	gens := in.GeneratorIDs()
+	if err := checkUnused(ctx, tgt, gens, cfg.Ingest.Seed); err != nil {
+		return nil, err
+	}
 	fresh := probe.NewFreshness(tgt, gens, cfg.PollInterval, probe.NewClock(start), window, series, obs)
 
 	res := &Result{
@@ -170,6 +183,26 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*Result, error) {
 	return res, nil
 }
 
+// ErrGeneratorInUse means the target already holds events of a generator
+// of this run: its documents would overwrite or duplicate them, probes
+// would be seen at once through the old copies and the audit would count
+// them as unexpected.
+var ErrGeneratorInUse = errors.New("the target already holds events of this run's generator")
+
+// checkUnused refuses a run whose generators already have events in the
+// target. A target that keeps nothing, or cannot count now, is not
+// checked: the run itself will say what fails.
+func checkUnused(ctx context.Context, r target.Reader, gens []string, seed uint64) error {
+	for _, g := range gens {
+		n, err := r.Count(ctx, g)
+		if err != nil || n == 0 {
+			continue
+		}
+		return invalid.Wrap("seed", seed, fmt.Errorf("%w %s (%d events): an earlier run wrote the same ids; use another seed, new ids for each run, or recreate the index or table", ErrGeneratorInUse, g, n))
+	}
+	return nil
+}
+
 // queryLoad prepares the query workload of cfg, if any, and returns the
 // target the ingest writes through: tapped, so that the queries draw
 // their parameters from what it writes.
@@ -196,8 +229,8 @@ func queryLoad(ctx context.Context, tgt target.Target, cfg Config, obs stats.Obs
 // already: for duration, of which the leading warmup is not recorded. Like
 // Run, it returns the results measured so far when ctx is cancelled.
 func RunQueries(ctx context.Context, q target.Querier, cfg query.Config, warmup, duration time.Duration, obs stats.Observer) (*Result, error) {
-	if warmup < 0 || warmup >= duration {
-		return nil, fmt.Errorf("--warmup %s: want 0 or more and less than --duration %s", warmup, duration)
+	if err := checkWarmup(warmup, duration); err != nil {
+		return nil, err
 	}
 	load, err := query.New(cfg, q, obs)
 	if err != nil {
@@ -227,6 +260,16 @@ func RunQueries(ctx context.Context, q target.Querier, cfg query.Config, warmup,
 		res.EndedEarly, res.EndReason = true, ErrInterrupted.Error()
 	}
 	return res, nil
+}
+
+func checkWarmup(warmup, duration time.Duration) error {
+	if duration <= 0 {
+		return invalid.New("duration", duration, "a positive duration, e.g. 60s")
+	}
+	if warmup < 0 || warmup >= duration {
+		return invalid.New("warm-up", warmup, fmt.Sprintf("0 or more and less than the duration %s", duration))
+	}
+	return nil
 }
 
 // watch waits for the ingest to finish, reporting progress each second.

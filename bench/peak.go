@@ -174,13 +174,20 @@ func SearchPeak(ctx context.Context, tgt target.Target, cfg PeakConfig) (*Result
 	return res, nil
 }
 
-// stepConfig is the run of the n-th step (from 0) at rate. A fixed seed
-// moves on by one per step, so that no step writes the _id of another.
+// stepSeed is the seed of the n-th step (from 0) of a search or sweep: a
+// fixed seed moves on by one per step, so that steps differ in their
+// documents as runs with their own seeds would.
+func stepSeed(seed uint64, n int) uint64 {
+	if seed == 0 {
+		return 0
+	}
+	return seed + uint64(n)
+}
+
+// stepConfig is the run of the n-th step (from 0) at rate.
 func stepConfig(c Config, rate pace.Rate, n int) Config {
 	c.Ingest.Rate = rate
-	if c.Ingest.Seed != 0 {
-		c.Ingest.Seed += uint64(n)
-	}
+	c.Ingest.Seed = stepSeed(c.Ingest.Seed, n)
 	c.Phase = fmt.Sprintf("%sstep%d-", c.Phase, n+1)
 	if progress := c.Progress; progress != nil {
 		phase := c.Phase

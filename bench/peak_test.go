@@ -260,7 +260,7 @@ func TestPeakConfigValidate(t *testing.T) {
 		{"no limit", func(c *PeakConfig) { c.MaxSteps = 0 }, "needs a limit"},
 		{"max below start", func(c *PeakConfig) { c.MaxRate = 500 }, "--max-rate 500 events/s is below --start 1000 events/s"},
 		{"no step", func(c *PeakConfig) { c.Increase = RateStep{} }, "--step"},
-		{"bad run", func(c *PeakConfig) { c.Run.Ingest.BatchSize = 0 }, "--batch-size"},
+		{"bad run", func(c *PeakConfig) { c.Run.Ingest.BatchSize = 0 }, "batch size"},
 	} {
 		cfg := base()
 		c.edit(&cfg)

@@ -12,14 +12,19 @@ import (
 
 // SchemaVersion of the results file. Bump it on any change that a reader
 // of an older file would misread.
-const SchemaVersion = 1
+//
+// 2: phase events are counted by intended time (events_due, throughput_*
+// by the time of acknowledgement); the summary is of the measured phase
+// alone. report migrates version 1 files.
+const SchemaVersion = 2
 
 // Result is everything one run measured: data first, rendered later by the
 // report package. Histograms are encoded HDR, so results of many runs or
 // machines merge exactly.
 type Result struct {
 	SchemaVersion int          `json:"schema_version"`
-	Command       string       `json:"command"` // run, peak step, …
+	MigratedFrom  int          `json:"migrated_from,omitempty"` // the schema version of the file as read
+	Command       string       `json:"command"`                 // run, peak step, …
 	Tool          Tool         `json:"tool"`
 	Environment   Environment  `json:"environment"`
 	Config        ConfigRecord `json:"config"`
@@ -116,6 +121,7 @@ type ConfigRecord struct {
 	MaxInflight    int               `json:"max_inflight"`
 	DocSize        int               `json:"doc_size"`
 	Seed           uint64            `json:"seed"`
+	IDNonce        uint64            `json:"id_nonce,omitempty"` // mixed into the ids; 0 = the ids the seed alone gives
 	WriteTimeoutS  float64           `json:"write_timeout_s"`
 	WriteRetries   int               `json:"write_retries"`
 	ProbeRate      float64           `json:"probe_rate"`
@@ -133,22 +139,28 @@ func recordConfig(c Config) ConfigRecord {
 	return ConfigRecord{
 		Rate: i.Rate.String(), RateUnit: unit, RatePerSecond: i.Rate.PerSecond,
 		BatchSize: i.BatchSize, DurationS: i.Duration.Seconds(), WarmupS: i.Warmup.Seconds(),
-		Generators: i.Generators, MaxInflight: i.MaxInflight, DocSize: i.DocSize, Seed: i.Seed,
+		Generators: i.Generators, MaxInflight: i.MaxInflight, DocSize: i.DocSize, Seed: i.Seed, IDNonce: i.IDNonce,
 		WriteTimeoutS: i.WriteTimeout.Seconds(), WriteRetries: i.WriteRetries, ProbeRate: i.ProbeRate,
 		PollIntervalS: c.PollInterval.Seconds(), DrainS: c.Drain.Seconds(),
 	}
 }
 
-// Summary holds the headline figures of the measured phase.
+// Summary holds the headline figures of the measured phase, every one of
+// them: events by their intended time (due = acknowledged + failed +
+// unsent), throughput by the time of acknowledgement within the window.
+// The phases say where the rest went.
 type Summary struct {
 	MeasuredS            float64                      `json:"measured_s"`
 	TargetEventsPerSec   float64                      `json:"target_events_per_s"`
 	AchievedEventsPerSec float64                      `json:"achieved_events_per_s"`
 	TargetMBPerSec       float64                      `json:"target_mb_per_s"` // MB = 10^6 bytes
 	AchievedMBPerSec     float64                      `json:"achieved_mb_per_s"`
+	EventsDue            int64                        `json:"events_due"`
 	EventsAcked          int64                        `json:"events_acked"`
+	EventsAckedOnRetry   int64                        `json:"events_acked_on_retry,omitempty"`
 	EventsFailed         int64                        `json:"events_failed"`
 	EventsUnsent         int64                        `json:"events_unsent"`
+	UnsentWait           stats.Summary                `json:"unsent_wait"` // lower bound of the latency of unsent batches
 	Batches              int64                        `json:"batches"`
 	LateBatches          int64                        `json:"late_batches"`
 	Retries              int64                        `json:"retries"`
@@ -158,7 +170,7 @@ type Summary struct {
 	VisibilityLatency    stats.Summary                `json:"visibility_latency"`
 	VisibilityResolution float64                      `json:"visibility_resolution_ms"`
 	ProbeQueryService    stats.Summary                `json:"probe_query_service"`
-	Errors               map[string]*stats.ErrorCount `json:"errors,omitempty"` // all phases
+	Errors               map[string]*stats.ErrorCount `json:"errors,omitempty"`
 	Missing              int64                        `json:"missing"`
 	Unexpected           int64                        `json:"unexpected"`
 	Duplicates           int64                        `json:"duplicates"`
@@ -174,13 +186,12 @@ func summarize(r *Result, cfg Config, acct *ingest.Accounting) Summary {
 		FreshnessLag: r.Freshness.Lag.Summarize(), VisibilityLatency: r.Visibility.Latency.Summarize(),
 		VisibilityResolution: r.Visibility.ResolutionMs, ProbeQueryService: r.Visibility.QueryService.Summarize(),
 		Batches: m.Batches, LateBatches: m.LateBatches, Retries: m.Retries,
+		EventsDue: m.Due, EventsAcked: m.Acked, EventsAckedOnRetry: m.AckedOnRetry,
+		EventsFailed: m.Failed, EventsUnsent: m.Unsent, UnsentWait: m.UnsentWait.Summarize(),
 		Errors: map[string]*stats.ErrorCount{},
 	}
-	s.EventsAcked, s.EventsFailed, s.EventsUnsent = acct.Totals()
-	for _, p := range r.Phases {
-		for k, e := range p.Errors {
-			stats.AddError(s.Errors, k, e.Count, e.Sample)
-		}
+	for k, e := range m.Errors {
+		stats.AddError(s.Errors, k, e.Count, e.Sample)
 	}
 	if s.MeasuredS > 0 {
 		rate := cfg.Ingest.Rate.PerSecond
@@ -191,8 +202,8 @@ func summarize(r *Result, cfg Config, acct *ingest.Accounting) Summary {
 			s.TargetEventsPerSec = rate
 			s.TargetMBPerSec = rate * float64(cfg.Ingest.DocSize) / 1e6
 		}
-		s.AchievedEventsPerSec = float64(m.Acked) / s.MeasuredS
-		s.AchievedMBPerSec = float64(m.AckedBytes) / s.MeasuredS / 1e6
+		s.AchievedEventsPerSec = float64(m.Throughput) / s.MeasuredS
+		s.AchievedMBPerSec = float64(m.ThroughputBytes) / s.MeasuredS / 1e6
 	}
 	for _, c := range r.Completeness {
 		s.Missing += c.Missing

@@ -18,6 +18,7 @@ import (
 	crand "crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"strconv"
@@ -38,6 +39,14 @@ type Config struct {
 	DocSize int    // target serialized size in bytes; 0 means DefaultDocSize
 	Seed    uint64 // 0 = random (crypto/rand); otherwise fully deterministic
 	Index   int    // number of this generator within the process; mixed into the seed
+
+	// Nonce, when not 0, is mixed into the generator_identifier and every
+	// _id, so that two runs with the same Seed and different Nonces share
+	// no id (a repeated run on a reused index neither overwrites nor
+	// "sees" the last one), while every other field is exactly what Seed
+	// alone gives. 0 keeps the ids Seed alone gives, which is what lets a
+	// seeding resume by regenerating them.
+	Nonce uint64
 }
 
 // Generator produces the events of one stream: one generator_identifier and
@@ -51,6 +60,12 @@ type Generator struct {
 	seq  int64
 	size int
 	sh   shape
+
+	// With a nonce, the two halves of each _id are mixed with these keys
+	// after they are drawn, so the random stream (and with it the payload)
+	// is the same as without one.
+	nonce      bool
+	idk1, idk2 uint64
 
 	// Text lengths in bytes: about is aboutMin+[0,aboutSpan]; with a
 	// description, greeting is greetMin+[0,greetSpan] and the description
@@ -89,9 +104,30 @@ func New(cfg Config) (*Generator, error) {
 
 	g := &Generator{size: size}
 	g.rng.Seed(s1, s2)
-	g.id = strconv.FormatUint(g.rng.Uint64(), 10)
+	gen := g.rng.Uint64()
+	if cfg.Nonce != 0 {
+		g.nonce = true
+		k := splitmix64(cfg.Nonce ^ 0x6a09e667f3bcc909)
+		g.idk1, g.idk2 = splitmix64(k), splitmix64(k^0xbb67ae8584caa73b)
+		gen = sameDigits(gen, splitmix64(gen^k))
+	}
+	g.id = strconv.FormatUint(gen, 10)
 	g.plan()
 	return g, nil
+}
+
+// sameDigits maps mix to a number with as many decimal digits as gen. The
+// payload fills the document to its size after the generator_identifier,
+// so an identifier of another length would change the payload's text.
+func sameDigits(gen, mix uint64) uint64 {
+	if gen >= 1e19 { // 20 digits: [1e19, 2^64)
+		return 1e19 + mix%(math.MaxUint64-1e19+1)
+	}
+	lo, hi := uint64(0), uint64(10) // [lo, hi) holds the numbers with gen's digit count
+	for gen >= hi {
+		lo, hi = hi, hi*10
+	}
+	return lo + mix%(hi-lo)
 }
 
 // ID returns the generator_identifier written into every document.
@@ -149,7 +185,14 @@ func (g *Generator) newID() string {
 		g.ids = make([]byte, 0, uuidLen*idsPerChunk)
 	}
 	start := len(g.ids)
-	g.ids = appendUUID(g.ids, g.rng.Uint64(), g.rng.Uint64())
+	hi, lo := g.rng.Uint64(), g.rng.Uint64()
+	if g.nonce {
+		// splitmix64 is a bijection, so for one draw two nonces never give
+		// the same half; across draws a collision is as unlikely as
+		// between any two random UUIDs.
+		hi, lo = splitmix64(hi^g.idk1), splitmix64(lo^g.idk2)
+	}
+	g.ids = appendUUID(g.ids, hi, lo)
 	return unsafe.String(&g.ids[start], uuidLen)
 }
 

@@ -6,8 +6,11 @@ import (
 
 // benchmarkNext measures one generator on one goroutine, reusing a buffer
 // the way a batcher would.
-func benchmarkNext(b *testing.B, size int) {
-	g, err := New(Config{DocSize: size, Seed: 1})
+func benchmarkNext(b *testing.B, size int) { benchmarkNextConfig(b, Config{DocSize: size, Seed: 1}) }
+
+func benchmarkNextConfig(b *testing.B, cfg Config) {
+	size := cfg.DocSize
+	g, err := New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -31,3 +34,8 @@ func BenchmarkNext10KB(b *testing.B)  { benchmarkNext(b, 10_000) }
 func BenchmarkNext1250B(b *testing.B) { benchmarkNext(b, 1250) }
 func BenchmarkNext400B(b *testing.B)  { benchmarkNext(b, 400) }
 func BenchmarkNext1MB(b *testing.B)   { benchmarkNext(b, 1_000_000) }
+
+// A nonce mixes every _id once more; it must stay as cheap as without.
+func BenchmarkNextNonce1KB(b *testing.B) {
+	benchmarkNextConfig(b, Config{DocSize: 1000, Seed: 1, Nonce: 7})
+}

@@ -535,3 +535,86 @@ func TestListsHaveNoDuplicates(t *testing.T) {
 		}
 	}
 }
+
+// A nonce separates the identities of two runs with the same seed (so a
+// repeated run on a reused index never overwrites the last one) while the
+// documents' content stays what the seed alone gives.
+func TestNonceChangesIDsNotPayload(t *testing.T) {
+	const n = 20_000
+	for _, size := range []int{400, 1000, 5000} {
+		base := mustNew(t, Config{DocSize: size, Seed: 99, Index: 1})
+		runs := []*Generator{
+			mustNew(t, Config{DocSize: size, Seed: 99, Index: 1, Nonce: 1}),
+			mustNew(t, Config{DocSize: size, Seed: 99, Index: 1, Nonce: 2}),
+			mustNew(t, Config{DocSize: size, Seed: 99, Index: 1, Nonce: 1 << 63}),
+		}
+		owner := map[string]int{} // _id or generator ID → run (0 = no nonce)
+		claim := func(id string, run, doc int) {
+			t.Helper()
+			if prev, dup := owner[id]; dup {
+				t.Fatalf("DocSize %d: run %d (doc %d) repeats id %s of run %d", size, run, doc, id, prev)
+			}
+			owner[id] = run
+		}
+		claim("gen:"+base.ID(), 0, -1)
+		for r, g := range runs {
+			if len(g.ID()) != len(base.ID()) {
+				t.Fatalf("DocSize %d: generator ID %s with a nonce has %d digits, %s without has %d; the payload would shift",
+					size, g.ID(), len(g.ID()), base.ID(), len(base.ID()))
+			}
+			claim("gen:"+g.ID(), r+1, -1)
+		}
+		for i := range n {
+			want, _ := base.Next(nil, t0+int64(i))
+			claim(want.ID, 0, i)
+			wantRest := afterGenerator(t, want.JSON)
+			for r, g := range runs {
+				got, _ := g.Next(nil, t0+int64(i))
+				claim(got.ID, r+1, i)
+				if !uuidV4.MatchString(got.ID) {
+					t.Fatalf("run %d: _id %q is not a UUID v4", r+1, got.ID)
+				}
+				if got.Seq != want.Seq || got.Generator != g.ID() {
+					t.Fatalf("run %d doc %d: _seq %d generator %s, want _seq %d generator %s", r+1, i, got.Seq, got.Generator, want.Seq, g.ID())
+				}
+				if rest := afterGenerator(t, got.JSON); !bytes.Equal(rest, wantRest) {
+					t.Fatalf("DocSize %d run %d doc %d: payload differs from the seed's:\n%s\n%s", size, r+1, i, rest, wantRest)
+				}
+			}
+		}
+	}
+}
+
+// afterGenerator returns what follows the generator_identifier: _seq and
+// the payload.
+func afterGenerator(t *testing.T, js []byte) []byte {
+	t.Helper()
+	i := bytes.Index(js, []byte(`","_seq":`))
+	if i < 0 {
+		t.Fatalf("no _seq after the generator ID in %s", js)
+	}
+	return js[i:]
+}
+
+// Nonce 0 keeps the ids a seed gave before nonces existed: the seed command
+// resumes by regenerating them.
+func TestNonceZeroKeepsIDs(t *testing.T) {
+	g := mustNew(t, Config{DocSize: 1000, Seed: 42})
+	doc, _ := g.Next(nil, t0)
+	// Recorded from the generator before Config.Nonce was added.
+	const wantGen, wantID = "13572966196038887496", "c102f94a-95e9-4e17-bfd6-0b8c35563270"
+	if g.ID() != wantGen || doc.ID != wantID {
+		t.Errorf("Seed 42, Nonce 0: generator %s, first _id %s; want %s and %s as before nonces", g.ID(), doc.ID, wantGen, wantID)
+	}
+}
+
+func TestSameDigits(t *testing.T) {
+	for _, gen := range []uint64{0, 9, 10, 99, 100, 1e18 - 1, 1e18, 1e19 - 1, 1e19, 1<<64 - 1} {
+		for _, mix := range []uint64{0, 1, 12345, 1e19 - 1, 1e19, 1<<64 - 1} {
+			got := sameDigits(gen, mix)
+			if g, w := strconv.FormatUint(got, 10), strconv.FormatUint(gen, 10); len(g) != len(w) {
+				t.Errorf("sameDigits(%d, %d) = %s: %d digits, want %d", gen, mix, g, len(g), len(w))
+			}
+		}
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/freshbench/freshbench/ingest"
 	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/report"
+	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/all"
 )
@@ -57,7 +58,7 @@ func warmUp(raw string) error {
 	defer cancel()
 	i := strings.LastIndexByte(raw, '/')
 	raw = raw[:i+1] + "fb-e2e-warmup"
-	tgt, err := all.Registry().Open(ctx, raw, target.Options{Recreate: true, RequestTimeoutS: 10})
+	tgt, err := all.Registry().Open(ctx, raw, target.Options{Recreate: true, RequestTimeoutS: requestTimeoutS})
 	if err != nil {
 		return err
 	}
@@ -124,12 +125,17 @@ func withName(t *testing.T, raw, name string) string {
 	return raw[:i+1] + strings.ReplaceAll(name, "_", "-")
 }
 
+// requestTimeoutS bounds each request of the targets the tests open. A
+// search engine on a busy machine can take several seconds to delete or
+// create an index; the runs bound their writes with their own timeout.
+const requestTimeoutS = 30
+
 // open opens and sets up a fresh target that is dropped when the test ends.
 func open(t *testing.T, raw string, settings map[string]string) target.Target {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	tgt, err := all.Registry().Open(ctx, raw, target.Options{Recreate: true, Settings: settings, RequestTimeoutS: 5})
+	tgt, err := all.Registry().Open(ctx, raw, target.Options{Recreate: true, Settings: settings, RequestTimeoutS: requestTimeoutS})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,56 +177,230 @@ func run(t *testing.T, tgt target.Target, cfg bench.Config) *bench.Result {
 	return res
 }
 
-// A short run at a modest rate against each server keeps up, loses
-// nothing and measures every figure.
+// A short run at a modest rate against each server accounts for every
+// event it was due to send, loses nothing and measures every figure.
+//
+// It does not assert a rate: on a busy machine a search engine may not keep
+// up with even 1,000 events/s for a few seconds, and that is the server's
+// state, not a defect. What must hold whatever the load is the accounting,
+// and an achieved rate consistent with the write latencies the run
+// measured.
 func TestRunKeepsUpAndLosesNothing(t *testing.T) {
 	for _, s := range servers {
 		t.Run(s.name, func(t *testing.T) {
 			tgt := open(t, withName(t, serverURL(t, s.name), "run"), map[string]string{"refresh_interval": "200ms"})
-			res := run(t, tgt, config(1000, 5*time.Second, 100*time.Millisecond))
+			cfg := config(1000, 6*time.Second, 100*time.Millisecond)
+			cfg.Ingest.Warmup = 2 * time.Second
+			// A write that outlasts its timeout counts as failed although
+			// the server may store it later; on a loaded machine that is
+			// the load, not what this test is about.
+			cfg.Ingest.WriteTimeout = 30 * time.Second
+			res := run(t, tgt, cfg)
+			checkAccounting(t, cfg, res)
 			sum := res.Summary
-			if sum.AchievedEventsPerSec < 980 {
-				t.Errorf("achieved %.0f events/s of 1000", sum.AchievedEventsPerSec)
-			}
 			if !sum.Audited || sum.Missing != 0 || sum.Unexpected != 0 || sum.Duplicates != 0 || sum.EventsFailed != 0 {
-				t.Errorf("audited %v, missing %d, unexpected %d, duplicates %d, failed %d; want a clean run",
+				t.Errorf("audited %v, missing %d, unexpected %d, duplicates %d, failed %d; want an audited run with all 0",
 					sum.Audited, sum.Missing, sum.Unexpected, sum.Duplicates, sum.EventsFailed)
 			}
-			if sum.FreshnessLag.Count < 20 || sum.VisibilityLatency.Count < 50 || sum.WriteLatency.Count < 50 {
-				t.Errorf("too few samples: freshness %d, visibility %d, writes %d",
-					sum.FreshnessLag.Count, sum.VisibilityLatency.Count, sum.WriteLatency.Count)
+			checkSamples(t, cfg, res)
+		})
+	}
+}
+
+// checkAccounting checks that every event the schedule was due to send is
+// accounted for, and that the measured phase acknowledged at least what
+// its own write latencies imply.
+func checkAccounting(t *testing.T, cfg bench.Config, res *bench.Result) {
+	t.Helper()
+	due := int64(cfg.Ingest.Rate.PerSecond*cfg.Ingest.Duration.Seconds() + 0.5)
+	var dispatched, unsent, acked, failed int64
+	for _, p := range res.Phases {
+		dispatched += p.Dispatched
+		unsent += p.Unsent
+		acked += p.Acked
+		failed += p.Failed
+	}
+	if dispatched+unsent != due || acked+failed+unsent != due {
+		t.Errorf("accounting: %d dispatched + %d unsent, %d acknowledged + %d failed + %d unsent; want both to be the %d events due (%.0f/s for %s)",
+			dispatched, unsent, acked, failed, unsent, due, cfg.Ingest.Rate.PerSecond, cfg.Ingest.Duration)
+	}
+	// Every event intended in the measured window at least the longest
+	// write latency before its end was acknowledged within it; only
+	// unsent or failed events and the batch cut at the edge escape.
+	var m *ingest.Phase
+	for _, p := range res.Phases {
+		if p.Name == ingest.PhaseMeasured {
+			m = p
+		}
+	}
+	if m == nil {
+		t.Fatalf("no %s phase in the result", ingest.PhaseMeasured)
+	}
+	window := (cfg.Ingest.Duration - cfg.Ingest.Warmup).Seconds()
+	longest := res.Summary.WriteLatency.MaxMs / 1000
+	floor := cfg.Ingest.Rate.PerSecond*max(window-longest, 0) - float64(m.Unsent+m.Failed+int64(cfg.Ingest.BatchSize))
+	if float64(m.Acked) < floor {
+		t.Errorf("measured phase: %d events acknowledged in %.1f s; want ≥ %.0f: %.0f/s for %.1f s less the longest write latency %.0f ms, less %d unsent, %d failed and one batch",
+			m.Acked, window, floor, cfg.Ingest.Rate.PerSecond, window, longest*1000, m.Unsent, m.Failed)
+	}
+}
+
+// checkSamples checks that each figure has the samples its schedule
+// allows: a freshness poll at least every 1.5 poll intervals plus the
+// longest query, a probe every 1/probe rate, each seen.
+func checkSamples(t *testing.T, cfg bench.Config, res *bench.Result) {
+	t.Helper()
+	s := res.Summary
+	window := cfg.Ingest.Duration - cfg.Ingest.Warmup
+	cycle := cfg.PollInterval*3/2 + time.Duration(res.Freshness.QueryService.Summarize().MaxMs*float64(time.Millisecond))
+	if want := int64(window/cycle) - 1; s.FreshnessLag.Count < want {
+		t.Errorf("%d freshness samples in %s; want ≥ %d, one per poll cycle of at most %s (1.5 × poll %s + longest query)",
+			s.FreshnessLag.Count, window, want, cycle, cfg.PollInterval)
+	}
+	// A probe goes with a batch: at most one per batch.
+	v := res.Visibility
+	perSec := min(cfg.Ingest.ProbeRate, cfg.Ingest.Rate.PerSecond/float64(cfg.Ingest.BatchSize))
+	unsentBatches := (s.EventsUnsent + int64(cfg.Ingest.BatchSize) - 1) / int64(cfg.Ingest.BatchSize)
+	if want := int64(perSec*window.Seconds()) - 1 - unsentBatches; v.Probes < want || v.Seen != v.Probes || s.VisibilityLatency.Count != v.Seen {
+		t.Errorf("%d probes, %d seen, %d visibility samples; want ≥ %d probes (%.0f/s for %s, less %d unsent batches), each seen and sampled",
+			v.Probes, v.Seen, s.VisibilityLatency.Count, want, perSec, window, unsentBatches)
+	}
+	if want := s.Batches; s.WriteLatency.Count != want || want == 0 {
+		t.Errorf("%d write latency samples; want one per batch of the measured phase, %d", s.WriteLatency.Count, want)
+	}
+}
+
+// The refresh interval of a search engine decides when a document becomes
+// searchable. What the run measures is held against what the server
+// reports of its refreshes over the same seconds (_stats/refresh): the
+// interval set shows in the server's own account, no freshness lag or
+// visibility latency is shorter than the server's refreshes allow, and
+// none is longer than they, the writes and the queries explain. The bounds
+// come from the server's state at that moment, so a machine busy with
+// other work, where a 200 ms refresh comes every 800 ms, passes as well.
+func TestRefreshIntervalShowsInLatency(t *testing.T) {
+	for _, name := range []string{"elasticsearch", "opensearch", "opensearch3"} {
+		t.Run(name, func(t *testing.T) {
+			raw := serverURL(t, name)
+			for _, ri := range []time.Duration{200 * time.Millisecond, 2 * time.Second} {
+				t.Run(ri.String(), func(t *testing.T) {
+					u := withName(t, raw, "refresh")
+					tgt := open(t, u, map[string]string{"refresh_interval": ri.String()})
+					cfg := config(500, 8*time.Second, 50*time.Millisecond)
+					cfg.Ingest.Warmup = 2 * time.Second
+					rec := &recorder{}
+					cfg.Observer = rec
+					sampler := startRefreshSampler(t, u, 25*time.Millisecond)
+					res := run(t, tgt, cfg)
+					end := res.StartedAt.Add(cfg.Ingest.Duration)
+					checkRefresh(t, ri, cfg, res, sampler.stop(t, end, 3*ri+2*time.Second), rec)
+				})
 			}
 		})
 	}
 }
 
-// The refresh interval of a search engine decides when a document becomes
-// searchable: 2 s must read back as a visibility latency and freshness lag
-// about ten times those of 200 ms. A uniform arrival within the interval
-// gives a median of about half the interval, plus the poll resolution.
-func TestRefreshIntervalShowsInLatency(t *testing.T) {
-	for _, name := range []string{"elasticsearch", "opensearch", "opensearch3"} {
-		t.Run(name, func(t *testing.T) {
-			raw := serverURL(t, name)
-			p50 := map[string][2]float64{}
-			for _, ri := range []string{"200ms", "2s"} {
-				tgt := open(t, withName(t, raw, "refresh"), map[string]string{"refresh_interval": ri})
-				s := run(t, tgt, config(500, 7*time.Second, 50*time.Millisecond)).Summary
-				p50[ri] = [2]float64{s.VisibilityLatency.P50Ms, s.FreshnessLag.P95Ms}
-			}
-			fast, slow := p50["200ms"], p50["2s"]
-			// 200 ms: median ≈ 100 ms + poll; p95 lag ≈ 200 ms + batch gap.
-			if fast[0] > 450 || fast[1] > 700 {
-				t.Errorf("refresh 200ms: visibility p50 %.0f ms, freshness lag p95 %.0f ms; want ≲ 450 / 700 ms", fast[0], fast[1])
-			}
-			// 2 s: median ≈ 1 s; p95 lag ≈ 1.9 s + batch gap.
-			if slow[0] < 600 || slow[0] > 2200 || slow[1] < 1500 || slow[1] > 3000 {
-				t.Errorf("refresh 2s: visibility p50 %.0f ms, freshness lag p95 %.0f ms; want in [600, 2200] / [1500, 3000] ms", slow[0], slow[1])
-			}
-			if slow[0] < 3*fast[0] {
-				t.Errorf("visibility p50 %.0f ms at 2s refresh is not clearly above %.0f ms at 200ms", slow[0], fast[0])
-			}
-		})
+func checkRefresh(t *testing.T, interval time.Duration, cfg bench.Config, res *bench.Result, h refreshHistory, rec *recorder) {
+	t.Helper()
+	start := res.StartedAt
+	from, to := start.Add(cfg.Ingest.Warmup), start.Add(cfg.Ingest.Duration)
+	b := newRefreshBounds(h, start, from, to)
+
+	// The interval set is what the server does: it refreshes no more
+	// often (later, when busy: the next refresh is scheduled after the
+	// last one ends).
+	mean, n, meanMs := b.meanInterval(start, to)
+	t.Logf("server: %d refreshes during the %s schedule, every %.0f ms or more on average, %.0f ms each on average, longest ≤ %.0f ms; longest gap ≤ %.0f ms",
+		n, cfg.Ingest.Duration, ms(mean), meanMs, ms(b.maxRefreshHi()), ms(b.maxGapHi()))
+	if n < 2 || mean < interval*9/10 {
+		t.Errorf("refresh %s: _stats/refresh counts %d refreshes during the %s schedule, %.0f ms apart on average; want at least 2, ≥ %.0f ms apart (90%% of the interval set)",
+			interval, n, cfg.Ingest.Duration, ms(mean), ms(interval*9/10))
+	}
+
+	longestWrite := time.Duration(0)
+	for _, p := range res.Phases {
+		longestWrite = max(longestWrite, time.Duration(p.WriteLatency.Summarize().MaxMs*float64(time.Millisecond)))
+	}
+	batchGap := time.Duration(float64(cfg.Ingest.BatchSize) / cfg.Ingest.Rate.PerSecond * float64(time.Second))
+	maxMs := func(h *stats.Histogram) time.Duration {
+		return time.Duration(h.Summarize().MaxMs * float64(time.Millisecond))
+	}
+	// Slack for the time between the run taking a sample and the
+	// recorder reading the clock, on a busy machine.
+	const slack = 20 * time.Millisecond
+
+	fresh, visible := rec.samples()
+	var lagSum, lowSum time.Duration
+	var nf int
+	for _, s := range fresh {
+		if s.at.Before(from) || !s.at.Before(to) {
+			continue
+		}
+		low, ok := b.sinceLo(s.at)
+		if !ok {
+			continue
+		}
+		lagSum += s.d
+		lowSum += low
+		nf++
+	}
+	if nf == 0 {
+		t.Fatalf("refresh %s: no freshness sample after the server's first refresh in the measured window", interval)
+	}
+	t.Logf("freshness lag %.0f ms on average over %d samples, ≥ %.0f ms since the last refresh",
+		ms(lagSum/time.Duration(nf)), nf, ms(lowSum/time.Duration(nf)))
+	if lag, low := lagSum/time.Duration(nf), lowSum/time.Duration(nf); lag < low-slack {
+		t.Errorf("refresh %s: freshness lag %.0f ms on average over %d samples; want ≥ %.0f ms, the time since the server's last refresh at those instants (a search saw events no refresh had made searchable?)",
+			interval, ms(lag), nf, ms(low-slack))
+	}
+	// A search at T uses the last refresh finished before it began; that
+	// refresh started at most its duration before it finished and holds
+	// every batch acknowledged before it started: the one after the newest
+	// it holds was not, so it is at most one batch interval plus one write
+	// latency newer.
+	gap, refresh, query := b.maxGapHi(), b.maxRefreshHi(), maxMs(res.Freshness.QueryService)
+	t.Logf("freshness lag max %.0f ms ≤ %.0f ms: gap %.0f + refresh %.0f + query %.0f + batch interval %.0f + write %.0f + %.0f",
+		res.Summary.FreshnessLag.MaxMs, ms(gap+refresh+query+batchGap+longestWrite+slack), ms(gap), ms(refresh), ms(query), ms(batchGap), ms(longestWrite), ms(slack))
+	if lag, bound := time.Duration(res.Summary.FreshnessLag.MaxMs*float64(time.Millisecond)), gap+refresh+query+batchGap+longestWrite+slack; lag > bound {
+		t.Errorf("refresh %s: freshness lag max %.0f ms; want ≤ %.0f ms: longest time between the server's refreshes %.0f + longest refresh %.0f + longest freshness query %.0f + batch interval %.0f + longest write %.0f + %.0f",
+			interval, ms(lag), ms(bound), ms(gap), ms(refresh), ms(query), ms(batchGap), ms(longestWrite), ms(slack))
+	}
+
+	var visSum, waitSum time.Duration
+	var nv int
+	for _, s := range visible {
+		written := s.at.Add(-s.d)
+		if written.Before(from) || !written.Before(to) {
+			continue
+		}
+		wait, ok := b.untilLo(written)
+		if !ok {
+			continue
+		}
+		visSum += s.d
+		waitSum += wait
+		nv++
+	}
+	if nv == 0 {
+		t.Fatalf("refresh %s: no probe written in the measured window was seen", interval)
+	}
+	t.Logf("visibility latency %.0f ms on average over %d probes, ≥ %.0f ms until the next refresh",
+		ms(visSum/time.Duration(nv)), nv, ms(waitSum/time.Duration(nv)))
+	if vis, wait := visSum/time.Duration(nv), waitSum/time.Duration(nv); vis < wait-slack {
+		t.Errorf("refresh %s: visibility latency %.0f ms on average over %d probes; want ≥ %.0f ms, the time from their writing to the server's next refresh",
+			interval, ms(vis), nv, ms(wait-slack))
+	}
+	// A probe is acknowledged within the longest write; the first refresh
+	// to start after that starts within one gap and one refresh and takes
+	// at most one more; the first probe query to start after it ends
+	// starts within the longest query and 1.5 poll intervals and takes at
+	// most the longest query.
+	probeQuery := maxMs(res.Visibility.QueryService)
+	bound := longestWrite + gap + 2*refresh + cfg.PollInterval*3/2 + 2*probeQuery + slack
+	t.Logf("visibility latency max %.0f ms ≤ %.0f ms", res.Summary.VisibilityLatency.MaxMs, ms(bound))
+	if vis := time.Duration(res.Summary.VisibilityLatency.MaxMs * float64(time.Millisecond)); vis > bound {
+		t.Errorf("refresh %s: visibility latency max %.0f ms; want ≤ %.0f ms: longest write %.0f + longest time between the server's refreshes %.0f + 2 × longest refresh %.0f + 1.5 × poll %.0f + 2 × longest probe query %.0f + %.0f",
+			interval, ms(vis), ms(bound), ms(longestWrite), ms(gap), ms(refresh), ms(cfg.PollInterval), ms(probeQuery), ms(slack))
 	}
 }
 
@@ -254,30 +434,44 @@ func TestOutageDuringRun(t *testing.T) {
 			p := startProxy(t, hostOf(t, raw))
 			tgt := open(t, strings.Replace(raw, hostOf(t, raw), p.addr, 1), map[string]string{"refresh_interval": "200ms"})
 			cfg := config(500, 8*time.Second, 100*time.Millisecond)
-			cfg.Ingest.WriteTimeout = time.Second
+			// The outage fails writes at once (connections closed, then
+			// refused), so the write timeout stays long enough that a busy
+			// server's slow writes are not taken for the outage.
+			var downAt, upAt time.Time
+			outage := make(chan struct{})
 			go func() {
+				defer close(outage)
 				time.Sleep(3 * time.Second)
+				downAt = time.Now()
 				p.down()
 				time.Sleep(2 * time.Second)
 				p.up(t)
+				upAt = time.Now()
 			}()
 			res := run(t, tgt, cfg)
+			<-outage
 			s := res.Summary
 			if s.EventsFailed == 0 || len(s.Errors) == 0 {
 				t.Fatalf("no failed writes during a 2 s outage: %+v", s)
 			}
 			t.Logf("errors: %v", errorKinds(s))
+			// Failures are counted when the write returns: from the outage's
+			// start to its end, plus a second for the writes in flight.
+			from, to := downAt.Sub(res.StartedAt).Seconds(), upAt.Sub(res.StartedAt).Seconds()+1
 			var failedSeconds, okAfter int
 			for _, pt := range res.Series {
 				if pt.FailedEvents > 0 {
 					failedSeconds++
+					if pt.StartS+pt.WidthS < from || pt.StartS > to {
+						t.Errorf("%d failed events in the second from %.0f s, outside the outage from %.1f s to %.1f s (+1 s)", pt.FailedEvents, pt.StartS, from, to-1)
+					}
 				}
-				if pt.StartS >= 6 && pt.AckedEvents > 0 {
+				if pt.StartS >= to && pt.AckedEvents > 0 {
 					okAfter++
 				}
 			}
-			if failedSeconds < 1 || failedSeconds > 4 {
-				t.Errorf("%d seconds with failures in the series, want the ~2 s outage", failedSeconds)
+			if failedSeconds == 0 {
+				t.Errorf("no second with failures in the series, want the outage from %.1f s to %.1f s", from, to-1)
 			}
 			if okAfter == 0 {
 				t.Errorf("no acknowledged writes after the server came back")

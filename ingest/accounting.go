@@ -4,12 +4,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/freshbench/freshbench/pace"
+	"github.com/freshbench/freshbench/dispatch"
 	"github.com/freshbench/freshbench/stats"
 )
 
-// Phase names. Figures of the warm-up are kept apart from the measured
-// phase; acknowledgements that arrive after the schedule ended go to tail.
+// Phase names. A batch belongs to the phase of its intended time, so that
+// every phase balances: due = dispatched + unsent, dispatched = acknowledged
+// + failed. Throughput is different: it counts acknowledgements when they
+// arrive, so that a database that falls behind shows a lower achieved
+// rate; those that arrive after the schedule ended go to tail.
 const (
 	PhaseWarmup   = "warmup"
 	PhaseMeasured = "measured"
@@ -18,25 +21,41 @@ const (
 
 // Phase holds the write figures of one part of the run.
 type Phase struct {
-	Name         string                       `json:"name"`
-	Batches      int64                        `json:"batches"`
-	LateBatches  int64                        `json:"late_batches"`
-	Dispatched   int64                        `json:"events_dispatched"`
-	Unsent       int64                        `json:"events_unsent"`
-	Acked        int64                        `json:"events_acked"`
-	AckedBytes   int64                        `json:"bytes_acked"`
-	Failed       int64                        `json:"events_failed"`
+	Name        string `json:"name"`
+	Batches     int64  `json:"batches"`
+	LateBatches int64  `json:"late_batches"`
+	// Events by intended time: Due = Dispatched + Unsent and
+	// Dispatched = Acked + Failed.
+	Due        int64 `json:"events_due"`
+	Dispatched int64 `json:"events_dispatched"`
+	Unsent     int64 `json:"events_unsent"`
+	Acked      int64 `json:"events_acked"`
+	AckedBytes int64 `json:"bytes_acked"`
+	Failed     int64 `json:"events_failed"`
+	// AckedOnRetry are acknowledged events whose retry was answered
+	// "already stored": the attempt that timed out had stored them.
+	AckedOnRetry int64                        `json:"events_acked_on_retry,omitempty"`
 	Retries      int64                        `json:"retries"`
 	Errors       map[string]*stats.ErrorCount `json:"errors,omitempty"`
 	WriteLatency *stats.Histogram             `json:"write_latency"` // intended time → acknowledged
 	ServiceTime  *stats.Histogram             `json:"service_time"`  // sent → acknowledged
 	Lateness     *stats.Histogram             `json:"lateness"`      // intended time → sent
+	// UnsentWait is, per batch never sent, how long it had been due when
+	// the run gave it up: a lower bound of the write latency it would
+	// have had, kept apart from WriteLatency because it is censored.
+	UnsentWait *stats.Histogram `json:"unsent_wait"`
+
+	// Throughput: events and bytes acknowledged while the phase lasted,
+	// whatever their intended time.
+	Throughput      int64 `json:"throughput_events_acked"`
+	ThroughputBytes int64 `json:"throughput_bytes_acked"`
 }
 
 func newPhase(name string) *Phase {
 	return &Phase{
 		Name: name, Errors: make(map[string]*stats.ErrorCount),
-		WriteLatency: stats.NewHistogram(), ServiceTime: stats.NewHistogram(), Lateness: stats.NewHistogram(),
+		WriteLatency: stats.NewHistogram(), ServiceTime: stats.NewHistogram(),
+		Lateness: stats.NewHistogram(), UnsentWait: stats.NewHistogram(),
 	}
 }
 
@@ -45,7 +64,7 @@ type Accounting struct {
 	mu        sync.Mutex
 	start     time.Time
 	warmupEnd time.Time
-	end       time.Time // end of the schedule; moved earlier when stopped
+	end       time.Time // end of the schedule; moved to the instant the run was stopped
 	phases    map[string]*Phase
 }
 
@@ -71,60 +90,73 @@ func (a *Accounting) phaseAt(t time.Time) *Phase {
 	return a.phases[PhaseTail]
 }
 
-func (a *Accounting) dispatched(intended time.Time, lateness time.Duration, late bool, events int) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	p := a.phaseAt(intended)
-	p.Batches++
-	p.Dispatched += int64(events)
-	if late {
-		p.LateBatches++
+// intendedPhase is the phase of a batch due at t: warm-up or measured
+// (every due batch is due before the end).
+func (a *Accounting) intendedPhase(t time.Time) *Phase {
+	if t.Before(a.warmupEnd) {
+		return a.phases[PhaseWarmup]
 	}
-	p.Lateness.Record(lateness)
+	return a.phases[PhaseMeasured]
 }
 
-// unsent counts the events a stream was due to send from intended until
-// end but did not, because the run was stopped or fell behind.
-func (a *Accounting) unsent(rate pace.Rate, intended, end time.Time, docSize int) {
-	if !intended.Before(end) {
-		return
-	}
-	units := rate.PerSecond * end.Sub(intended).Seconds()
-	if rate.Unit == pace.Bytes {
-		units /= float64(docSize)
-	}
+func (a *Accounting) dispatched(d dispatch.Due, events int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.phaseAt(intended).Unsent += int64(units + 0.5)
+	p := a.intendedPhase(d.Intended)
+	p.Batches++
+	p.Due += int64(events)
+	p.Dispatched += int64(events)
+	if d.Late {
+		p.LateBatches++
+	}
+	p.Lateness.Record(d.Lateness())
+}
+
+// unsent counts the batches a stream was due to send but did not, because
+// the run was stopped or the stream fell behind, with the lower bound of
+// the latency of each.
+func (a *Accounting) unsent(u dispatch.Unsent) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	perUnit := int64(u.Events / u.Units)
+	u.Spread(1000, func(intended time.Time, batches int64) {
+		p := a.intendedPhase(intended)
+		p.Due += batches * perUnit
+		p.Unsent += batches * perUnit
+		p.UnsentWait.RecordN(u.GaveUp.Sub(intended), batches)
+	})
 }
 
 type outcome struct {
-	intended, dispatch, ack time.Time
-	events, bytes           int
-	acked, failed, retries  int
-	errorKinds              map[string]int
-	sample                  string
+	due                    dispatch.Due
+	ack                    time.Time
+	bytes                  int
+	acked, failed, retries int
+	ackedOnRetry           int
+	errorKinds             map[string]int
+	sample                 string
 }
 
 func (a *Accounting) written(o outcome) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	byIntent := a.phaseAt(o.intended)
-	byIntent.WriteLatency.Record(o.ack.Sub(o.intended))
-	byIntent.ServiceTime.Record(o.ack.Sub(o.dispatch))
-	// Throughput counts acknowledgements when they happen, so that a
-	// database that falls behind shows a lower achieved rate.
-	byAck := a.phaseAt(o.ack)
-	byAck.Acked += int64(o.acked)
-	byAck.AckedBytes += int64(o.bytes)
-	byAck.Failed += int64(o.failed)
-	byAck.Retries += int64(o.retries)
+	p := a.intendedPhase(o.due.Intended)
+	p.WriteLatency.Record(o.ack.Sub(o.due.Intended))
+	p.ServiceTime.Record(o.ack.Sub(o.due.Sent))
+	p.Acked += int64(o.acked)
+	p.AckedBytes += int64(o.bytes)
+	p.AckedOnRetry += int64(o.ackedOnRetry)
+	p.Failed += int64(o.failed)
+	p.Retries += int64(o.retries)
 	for kind, n := range o.errorKinds {
-		stats.AddError(byAck.Errors, kind, int64(n), o.sample)
+		stats.AddError(p.Errors, kind, int64(n), o.sample)
 	}
+	byAck := a.phaseAt(o.ack)
+	byAck.Throughput += int64(o.acked)
+	byAck.ThroughputBytes += int64(o.bytes)
 }
 
-// stop marks the end of the schedule when the run ended early.
+// stop ends the schedule at t when the run was stopped early.
 func (a *Accounting) stop(t time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -141,7 +173,8 @@ func (a *Accounting) Phase(name string) *Phase {
 }
 
 // MeasuredWindow returns the measured phase's bounds: from the end of the
-// warm-up to the end of the schedule (earlier if the run was stopped).
+// warm-up to the end of the schedule (the instant the run was stopped, if
+// it was).
 func (a *Accounting) MeasuredWindow() (from, to time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -149,16 +182,4 @@ func (a *Accounting) MeasuredWindow() (from, to time.Time) {
 		return a.end, a.end
 	}
 	return a.warmupEnd, a.end
-}
-
-// Totals sums the event counts of all phases.
-func (a *Accounting) Totals() (acked, failed, unsent int64) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, p := range a.phases {
-		acked += p.Acked
-		failed += p.Failed
-		unsent += p.Unsent
-	}
-	return acked, failed, unsent
 }

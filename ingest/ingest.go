@@ -5,14 +5,15 @@ package ingest
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
+	"github.com/freshbench/freshbench/dispatch"
 	"github.com/freshbench/freshbench/docgen"
+	"github.com/freshbench/freshbench/invalid"
 	"github.com/freshbench/freshbench/pace"
+	"github.com/freshbench/freshbench/retry"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 )
@@ -30,31 +31,74 @@ type Config struct {
 	WriteTimeout time.Duration // per request
 	WriteRetries int           // re-sends of a request that failed as a whole
 	ProbeRate    float64       // probe events per second over all generators
+	MemoryLimit  int64         // bytes the batches may hold at once; 0 = DefaultMemoryLimit
+	// IDNonce, when not 0, is mixed into every generator_identifier and
+	// _id (docgen.Config.Nonce): runs with the same Seed write the same
+	// documents under ids of their own.
+	IDNonce uint64
 }
+
+// DefaultMemoryLimit bounds what the batches of a run may hold in memory
+// at once unless the configuration raises it.
+const DefaultMemoryLimit = 1 << 30
 
 // Validate names the first bad setting and what is accepted.
 func (c Config) Validate() error {
 	switch {
 	case c.Rate.PerSecond <= 0:
-		return errors.New("--rate must be positive, e.g. 5000 (events/s) or 10MB/s")
+		return invalid.New("rate", c.Rate.PerSecond, "a positive rate, e.g. 5000 (events/s) or 10MB/s")
 	case c.BatchSize <= 0:
-		return fmt.Errorf("--batch-size %d: want a positive number of events per request", c.BatchSize)
+		return invalid.New("batch size", c.BatchSize, "a positive number of events per request")
 	case c.Duration <= 0:
-		return fmt.Errorf("--duration %s: want a positive duration, e.g. 60s", c.Duration)
+		return invalid.New("duration", c.Duration, "a positive duration, e.g. 60s")
 	case c.Warmup < 0 || c.Warmup >= c.Duration:
-		return fmt.Errorf("--warmup %s: want 0 or more and less than --duration %s", c.Warmup, c.Duration)
+		return invalid.New("warm-up", c.Warmup, fmt.Sprintf("0 or more and less than the duration %s", c.Duration))
 	case c.Generators <= 0:
-		return fmt.Errorf("--generators %d: want 1 or more", c.Generators)
+		return invalid.New("generators", c.Generators, "1 or more")
 	case c.MaxInflight <= 0:
-		return fmt.Errorf("--max-inflight %d: want 1 or more", c.MaxInflight)
+		return invalid.New("in-flight bound", c.MaxInflight, "1 or more")
+	case c.DocSize < docgen.MinDocSize || c.DocSize > docgen.MaxDocSize:
+		return invalid.New("document size", c.DocSize, fmt.Sprintf("%d..%d bytes", docgen.MinDocSize, docgen.MaxDocSize))
 	case c.WriteTimeout <= 0:
-		return fmt.Errorf("--write-timeout %s: want a positive duration", c.WriteTimeout)
+		return invalid.New("write timeout", c.WriteTimeout, "a positive duration")
 	case c.WriteRetries < 0:
-		return fmt.Errorf("--write-retries %d: want 0 or more", c.WriteRetries)
+		return invalid.New("write retries", c.WriteRetries, "0 or more")
 	case c.ProbeRate < 0:
-		return fmt.Errorf("--probe-rate %g: want 0 or more probes per second", c.ProbeRate)
+		return invalid.New("probe rate", c.ProbeRate, "0 or more probes per second")
+	}
+	if need, limit := c.MemoryNeed(), c.memoryLimit(); need > limit {
+		return invalid.New("batch size", c.BatchSize, fmt.Sprintf(
+			"batches that fit the memory limit: batch size %d × document size %d B × (in-flight bound %d + generators %d) × 2 (documents and request body) = %s, more than the limit of %s; lower the batch size or the in-flight bound, or raise the memory limit",
+			c.BatchSize, c.DocSize, c.MaxInflight, c.Generators, pace.FormatBytes(float64(need)), pace.FormatBytes(float64(limit))))
+	}
+	if iv := batchInterval(c); c.Duration-c.Warmup < iv {
+		return invalid.New("duration", c.Duration, fmt.Sprintf("a measured part (after the warm-up of %s) of at least one batch interval, %s at this rate and batch size", c.Warmup, iv.Round(time.Microsecond)))
 	}
 	return nil
+}
+
+// MemoryNeed estimates the bytes the batches of a run hold at once: each
+// slot in flight and each generator building its next batch holds the
+// documents, and the request body a target builds from them.
+func (c Config) MemoryNeed() int64 {
+	return 2 * int64(c.BatchSize) * int64(c.DocSize) * int64(c.MaxInflight+c.Generators)
+}
+
+func (c Config) memoryLimit() int64 {
+	if c.MemoryLimit > 0 {
+		return c.MemoryLimit
+	}
+	return DefaultMemoryLimit
+}
+
+// batchInterval is the nominal time between two batches of one stream.
+func batchInterval(c Config) time.Duration {
+	perStream := c.Rate.PerSecond / float64(c.Generators)
+	units := float64(c.BatchSize)
+	if c.Rate.Unit == pace.Bytes {
+		units *= float64(c.DocSize)
+	}
+	return time.Duration(units / perStream * float64(time.Second))
 }
 
 // Probes receives the sampled probe events and learns which were lost.
@@ -71,31 +115,30 @@ type Ledger interface {
 // Ingester runs the generators against one target.
 type Ingester struct {
 	cfg     Config
-	tgt     target.Target
+	w       target.Writer
 	gens    []*docgen.Generator
 	probes  Probes
 	ledger  Ledger
 	series  *stats.Series
 	obs     stats.Observer
 	account *Accounting
-	sem     chan struct{}
-	wg      sync.WaitGroup
+	slots   *dispatch.Slots
 	bufs    sync.Pool
 }
 
 // New prepares an ingester; probes, ledger and obs may be nil.
-func New(cfg Config, tgt target.Target, probes Probes, ledger Ledger, obs stats.Observer) (*Ingester, error) {
+func New(cfg Config, w target.Writer, probes Probes, ledger Ledger, obs stats.Observer) (*Ingester, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if obs == nil {
 		obs = stats.NopObserver{}
 	}
-	in := &Ingester{cfg: cfg, tgt: tgt, probes: probes, ledger: ledger, obs: obs, sem: make(chan struct{}, cfg.MaxInflight)}
+	in := &Ingester{cfg: cfg, w: w, probes: probes, ledger: ledger, obs: obs, slots: dispatch.NewSlots(cfg.MaxInflight)}
 	for i := 0; i < cfg.Generators; i++ {
-		g, err := docgen.New(docgen.Config{DocSize: cfg.DocSize, Seed: cfg.Seed, Index: i})
+		g, err := docgen.New(docgen.Config{DocSize: cfg.DocSize, Seed: cfg.Seed, Nonce: cfg.IDNonce, Index: i})
 		if err != nil {
-			return nil, fmt.Errorf("--doc-size: %w", err)
+			return nil, invalid.Wrap("document size", cfg.DocSize, err)
 		}
 		in.gens = append(in.gens, g)
 	}
@@ -111,12 +154,6 @@ func (in *Ingester) GeneratorIDs() []string {
 	return ids
 }
 
-// batchBuf is one batch's memory, reused once its write is finished.
-type batchBuf struct {
-	docs []target.Document
-	json []byte
-}
-
 // Run schedules batches from start for the configured duration, waits for
 // the writes in flight and returns the accounting. A cancelled ctx stops the
 // schedule early; writes already sent still finish (bounded by the write
@@ -124,182 +161,97 @@ type batchBuf struct {
 func (in *Ingester) Run(ctx context.Context, start time.Time, series *stats.Series) *Accounting {
 	in.series = series
 	in.account = newAccounting(start, in.cfg.Warmup, in.cfg.Duration)
-	writeCtx := context.WithoutCancel(ctx)
+	stopAccounting := context.AfterFunc(ctx, func() { in.account.stop(time.Now()) })
+	defer stopAccounting()
+	n := float64(len(in.gens))
 	var streams sync.WaitGroup
 	for _, g := range in.gens {
+		s := dispatch.Stream{
+			Schedule: pace.NewSchedule(start, in.cfg.Rate.Scale(1/n)),
+			End:      start.Add(in.cfg.Duration),
+			Slots:    in.slots,
+			// Timer jitter of a busy machine is not lateness.
+			LateAfter: max(batchInterval(in.cfg), 10*time.Millisecond),
+			// A batch waiting for a slot at the end is sent once one frees:
+			// every write in flight ends within its timeouts and back-offs.
+			FinalWait:  time.Duration(in.cfg.WriteRetries+1)*(in.cfg.WriteTimeout+retry.Default().Max) + time.Second,
+			UnitEvents: in.cfg.BatchSize, UnitBytes: in.cfg.BatchSize * in.cfg.DocSize,
+		}
+		snd := &sender{in: in, g: g}
+		if in.cfg.ProbeRate > 0 && in.probes != nil {
+			snd.probeEvery = time.Duration(float64(time.Second) * n / in.cfg.ProbeRate)
+			snd.nextProbe = start
+		}
 		streams.Add(1)
 		go func() {
 			defer streams.Done()
-			in.stream(ctx, writeCtx, g, start)
+			s.Run(ctx, snd)
 		}()
 	}
 	streams.Wait()
-	in.account.stop(time.Now())
-	in.wg.Wait()
 	return in.account
 }
 
-// stream paces one generator. Each batch is due at its intended time; when
-// the in-flight bound is reached it waits and is counted late. Batches still
-// due when the run ends are counted as unsent, never silently dropped.
-func (in *Ingester) stream(ctx, writeCtx context.Context, g *docgen.Generator, start time.Time) {
-	n := float64(len(in.gens))
-	sched := pace.NewSchedule(start, in.cfg.Rate.Scale(1/n))
-	end := start.Add(in.cfg.Duration)
-	// A batch is late when it waited for an in-flight slot, or when the
-	// pacer itself fell behind by more than one batch interval (at least
-	// 10 ms, so that timer jitter of a busy machine is not counted).
-	lateAfter := max(in.batchInterval(), 10*time.Millisecond)
-	var probeEvery time.Duration
-	if in.cfg.ProbeRate > 0 {
-		probeEvery = time.Duration(float64(time.Second) * n / in.cfg.ProbeRate)
+// sender builds and writes the batches of one generator.
+type sender struct {
+	in         *Ingester
+	g          *docgen.Generator
+	probeEvery time.Duration
+	nextProbe  time.Time
+}
+
+func (s *sender) Build(d dispatch.Due) dispatch.Unit {
+	in := s.in
+	b, bb := in.build(s.g, d.Intended)
+	if s.probeEvery > 0 && !d.Intended.Before(s.nextProbe) {
+		in.probes.Add(b.Generator, b.Docs[0].ID, d.Intended)
+		s.nextProbe = d.Intended.Add(s.probeEvery)
 	}
-	nextProbe := start
-	for {
-		intended := sched.Next()
-		if !intended.Before(end) {
-			return
-		}
-		if !pace.Sleep(intended, ctx.Done()) {
-			in.account.unsent(in.cfg.Rate.Scale(1/n), intended, end, in.cfg.DocSize)
-			return
-		}
-		waited := false
-		select {
-		case in.sem <- struct{}{}:
-		default:
-			waited = true
-			select {
-			case in.sem <- struct{}{}:
-			case <-ctx.Done():
-				in.account.unsent(in.cfg.Rate.Scale(1/n), intended, end, in.cfg.DocSize)
-				return
-			}
-		}
-		dispatch := time.Now()
-		if !dispatch.Before(end) {
-			<-in.sem
-			in.account.unsent(in.cfg.Rate.Scale(1/n), intended, end, in.cfg.DocSize)
-			return
-		}
-		lateness := dispatch.Sub(intended)
-		late := waited || lateness > lateAfter
-		b, bb := in.build(g, intended)
-		if probeEvery > 0 && !intended.Before(nextProbe) && in.probes != nil {
-			in.probes.Add(b.Generator, b.Docs[0].ID, intended)
-			nextProbe = intended.Add(probeEvery)
-		}
-		bytes := len(bb.json)
-		sched.Advance(len(b.Docs), bytes)
-		in.account.dispatched(intended, lateness, late, len(b.Docs))
-		in.series.Scheduled(intended, int64(len(b.Docs)), late, int64(len(in.sem)))
-		in.obs.Scheduled(b.Generator, len(b.Docs), late, len(in.sem))
-		in.wg.Add(1)
-		go in.write(writeCtx, b, bb, intended, dispatch)
+	in.account.dispatched(d, len(b.Docs))
+	in.series.Scheduled(d.Intended, int64(len(b.Docs)), d.Late, int64(in.slots.InUse()))
+	in.obs.Scheduled(b.Generator, len(b.Docs), d.Late, in.slots.InUse())
+	return dispatch.Unit{
+		Events: len(b.Docs), Bytes: len(bb.JSON),
+		Send: func(ctx context.Context) { in.write(ctx, b, bb, d) },
 	}
 }
 
-// batchInterval is the nominal time between two batches of one stream.
-func (in *Ingester) batchInterval() time.Duration {
-	perStream := in.cfg.Rate.PerSecond / float64(len(in.gens))
-	units := float64(in.cfg.BatchSize)
-	if in.cfg.Rate.Unit == pace.Bytes {
-		units *= float64(in.cfg.DocSize)
-	}
-	return time.Duration(units / perStream * float64(time.Second))
-}
+func (s *sender) Unsent(u dispatch.Unsent) { s.in.account.unsent(u) }
 
 // build generates one batch whose events carry the batch's intended time
 // as _event_time, so that a driver or database that falls behind shows up
 // in the freshness lag instead of being hidden by late generation.
-func (in *Ingester) build(g *docgen.Generator, intended time.Time) (target.Batch, *batchBuf) {
-	bb, _ := in.bufs.Get().(*batchBuf)
+func (in *Ingester) build(g *docgen.Generator, intended time.Time) (target.Batch, *docgen.Buffer) {
+	bb, _ := in.bufs.Get().(*docgen.Buffer)
 	if bb == nil {
-		bb = &batchBuf{}
+		bb = &docgen.Buffer{}
 	}
-	docs, buf := bb.docs[:0], bb.json[:0]
+	bb.Reset()
 	eventTime := intended.UnixMicro()
-	for i := 0; i < in.cfg.BatchSize; i++ {
-		var d target.Document
-		d, buf = g.Next(buf, eventTime)
-		docs = append(docs, d)
+	for range in.cfg.BatchSize {
+		bb.Append(g, eventTime)
 	}
-	// Next may have grown buf; earlier documents still point into the
-	// previous array, which stays valid, but re-slice so all share one.
-	off := 0
-	for i := range docs {
-		l := len(docs[i].JSON)
-		docs[i].JSON = buf[off : off+l : off+l]
-		off += l
-	}
-	bb.docs, bb.json = docs, buf
-	return target.Batch{Generator: g.ID(), Docs: docs}, bb
+	bb.Seal()
+	return target.Batch{Generator: g.ID(), Docs: bb.Docs}, bb
 }
 
-// write sends one batch, retrying a request that failed as a whole, and
-// accounts for its outcome item by item.
-func (in *Ingester) write(ctx context.Context, b target.Batch, bb *batchBuf, intended, dispatch time.Time) {
-	defer in.wg.Done()
-	defer func() { <-in.sem }()
+// write sends one batch and accounts for its outcome item by item.
+func (in *Ingester) write(ctx context.Context, b target.Batch, bb *docgen.Buffer, d dispatch.Due) {
 	defer in.bufs.Put(bb)
-	var (
-		res      target.WriteResult
-		err      error
-		attempts int
-	)
-	for {
-		attempts++
-		wctx, cancel := context.WithTimeout(ctx, in.cfg.WriteTimeout)
-		res, err = in.tgt.Write(wctx, b)
-		cancel()
-		if err == nil || attempts > in.cfg.WriteRetries {
-			break
-		}
-		time.Sleep(min(time.Duration(attempts)*100*time.Millisecond, time.Second))
-	}
+	a := WriteBatch(ctx, in.w, b, in.cfg.WriteTimeout, in.cfg.WriteRetries)
 	ack := time.Now()
-	o := outcome{
-		intended: intended, dispatch: dispatch, ack: ack,
-		events: len(b.Docs), bytes: len(bb.json), retries: res.Retries + attempts - 1,
+	if in.ledger != nil && len(a.AckedSeqs) > 0 {
+		in.ledger.Acked(b.Generator, a.AckedSeqs)
 	}
-	if err != nil {
-		o.failed = len(b.Docs)
-		o.errorKinds = map[string]int{stats.ErrorKind(err): len(b.Docs)}
-		o.sample = err.Error()
-		if in.probes != nil {
-			in.dropProbes(b)
-		}
-	} else {
-		o.acked, o.failed, o.errorKinds = res.Acknowledged, res.Failed, res.ErrorKinds
-		if res.Failed > 0 {
-			o.bytes = o.bytes * res.Acknowledged / len(b.Docs)
-		}
-		if in.ledger != nil {
-			in.ledger.Acked(b.Generator, ackedSeqs(b, res.FailedSeqs))
-		}
-		if in.probes != nil && slices.Contains(res.FailedSeqs, b.Docs[0].Seq) {
-			in.dropProbes(b)
-		}
+	if in.probes != nil && a.ProbeFailed {
+		// The probe's write failed, so it may never become visible and
+		// must not be counted as slow.
+		in.probes.Drop(b.Generator, b.Docs[0].ID)
 	}
-	in.account.written(o)
-	in.series.Written(ack, int64(o.acked), int64(o.bytes), int64(o.failed), ack.Sub(intended))
-	in.obs.Written(b.Generator, o.acked, o.failed, o.bytes, o.errorKinds, ack.Sub(intended), ack.Sub(dispatch))
-}
-
-// dropProbes forgets the batch's probe: its write failed, so it may never
-// become visible and must not be counted as slow.
-func (in *Ingester) dropProbes(b target.Batch) { in.probes.Drop(b.Generator, b.Docs[0].ID) }
-
-func ackedSeqs(b target.Batch, failed []int64) []int64 {
-	bad := make(map[int64]bool, len(failed))
-	for _, s := range failed {
-		bad[s] = true
-	}
-	out := make([]int64, 0, len(b.Docs)-len(failed))
-	for _, d := range b.Docs {
-		if !bad[d.Seq] {
-			out = append(out, d.Seq)
-		}
-	}
-	return out
+	in.account.written(outcome{
+		due: d, ack: ack, bytes: a.AckedBytes, acked: a.Acked, failed: a.Failed,
+		ackedOnRetry: a.AckedOnRetry, retries: a.Retries, errorKinds: a.ErrorKinds, sample: a.Sample,
+	})
+	in.series.Written(ack, int64(a.Acked), int64(a.AckedBytes), int64(a.Failed), ack.Sub(d.Intended))
+	in.obs.Written(b.Generator, a.Acked, a.Failed, a.AckedBytes, a.ErrorKinds, ack.Sub(d.Intended), ack.Sub(d.Sent))
 }

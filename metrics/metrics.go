@@ -32,7 +32,6 @@ package metrics
 import (
 	"errors"
 	"maps"
-	"net/url"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -41,6 +40,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/freshbench/freshbench/stats"
+	freshtarget "github.com/freshbench/freshbench/target"
 )
 
 // Namespace prefixes every metric name.
@@ -141,11 +141,12 @@ var _ stats.Observer = (*Observer)(nil)
 // and are registered with reg (not registered when reg is nil). Metrics
 // that reg already holds for the same target are reused, so several
 // Observers for one target (one per peak step, say) add up instead of
-// failing. Any user name and password in a target URL are dropped: labels
-// are readable by whoever can scrape. It panics if reg holds incompatible
+// failing. The target label is the URL as the results file records it, with
+// every credential hidden by target.Redact: labels are readable by whoever
+// can scrape. It panics if reg holds incompatible
 // metrics of the same names, as prometheus.MustRegister does.
 func New(reg prometheus.Registerer, target string) *Observer {
-	constLabels := prometheus.Labels{LabelTarget: redact(target)}
+	constLabels := prometheus.Labels{LabelTarget: freshtarget.Redact(target)}
 	buckets := Buckets()
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
 		c := prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -214,16 +215,6 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 		panic(err)
 	}
 	return c
-}
-
-// redact drops the user information of a target URL.
-func redact(target string) string {
-	u, err := url.Parse(target)
-	if err != nil || u.User == nil {
-		return target
-	}
-	u.User = nil
-	return u.String()
 }
 
 // Phase labels the measurements that follow with name. Calls already

@@ -59,7 +59,7 @@ func TestObserverMetrics(t *testing.T) {
 
 	// Series a generator has not touched yet read 0 rather than being
 	// absent, so that rate() and sums see them from their first scrape.
-	const target = `target="postgres://127.0.0.1:15432/freshbench?table=events"`
+	const target = `target="postgres://freshbench:xxxxx@127.0.0.1:15432/freshbench?table=events"`
 	want := strings.ReplaceAll(`
 # HELP freshbench_batches_total Write batches dispatched.
 # TYPE freshbench_batches_total counter
@@ -396,4 +396,35 @@ func TestObserverNegativeDuration(t *testing.T) {
 		return
 	}
 	t.Error("no freshness lag histogram gathered")
+}
+
+// No credential of a target URL reaches a label, whatever its form.
+func TestTargetLabelHidesCredentials(t *testing.T) {
+	for _, raw := range []string{
+		"postgres://u:s3cret@127.0.0.1/db",
+		"postgres://u@127.0.0.1/db?password=s3cret&table=t",
+		"postgres://u@127.0.0.1/db?table=t&SSLPassword=s3cret",
+		"elasticsearch://127.0.0.1:9200/i?ApiKey=s3cret",
+		"host=127.0.0.1 password=s3cret",
+	} {
+		reg := prometheus.NewRegistry()
+		o := New(reg, raw)
+		o.Scheduled("g", 1, false, 1)
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(mfs) == 0 {
+			t.Fatalf("%s: nothing gathered", raw)
+		}
+		for _, mf := range mfs {
+			for _, m := range mf.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if strings.Contains(l.GetValue(), "s3cret") {
+						t.Errorf("%s: %s{%s=%q} shows the secret", raw, mf.GetName(), l.GetName(), l.GetValue())
+					}
+				}
+			}
+		}
+	}
 }

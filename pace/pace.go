@@ -137,6 +137,35 @@ func (s *Schedule) Next() time.Time {
 	return s.start.Add(time.Duration(math.Round(s.sent / s.rate.PerSecond * float64(time.Second))))
 }
 
+// Rate is the schedule's rate.
+func (s *Schedule) Rate() Rate { return s.rate }
+
+// Skip advances the schedule past every unit of the given size (events,
+// or bytes for a byte rate) due before end, and returns how many there
+// were and the intended times of the first and the last.
+//
+// Unit k from now is due at start + round((sent + k·unit)/rate), the
+// rounding of Next. For x ≥ 0, round(x) < D ⇔ x < D − ½ (durations in
+// nanoseconds), so unit k is due before end exactly when
+// k < ((D − ½)·rate/10⁹ − sent)/unit, and the count is the ceiling of that
+// bound, or 0 when it is not positive.
+func (s *Schedule) Skip(end time.Time, unit float64) (n int, first, last time.Time) {
+	if unit <= 0 {
+		return 0, time.Time{}, time.Time{}
+	}
+	d := float64(end.Sub(s.start))
+	bound := ((d-0.5)*s.rate.PerSecond/float64(time.Second) - s.sent) / unit
+	if bound <= 0 {
+		return 0, time.Time{}, time.Time{}
+	}
+	n = int(math.Ceil(bound))
+	first = s.Next()
+	s.sent += float64(n-1) * unit
+	last = s.Next()
+	s.sent += unit
+	return n, first, last
+}
+
 // Advance marks a batch of the given size as scheduled.
 func (s *Schedule) Advance(events, bytes int) {
 	if s.rate.Unit == Bytes {

@@ -78,3 +78,41 @@ func TestSleepStopsOnDone(t *testing.T) {
 		t.Fatal("Sleep into the past returned false")
 	}
 }
+
+// Skip counts exactly the units Next would have given before end.
+func TestSkipMatchesNext(t *testing.T) {
+	start := time.Unix(1000, 0)
+	for _, tc := range []struct {
+		rate   Rate
+		unit   float64
+		sent   float64
+		length time.Duration
+	}{
+		{Rate{1000, Events}, 50, 0, 2 * time.Second},
+		{Rate{1000, Events}, 50, 300, 2 * time.Second},
+		{Rate{333, Events}, 7, 14, 1234567 * time.Microsecond},
+		{Rate{3e6, Bytes}, 50000, 150000, 3 * time.Second},
+		{Rate{10, Events}, 10, 0, 3 * time.Second},
+		{Rate{10, Events}, 10, 40, 3 * time.Second},
+	} {
+		walk := &Schedule{start: start, rate: tc.rate, sent: tc.sent}
+		want := 0
+		var first, last time.Time
+		for t := walk.Next(); t.Before(start.Add(tc.length)); t = walk.Next() {
+			if want == 0 {
+				first = t
+			}
+			last = t
+			want++
+			walk.sent += tc.unit
+		}
+		s := &Schedule{start: start, rate: tc.rate, sent: tc.sent}
+		n, f, l := s.Skip(start.Add(tc.length), tc.unit)
+		if n != want || (n > 0 && (!f.Equal(first) || !l.Equal(last))) {
+			t.Errorf("%+v: Skip = %d %v %v; walking Next gives %d %v %v", tc, n, f, l, want, first, last)
+		}
+		if n > 0 && s.Next().Before(start.Add(tc.length)) {
+			t.Errorf("%+v: after Skip the next unit %v is still due", tc, s.Next())
+		}
+	}
+}

@@ -5,6 +5,8 @@ package probe
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -56,79 +58,121 @@ func (w *Window) Close(t time.Time) {
 
 // FreshnessResult is the freshness lag over the measured window.
 type FreshnessResult struct {
-	Lag          *stats.Histogram             `json:"lag"`           // T − newest visible _event_time
-	QueryService *stats.Histogram             `json:"query_service"` // the freshness query's own time
-	Samples      int64                        `json:"samples"`
-	Empty        int64                        `json:"samples_seeing_nothing"`
-	Errors       map[string]*stats.ErrorCount `json:"errors,omitempty"`
-	Last         time.Duration                `json:"-"`
+	// Lag is T − newest visible _event_time, one value per poll. A poll
+	// that failed or timed out enters it too, as a lower bound: the
+	// reader's view was at least as old as the newest event it last saw
+	// (Censored says how many values are such lower bounds, Errors why).
+	Lag          *stats.Histogram `json:"lag"`
+	QueryService *stats.Histogram `json:"query_service"` // the freshness query's own time, answered polls only
+	Samples      int64            `json:"samples"`       // polls that answered
+	Empty        int64            `json:"samples_seeing_nothing"`
+	// Errors counts the polls that failed, by kind ("timeout", …);
+	// each of them is one of the Censored values of Lag.
+	Errors   map[string]*stats.ErrorCount `json:"errors,omitempty"`
+	Censored int64                        `json:"censored_lower_bounds"`
+	// NotMeasured, when set, says why there is no freshness lag (the
+	// target keeps no events); the other figures are then empty.
+	NotMeasured string        `json:"not_measured,omitempty"`
+	Last        time.Duration `json:"-"`
 }
 
 // Freshness samples RockBench's data latency: every poll interval, the
 // newest _event_time each generator's events show in a query.
 type Freshness struct {
-	tgt    target.Reader
-	gens   []string
-	poll   time.Duration
-	clock  Clock
-	window *Window
-	series *stats.Series
-	obs    stats.Observer
+	tgt     target.Reader
+	gens    []string
+	poll    time.Duration
+	clock   Clock
+	window  *Window
+	series  *stats.Series
+	obs     stats.Observer
+	timeout time.Duration // one query's bound
 
-	mu  sync.Mutex
-	res FreshnessResult
+	mu     sync.Mutex
+	res    FreshnessResult
+	newest map[string]int64 // newest _event_time seen per generator
 }
 
 // NewFreshness prepares a freshness sampler for the given generators.
 func NewFreshness(tgt target.Reader, gens []string, poll time.Duration, clock Clock, window *Window, series *stats.Series, obs stats.Observer) *Freshness {
 	return &Freshness{
 		tgt: tgt, gens: gens, poll: poll, clock: clock, window: window, series: series, obs: obs,
+		timeout: queryBound(poll), newest: map[string]int64{},
 		res: FreshnessResult{Lag: stats.NewHistogram(), QueryService: stats.NewHistogram(), Errors: map[string]*stats.ErrorCount{}},
 	}
 }
 
-// Run samples until ctx ends.
+// Run samples until ctx ends, or until the target says it keeps nothing.
 func (f *Freshness) Run(ctx context.Context) {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	everyPoll(ctx, f.poll, true, func() {
 		for _, g := range f.gens {
-			f.sample(ctx, g)
+			if !f.sample(ctx, g) {
+				stop()
+				return
+			}
 		}
 	})
 }
 
-func (f *Freshness) sample(ctx context.Context, gen string) {
-	qctx, cancel := context.WithTimeout(ctx, 10*f.poll+5*time.Second)
-	defer cancel()
+// sample takes one freshness sample of gen and reports whether sampling
+// should go on.
+func (f *Freshness) sample(ctx context.Context, gen string) bool {
+	var (
+		newest int64
+		ok     bool
+	)
 	sent := time.Now()
-	newest, ok, err := f.tgt.Freshness(qctx, gen)
+	err := withBound(ctx, f.timeout, func() string { return "freshness query of generator " + gen }, func(qctx context.Context) error {
+		var err error
+		newest, ok, err = f.tgt.Freshness(qctx, gen)
+		return err
+	})
 	done := time.Now()
 	if ctx.Err() != nil {
-		return
+		return false
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if errors.Is(err, target.ErrNotKept) {
+		f.res.NotMeasured = err.Error()
+		return false
+	}
 	measured := f.window.In(done)
 	if err != nil {
-		if measured {
-			stats.CountError(f.res.Errors, err)
+		var bound *boundError
+		if !errors.As(err, &bound) {
+			err = fmt.Errorf("freshness query of generator %s: %w", gen, err)
 		}
-		return
+		newest, ok = f.newest[gen]
+	} else if ok {
+		f.newest[gen] = max(newest, f.newest[gen])
 	}
 	// Before any event is visible, the reader's view is as old as the run.
 	lag := done.Sub(f.clock.Start)
 	if ok {
 		lag = f.clock.Since(done, newest)
-	} else if measured {
-		f.res.Empty++
 	}
 	f.res.Last = lag
 	f.series.Freshness(done, lag)
 	f.obs.Freshness(gen, lag)
-	if measured {
-		f.res.Samples++
-		f.res.Lag.Record(lag)
-		f.res.QueryService.Record(done.Sub(sent))
+	if !measured {
+		return true
 	}
+	f.res.Lag.Record(lag)
+	switch {
+	case err != nil:
+		stats.CountError(f.res.Errors, err)
+		f.res.Censored++
+	default:
+		f.res.Samples++
+		f.res.QueryService.Record(done.Sub(sent))
+		if !ok {
+			f.res.Empty++
+		}
+	}
+	return true
 }
 
 // Result returns the figures so far.

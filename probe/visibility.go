@@ -2,6 +2,9 @@ package probe
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -9,57 +12,131 @@ import (
 	"github.com/freshbench/freshbench/target"
 )
 
-// maxIDsPerQuery bounds one visibility query; older probes go first.
+// maxIDsPerQuery bounds one visibility query. A generator with more
+// pending probes is gone through in turn, a chunk per poll (see chunk).
 const maxIDsPerQuery = 500
 
 type pending struct {
 	id       string
 	intended time.Time
+	order    uint64 // arrival order within its generator
+	// unseenAt is the last instant the probe is known not to have been
+	// visible: when it was added (before its write was sent), then the
+	// start of each query that asked for it and missed it.
+	unseenAt time.Time
+}
+
+// genProbes are one generator's pending probes, in arrival order, and
+// where the next poll resumes going through them.
+type genProbes struct {
+	list   []pending
+	cursor uint64 // the next chunk starts at the first probe with order ≥ cursor
+	next   uint64 // order of the next probe to arrive
+}
+
+// chunk returns the probes the next query asks for: up to max of them,
+// from the cursor on, wrapping to the oldest, and moves the cursor past
+// them. A probe therefore waits at most ⌈(probes ahead of it + 1) / max⌉
+// polls however many lost probes stay pending: newer probes are not
+// blocked behind older ones that never show up (issue 12, item 9), and
+// lost ones are still asked for in turn. New probes join at the end of
+// the round, so a steady inflow cannot starve the old ones either.
+func (g *genProbes) chunk(max int) []pending {
+	n := len(g.list)
+	if n == 0 {
+		return nil
+	}
+	i0 := sort.Search(n, func(i int) bool { return g.list[i].order >= g.cursor })
+	if i0 == n {
+		i0 = 0
+	}
+	count := min(max, n)
+	out := make([]pending, 0, count)
+	out = append(out, g.list[i0:min(i0+count, n)]...)
+	switch {
+	case len(out) < count: // wrapped round to the oldest
+		out = append(out, g.list[:count-len(out)]...)
+		g.cursor = out[len(out)-1].order + 1
+	case i0+count == n: // the round is over: the next starts at the oldest
+		g.cursor = 0
+	default:
+		g.cursor = g.list[i0+count].order
+	}
+	return out
 }
 
 // VisibilityResult is the visibility latency of the probes whose events
 // were due in the measured window.
 type VisibilityResult struct {
-	Latency      *stats.Histogram             `json:"latency"`       // _event_time → first query that saw it
-	QueryService *stats.Histogram             `json:"query_service"` // the probe query's own time
-	ResolutionMs float64                      `json:"resolution_ms"` // the longest gap between two polls
-	Probes       int64                        `json:"probes"`
-	Seen         int64                        `json:"seen"`
-	NeverSeen    int64                        `json:"never_seen"`
-	Dropped      int64                        `json:"dropped_write_failed"`
-	Errors       map[string]*stats.ErrorCount `json:"errors,omitempty"`
+	// Latency is _event_time → the first query that saw the probe. It also
+	// holds, as lower bounds, the probes never seen: each at its age when
+	// the measurement ended (Censored says how many).
+	Latency      *stats.Histogram `json:"latency"`
+	QueryService *stats.Histogram `json:"query_service"` // the probe query's own time
+	// Gap is, for each probe seen, the time from the last instant it was
+	// known not to be visible (its dispatch, or the start of the last
+	// query that missed it) to the end of the query that saw it: the
+	// window in which it became visible, by how much its latency may
+	// overstate. It includes the pause between polls and the time every
+	// query of the poll took.
+	Gap *stats.Histogram `json:"poll_gap"`
+	// ResolutionMs is the measured p99 of Gap, ResolutionMaxMs its
+	// maximum (0 when no probe was seen).
+	ResolutionMs    float64                      `json:"resolution_ms"`
+	ResolutionMaxMs float64                      `json:"resolution_max_ms"`
+	Probes          int64                        `json:"probes"`
+	Seen            int64                        `json:"seen"`
+	NeverSeen       int64                        `json:"never_seen"`
+	Censored        int64                        `json:"censored_lower_bounds"` // values of Latency that are lower bounds
+	Dropped         int64                        `json:"dropped_write_failed"`
+	Errors          map[string]*stats.ErrorCount `json:"errors,omitempty"`
+	// NotMeasured, when set, says why there is no visibility latency (the
+	// target keeps no events); the other figures are then empty.
+	NotMeasured string `json:"not_measured,omitempty"`
 }
 
 // Visibility tracks sampled probe events until a search sees them. The
 // latency of each is taken at the completion of the first query that saw
-// it, so it is an upper bound whose resolution is the poll interval.
+// it, so it is an upper bound whose resolution is the measured Gap.
 type Visibility struct {
-	tgt    target.Reader
-	poll   time.Duration
-	window *Window
-	obs    stats.Observer
+	tgt     target.Reader
+	poll    time.Duration
+	window  *Window
+	obs     stats.Observer
+	timeout time.Duration // one query's bound
 
 	mu      sync.Mutex
-	pending map[string][]pending // by generator, oldest first
+	pending map[string]*genProbes
 	res     VisibilityResult
 }
 
 // NewVisibility prepares a probe tracker.
 func NewVisibility(tgt target.Reader, poll time.Duration, window *Window, obs stats.Observer) *Visibility {
 	return &Visibility{
-		tgt: tgt, poll: poll, window: window, obs: obs, pending: map[string][]pending{},
+		tgt: tgt, poll: poll, window: window, obs: obs, timeout: queryBound(poll), pending: map[string]*genProbes{},
 		res: VisibilityResult{
-			Latency: stats.NewHistogram(), QueryService: stats.NewHistogram(),
-			ResolutionMs: float64(Resolution(poll).Microseconds()) / 1000, Errors: map[string]*stats.ErrorCount{},
+			Latency: stats.NewHistogram(), QueryService: stats.NewHistogram(), Gap: stats.NewHistogram(),
+			Errors: map[string]*stats.ErrorCount{},
 		},
 	}
 }
 
-// Add registers a probe event, due at intended.
+// Add registers a probe event, due at intended. Call it before the
+// probe's write is sent: the probe cannot be visible before then.
 func (v *Visibility) Add(gen, id string, intended time.Time) {
+	now := time.Now()
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.pending[gen] = append(v.pending[gen], pending{id: id, intended: intended})
+	if v.res.NotMeasured != "" {
+		return
+	}
+	g := v.pending[gen]
+	if g == nil {
+		g = &genProbes{}
+		v.pending[gen] = g
+	}
+	g.list = append(g.list, pending{id: id, intended: intended, order: g.next, unseenAt: now})
+	g.next++
 	if v.window.In(intended) {
 		v.res.Probes++
 	}
@@ -69,10 +146,13 @@ func (v *Visibility) Add(gen, id string, intended time.Time) {
 func (v *Visibility) Drop(gen, id string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	ps := v.pending[gen]
-	for i, p := range ps {
+	g := v.pending[gen]
+	if g == nil {
+		return
+	}
+	for i, p := range g.list {
 		if p.id == id {
-			v.pending[gen] = append(ps[:i:i], ps[i+1:]...)
+			g.list = append(g.list[:i:i], g.list[i+1:]...)
 			if v.window.In(p.intended) {
 				v.res.Dropped++
 			}
@@ -86,8 +166,8 @@ func (v *Visibility) Pending() int {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	n := 0
-	for _, ps := range v.pending {
-		n += len(ps)
+	for _, g := range v.pending {
+		n += len(g.list)
 	}
 	return n
 }
@@ -99,48 +179,81 @@ func (v *Visibility) Run(ctx context.Context) {
 
 func (v *Visibility) pollOnce(ctx context.Context) {
 	v.mu.Lock()
-	batches := map[string][]pending{}
+	if v.res.NotMeasured != "" {
+		v.mu.Unlock()
+		return
+	}
+	chunks := map[string][]pending{}
 	for g, ps := range v.pending {
-		if len(ps) > 0 {
-			batches[g] = append([]pending(nil), ps[:min(len(ps), maxIDsPerQuery)]...)
+		if c := ps.chunk(maxIDsPerQuery); len(c) > 0 {
+			chunks[g] = c
 		}
 	}
 	v.mu.Unlock()
-	for g, ps := range batches {
+	for g, ps := range chunks {
 		ids := make([]string, len(ps))
 		for i, p := range ps {
 			ids[i] = p.id
 		}
-		qctx, cancel := context.WithTimeout(ctx, 10*v.poll+5*time.Second)
+		var seen map[string]bool
 		sent := time.Now()
-		seen, err := v.tgt.Visible(qctx, g, ids)
+		err := withBound(ctx, v.timeout, func() string { return "probe query of generator " + g }, func(qctx context.Context) error {
+			var err error
+			seen, err = v.tgt.Visible(qctx, g, ids)
+			return err
+		})
 		done := time.Now()
-		cancel()
 		if ctx.Err() != nil {
 			return
 		}
-		v.record(g, ps, seen, err, sent, done)
+		var bound *boundError
+		if err != nil && !errors.As(err, &bound) && !errors.Is(err, target.ErrNotKept) {
+			err = fmt.Errorf("probe query of generator %s: %w", g, err)
+		}
+		if v.record(g, ids, seen, err, sent, done) {
+			return
+		}
 	}
 }
 
-func (v *Visibility) record(gen string, asked []pending, seen map[string]bool, err error, sent, done time.Time) {
+// record books one probe query's answer and reports whether polling
+// should stop (the target keeps nothing).
+func (v *Visibility) record(gen string, asked []string, seen map[string]bool, err error, sent, done time.Time) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if errors.Is(err, target.ErrNotKept) {
+		// Nothing will ever be seen: forget the probes rather than count
+		// them as never seen, and keep no new ones.
+		v.res.NotMeasured = err.Error()
+		v.pending = map[string]*genProbes{}
+		v.res.Probes, v.res.Dropped = 0, 0
+		return true
+	}
 	if err != nil {
 		if v.window.In(done) {
 			stats.CountError(v.res.Errors, err)
 		}
-		return
+		return false
 	}
 	if v.window.In(done) {
 		v.res.QueryService.Record(done.Sub(sent))
 	}
-	if len(seen) == 0 {
-		return
+	g := v.pending[gen]
+	if g == nil {
+		return false
 	}
-	left := v.pending[gen][:0]
-	for _, p := range v.pending[gen] {
+	wasAsked := make(map[string]bool, len(asked))
+	for _, id := range asked {
+		wasAsked[id] = true
+	}
+	left := g.list[:0]
+	for _, p := range g.list {
+		if !wasAsked[p.id] {
+			left = append(left, p)
+			continue
+		}
 		if !seen[p.id] {
+			p.unseenAt = sent
 			left = append(left, p)
 			continue
 		}
@@ -148,21 +261,34 @@ func (v *Visibility) record(gen string, asked []pending, seen map[string]bool, e
 		if v.window.In(p.intended) {
 			v.res.Seen++
 			v.res.Latency.Record(done.Sub(p.intended))
+			v.res.Gap.Record(done.Sub(p.unseenAt))
 		}
 	}
-	v.pending[gen] = left
+	clear(g.list[len(left):]) // let the seen probes' ids go
+	g.list = left
+	return false
 }
 
-// Finish counts the probes still unseen and returns the figures.
+// Finish counts the probes still unseen, enters each in the latency at
+// its age now (a lower bound: it was not visible yet, as far as any query
+// could tell), and returns the figures. The probes are forgotten.
 func (v *Visibility) Finish() VisibilityResult {
+	now := time.Now()
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	for _, ps := range v.pending {
-		for _, p := range ps {
+	for _, g := range v.pending {
+		for _, p := range g.list {
 			if v.window.In(p.intended) {
 				v.res.NeverSeen++
+				v.res.Censored++
+				v.res.Latency.Record(now.Sub(p.intended))
 			}
 		}
+	}
+	v.pending = map[string]*genProbes{}
+	if v.res.Gap.Count() > 0 {
+		v.res.ResolutionMs = float64(v.res.Gap.Quantile(0.99).Microseconds()) / 1000
+		v.res.ResolutionMaxMs = float64(v.res.Gap.Quantile(1).Microseconds()) / 1000
 	}
 	return v.res
 }

@@ -28,10 +28,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/freshbench/freshbench/invalid"
 	"math/rand/v2"
 	"sync"
 	"time"
 
+	"github.com/freshbench/freshbench/dispatch"
 	"github.com/freshbench/freshbench/docgen"
 	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/stats"
@@ -56,25 +58,25 @@ type Config struct {
 func (c Config) Validate() error {
 	switch {
 	case len(c.Mix) == 0:
-		return errors.New("--mix: empty; want kind=weight pairs, e.g. point=4,array=3,aggregate=2,newest=1")
+		return invalid.New("mix", "(empty)", "kind=weight pairs, e.g. point=4,array=3,aggregate=2,newest=1")
 	case c.QPS < 0:
-		return fmt.Errorf("--qps %g: want a positive number of queries per second", c.QPS)
+		return invalid.New("QPS", c.QPS, "a positive number of queries per second")
 	case c.Concurrency < 0:
-		return fmt.Errorf("--concurrency %d: want 1 or more workers", c.Concurrency)
+		return invalid.New("concurrency", c.Concurrency, "1 or more workers")
 	case (c.QPS > 0) == (c.Concurrency > 0):
-		return errors.New("give either --qps (open loop at a target rate) or --concurrency (closed loop with that many workers), not both and not neither")
+		return invalid.New("QPS and concurrency", fmt.Sprintf("%g and %d", c.QPS, c.Concurrency), "one of the two: a QPS (open loop at a target rate) or a concurrency (closed loop with that many workers)")
 	case c.QPS > 0 && c.MaxInflight <= 0:
-		return fmt.Errorf("--query-max-inflight %d: want 1 or more", c.MaxInflight)
+		return invalid.New("query in-flight bound", c.MaxInflight, "1 or more")
 	case c.MissShare < 0 || c.MissShare > 1:
-		return fmt.Errorf("--miss-share %g: want a fraction from 0 to 1", c.MissShare)
+		return invalid.New("miss share", c.MissShare, "a fraction from 0 to 1")
 	case c.Limit <= 0:
-		return fmt.Errorf("--limit %d: want 1 or more rows", c.Limit)
+		return invalid.New("limit", c.Limit, "1 or more rows")
 	case c.Timeout <= 0:
-		return fmt.Errorf("--query-timeout %s: want a positive duration, e.g. 10s", c.Timeout)
+		return invalid.New("query timeout", c.Timeout, "a positive duration, e.g. 10s")
 	case c.Settle < 0:
-		return fmt.Errorf("--settle %s: want 0 or more", c.Settle)
+		return invalid.New("settle", c.Settle, "0 or more")
 	case c.SampleSize < 0:
-		return fmt.Errorf("sample size %d: want 0 or more documents", c.SampleSize)
+		return invalid.New("sample size", c.SampleSize, "0 or more documents")
 	}
 	return nil
 }
@@ -254,62 +256,40 @@ func (l *Load) next() (target.Query, bool) {
 	return target.Query{Kind: kind, Value: v, Limit: l.cfg.Limit}, miss
 }
 
-// openLoop sends queries at their intended times until end.
+// openLoop sends queries at their intended times until end, through the
+// same dispatcher as the ingest's batches.
 func (l *Load) openLoop(ctx context.Context, begin, end time.Time, rec *recorder, series *stats.Series) {
-	sched := pace.NewSchedule(begin, pace.Rate{PerSecond: l.cfg.QPS, Unit: pace.Events})
-	// The same rule as the ingest's batches: waiting for a slot, or the
-	// pacer itself behind by more than an interval (at least 10 ms, so
-	// that timer jitter on a busy machine does not count).
-	lateAfter := max(time.Duration(float64(time.Second)/l.cfg.QPS), 10*time.Millisecond)
-	sem := make(chan struct{}, l.cfg.MaxInflight)
-	queryCtx := context.WithoutCancel(ctx)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	// An interrupted run ends its window now; queries due until then but
-	// never sent are unsent, like those still waiting for a slot at the end.
-	interrupted := func(intended time.Time) {
-		now := time.Now()
-		rec.stop(now)
-		rec.unsent(intended, now)
-	}
-	for {
-		intended := sched.Next()
-		if !intended.Before(end) {
-			return
-		}
-		if !pace.Sleep(intended, ctx.Done()) {
-			interrupted(intended)
-			return
-		}
-		waited := false
-		select {
-		case sem <- struct{}{}:
-		default:
-			waited = true
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				interrupted(intended)
-				return
-			}
-		}
-		sent := time.Now()
-		if !sent.Before(end) {
-			<-sem
-			rec.unsent(intended, end)
-			return
-		}
-		sched.Advance(1, 0)
-		q, miss := l.next()
-		late := waited || sent.Sub(intended) > lateAfter
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			l.send(queryCtx, q, miss, intended, sent, late, rec, series)
-		}()
-	}
+	stop := context.AfterFunc(ctx, func() { rec.stop(time.Now()) })
+	defer stop()
+	dispatch.Stream{
+		Schedule: pace.NewSchedule(begin, pace.Rate{PerSecond: l.cfg.QPS, Unit: pace.Events}),
+		End:      end,
+		Slots:    dispatch.NewSlots(l.cfg.MaxInflight),
+		// The same rule as the ingest's batches: the pacer behind by more
+		// than an interval (at least 10 ms, timer jitter on a busy machine).
+		LateAfter: max(time.Duration(float64(time.Second)/l.cfg.QPS), 10*time.Millisecond),
+		// A query in flight ends within its timeout, freeing the slot of
+		// the one waiting at the end.
+		FinalWait:  l.cfg.Timeout + time.Second,
+		UnitEvents: 1, UnitBytes: 1,
+	}.Run(ctx, &querySender{l: l, rec: rec, series: series})
 }
+
+// querySender builds and sends the open loop's queries.
+type querySender struct {
+	l      *Load
+	rec    *recorder
+	series *stats.Series
+}
+
+func (s *querySender) Build(d dispatch.Due) dispatch.Unit {
+	q, miss := s.l.next()
+	return dispatch.Unit{Events: 1, Send: func(ctx context.Context) {
+		s.l.send(ctx, q, miss, d.Intended, d.Sent, d.Late, s.rec, s.series)
+	}}
+}
+
+func (s *querySender) Unsent(u dispatch.Unsent) { s.rec.unsent(u) }
 
 // closedLoop runs the workers until end.
 func (l *Load) closedLoop(ctx context.Context, end time.Time, rec *recorder, series *stats.Series) {

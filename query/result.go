@@ -1,7 +1,7 @@
 package query
 
 import (
-	"math"
+	"github.com/freshbench/freshbench/dispatch"
 	"sync"
 	"time"
 
@@ -163,21 +163,16 @@ func (r *recorder) record(o outcome) {
 	k.ServiceTimeHistogram.Record(o.done.Sub(o.sent))
 }
 
-// unsent counts the queries due from intended until until that the open
-// loop never sent, within the measured window.
-func (r *recorder) unsent(intended, until time.Time) {
+// unsent counts the queries the open loop never sent whose intended time
+// is in the measured window.
+func (r *recorder) unsent(u dispatch.Unsent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	from := intended
-	if from.Before(r.from) {
-		from = r.from
-	}
-	if until.After(r.to) {
-		until = r.to
-	}
-	if until.After(from) {
-		r.unsentN += int64(math.Ceil(until.Sub(from).Seconds() * r.cfg.QPS))
-	}
+	u.Spread(u.Units, func(intended time.Time, n int64) {
+		if r.in(intended) {
+			r.unsentN += n
+		}
+	})
 }
 
 // stop ends the measured window at t if that is earlier (interrupted).

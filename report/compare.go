@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -180,7 +181,7 @@ func configValues(results []*bench.Result) []setting {
 			keys[k] = true
 		}
 	}
-	for _, k := range sortedKeys(keys) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		s := setting{name: "target setting " + k}
 		for _, r := range results {
 			v, ok := r.Config.TargetSettings[k]
@@ -195,7 +196,11 @@ func configValues(results []*bench.Result) []setting {
 }
 
 func environmentValues(results []*bench.Result) []setting {
-	out := fieldValues(results, func(r *bench.Result) any { return r.Environment })
+	out := fieldValues(results, func(r *bench.Result) any {
+		e := r.Environment
+		e.TargetURL = targetURL(r)
+		return e
+	})
 	extra := []struct {
 		name string
 		get  func(*bench.Result) string

@@ -3,7 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -18,7 +19,7 @@ func Console(w io.Writer, r *bench.Result) {
 		return
 	}
 	s := r.Summary
-	fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, r.Environment.TargetURL, r.Environment.TargetVersion)
+	fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, targetURL(r), r.Environment.TargetVersion)
 	fmt.Fprintf(w, "%.1f s measured after %.0f s warm-up; %d generator(s), batch size %d, doc size %d B, max in-flight %d\n",
 		s.MeasuredS, r.Config.WarmupS, r.Config.Generators, r.Config.BatchSize, r.Config.DocSize, r.Config.MaxInflight)
 	if r.EndedEarly {
@@ -48,8 +49,7 @@ func Console(w io.Writer, r *bench.Result) {
 	v := r.Visibility
 	fmt.Fprintf(w, "visibility: resolution %s ms (longest gap between polls); %d probes, %d seen, %d never seen, %d dropped (write failed)\n",
 		ms(v.ResolutionMs), v.Probes, v.Seen, v.NeverSeen, v.Dropped)
-	fmt.Fprintf(w, "writes: %d batches, %d late; %d events acknowledged, %d failed, %d unsent; %d retries\n",
-		s.Batches, s.LateBatches, s.EventsAcked, s.EventsFailed, s.EventsUnsent, s.Retries)
+	consoleWrites(w, r)
 	switch {
 	case s.Audited:
 		var acked, visible int64
@@ -81,13 +81,8 @@ func Console(w io.Writer, r *bench.Result) {
 		fmt.Fprintln(w, "errors: none")
 		return
 	}
-	keys := make([]string, 0, len(errs))
-	for k := range errs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	fmt.Fprintln(w, "errors:")
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(errs)) {
 		e := errs[k]
 		sample := e.Sample
 		if len(sample) > 160 {
@@ -100,20 +95,35 @@ func Console(w io.Writer, r *bench.Result) {
 	}
 }
 
-func ms(v float64) string {
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f", v)
+// consoleWrites accounts for every event due in the measured phase, and
+// says where the events of the other phases went.
+func consoleWrites(w io.Writer, r *bench.Result) {
+	s := r.Summary
+	retried := ""
+	if s.EventsAckedOnRetry > 0 {
+		retried = fmt.Sprintf(" (%d found stored by a retry)", s.EventsAckedOnRetry)
 	}
-	return fmt.Sprintf("%.2f", v)
+	unsent := ""
+	if s.UnsentWait.Count > 0 {
+		unsent = fmt.Sprintf(" (had waited at least %s ms p50, %s ms max: a lower bound of their write latency)", ms(s.UnsentWait.P50Ms), ms(s.UnsentWait.MaxMs))
+	}
+	fmt.Fprintf(w, "writes: %d events due: %d acknowledged%s, %d failed, %d unsent%s; %d batches, %d late; %d retries\n",
+		s.EventsDue, s.EventsAcked, retried, s.EventsFailed, s.EventsUnsent, unsent, s.Batches, s.LateBatches, s.Retries)
+	for _, p := range r.Phases {
+		switch {
+		case p.Name == "measured":
+		case p.Due > 0:
+			fmt.Fprintf(w, "  %s (not in the figures): %d events due: %d acknowledged, %d failed, %d unsent\n", p.Name, p.Due, p.Acked, p.Failed, p.Unsent)
+		case p.Throughput > 0:
+			fmt.Fprintf(w, "  %s: %d events acknowledged after the schedule ended\n", p.Name, p.Throughput)
+		}
+	}
 }
 
 // consolePeak writes a peak search: one row per step and the peak.
 func consolePeak(w io.Writer, r *bench.Result) {
 	c := r.Config
-	fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, r.Environment.TargetURL, r.Environment.TargetVersion)
+	fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, targetURL(r), r.Environment.TargetVersion)
 	fmt.Fprintf(w, "%d step(s) of %s after %s warm-up; %d generator(s), batch size %d, doc size %d B, max in-flight %d\n",
 		len(r.Steps), seconds(c.DurationS-c.WarmupS), seconds(c.WarmupS), c.Generators, c.BatchSize, c.DocSize, c.MaxInflight)
 	if r.EndedEarly {

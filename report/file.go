@@ -45,16 +45,16 @@ func WriteFile(path string, res *bench.Result) error {
 func CheckWritable(path string) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--out %s: directory cannot be created: %w", path, err)
+		return fmt.Errorf("%s: directory cannot be created: %w", path, err)
 	}
 	f, err := os.CreateTemp(dir, ".freshbench-results-*")
 	if err != nil {
-		return fmt.Errorf("--out %s: directory is not writable: %w", path, err)
+		return fmt.Errorf("%s: directory is not writable: %w", path, err)
 	}
 	f.Close()
 	os.Remove(f.Name())
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return fmt.Errorf("--out %s: is a directory; give a file name such as %s", path, filepath.Join(path, "results.json"))
+		return fmt.Errorf("%s: is a directory; give a file name such as %s", path, filepath.Join(path, "results.json"))
 	}
 	return nil
 }
@@ -72,8 +72,33 @@ func ReadFile(path string) (*bench.Result, error) {
 	if res.SchemaVersion == 0 {
 		return nil, fmt.Errorf("%s is not a freshbench results file (it has no schema_version)", path)
 	}
-	if res.SchemaVersion != bench.SchemaVersion {
-		return nil, fmt.Errorf("results file %s has schema version %d; this freshbench reads version %d", path, res.SchemaVersion, bench.SchemaVersion)
+	if res.SchemaVersion < 1 || res.SchemaVersion > bench.SchemaVersion {
+		return nil, fmt.Errorf("results file %s has schema version %d; this freshbench reads versions 1 to %d", path, res.SchemaVersion, bench.SchemaVersion)
 	}
+	migrate(&res)
 	return &res, nil
+}
+
+// migrate brings an older results file to the current schema, marking
+// what it could not recover.
+func migrate(res *bench.Result) {
+	if res.SchemaVersion >= bench.SchemaVersion {
+		return
+	}
+	// Version 1 counted a phase's acknowledged events and bytes when they
+	// were acknowledged: that is throughput now. Events by intended time
+	// cannot be recovered; due is what was dispatched or unsent.
+	if res.SchemaVersion == 1 {
+		for _, p := range res.Phases {
+			p.Throughput, p.ThroughputBytes = p.Acked, p.AckedBytes
+			p.Due = p.Dispatched + p.Unsent
+		}
+		res.Summary.EventsDue = res.Summary.EventsAcked + res.Summary.EventsFailed + res.Summary.EventsUnsent
+	}
+	for _, s := range res.Steps {
+		s.SchemaVersion = res.SchemaVersion
+		migrate(s)
+	}
+	res.MigratedFrom = res.SchemaVersion
+	res.SchemaVersion = bench.SchemaVersion
 }

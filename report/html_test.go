@@ -13,6 +13,7 @@ import (
 	"github.com/freshbench/freshbench/bench"
 	"github.com/freshbench/freshbench/ingest"
 	"github.com/freshbench/freshbench/probe"
+	"github.com/freshbench/freshbench/report/internal/svg"
 	"github.com/freshbench/freshbench/stats"
 )
 
@@ -324,7 +325,7 @@ func TestHTMLChartShapes(t *testing.T) {
 		if _, err := fmt.Sscanf(m.D, "M%g %g", &x, &y); err != nil {
 			t.Fatalf("mark %q: %v", m.D, err)
 		}
-		at := svgNum(x+3.5) + " " + svgNum(y)
+		at := svg.Num(x+3.5) + " " + svg.Num(y)
 		if !strings.Contains(line, at) {
 			t.Errorf("%s: the curve does not pass through its dot at %s:\n%s", m.Title, at, line)
 		}
@@ -338,8 +339,8 @@ func TestHTMLChartShapes(t *testing.T) {
 		}
 		// One step over both seconds: it leaves the zero line once and
 		// comes back once, and is not drawn along it elsewhere.
-		atZero := strings.Count(l.D, " "+svgNum(tp.PlotBottom)+"L") + strings.Count(l.D, " "+svgNum(tp.PlotBottom)+"M")
-		if strings.HasSuffix(l.D, " "+svgNum(tp.PlotBottom)) {
+		atZero := strings.Count(l.D, " "+svg.Num(tp.PlotBottom)+"L") + strings.Count(l.D, " "+svg.Num(tp.PlotBottom)+"M")
+		if strings.HasSuffix(l.D, " "+svg.Num(tp.PlotBottom)) {
 			atZero++
 		}
 		if strings.Count(l.D, "M") != 1 || atZero != 2 {

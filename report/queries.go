@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -22,7 +24,7 @@ func ConsoleQueries(w io.Writer, r *bench.Result) {
 		return
 	}
 	if queriesAlone(r) { // Console did not introduce the run
-		fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, r.Environment.TargetURL, r.Environment.TargetVersion)
+		fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, targetURL(r), r.Environment.TargetVersion)
 		if r.EndedEarly {
 			fmt.Fprintf(w, "ended early: %s (figures cover the time measured)\n", r.EndReason)
 		}
@@ -146,7 +148,7 @@ func sweepVerdict(st *query.Result) string {
 func queryErrors(q *query.Result) []errorRow {
 	var rows []errorRow
 	for _, k := range q.Kinds {
-		for _, e := range sortedKeys(k.Errors) {
+		for _, e := range slices.Sorted(maps.Keys(k.Errors)) {
 			c := k.Errors[e]
 			sample := strings.ReplaceAll(c.Sample, "\n", " ")
 			if len(sample) > 300 {
@@ -325,8 +327,4 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
-}
-
-func percentText(f float64) string {
-	return strconv.FormatFloat(100*f, 'f', -1, 64) + " %"
 }

@@ -18,6 +18,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/freshbench/freshbench/ingest"
+	"github.com/freshbench/freshbench/invalid"
 	"sync"
 	"time"
 
@@ -66,21 +68,21 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	switch {
 	case c.Events <= 0:
-		return fmt.Errorf("--events %d: want a positive number of events (or --bytes)", c.Events)
+		return invalid.New("events", c.Events, "a positive number of events (or a size in bytes)")
 	case c.DocSize < docgen.MinDocSize || c.DocSize > docgen.MaxDocSize:
-		return fmt.Errorf("--doc-size %d: accepted %d..%d bytes", c.DocSize, docgen.MinDocSize, docgen.MaxDocSize)
+		return invalid.New("document size", c.DocSize, fmt.Sprintf("%d..%d bytes", docgen.MinDocSize, docgen.MaxDocSize))
 	case c.StreamEvents < 0:
 		return fmt.Errorf("stream size %d: want a positive number of events", c.StreamEvents)
 	case c.BatchSize <= 0:
-		return fmt.Errorf("--batch-size %d: want a positive number of events per request", c.BatchSize)
+		return invalid.New("batch size", c.BatchSize, "a positive number of events per request")
 	case c.MaxInflight <= 0:
-		return fmt.Errorf("--max-inflight %d: want 1 or more", c.MaxInflight)
+		return invalid.New("in-flight bound", c.MaxInflight, "1 or more")
 	case c.Parallel <= 0:
-		return fmt.Errorf("--parallel %d: want 1 or more", c.Parallel)
+		return invalid.New("parallel streams", c.Parallel, "1 or more")
 	case c.WriteTimeout <= 0:
-		return fmt.Errorf("--write-timeout %s: want a positive duration", c.WriteTimeout)
+		return invalid.New("write timeout", c.WriteTimeout, "a positive duration")
 	case c.WriteRetries < 0:
-		return fmt.Errorf("--write-retries %d: want 0 or more", c.WriteRetries)
+		return invalid.New("write retries", c.WriteRetries, "0 or more")
 	}
 	return nil
 }
@@ -203,8 +205,7 @@ const duplicateKind = target.ErrorDuplicateID
 // batch is one write request and its memory, reused once written.
 type batch struct {
 	stream *Stream
-	docs   []target.Document
-	json   []byte
+	docgen.Buffer
 }
 
 // Load writes the plan's missing events to tgt, stream by stream, as fast
@@ -311,10 +312,8 @@ func (l *loader) produce(ctx context.Context, s *Stream, out chan<- *batch) erro
 			_, scratch = g.Next(scratch[:0], now)
 			continue
 		}
-		var d target.Document
-		d, b.json = g.Next(b.json, now)
-		b.docs = append(b.docs, d)
-		if len(b.docs) < l.cfg.BatchSize && seq < s.Events-1 {
+		b.Append(g, now)
+		if len(b.Docs) < l.cfg.BatchSize && seq < s.Events-1 {
 			continue
 		}
 		if !send(ctx, out, b) {
@@ -322,7 +321,7 @@ func (l *loader) produce(ctx context.Context, s *Stream, out chan<- *batch) erro
 		}
 		b = l.newBatch(s)
 	}
-	if len(b.docs) > 0 {
+	if len(b.Docs) > 0 {
 		send(ctx, out, b)
 	}
 	return nil
@@ -333,7 +332,7 @@ func send(ctx context.Context, out chan<- *batch, b *batch) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	b.reslice()
+	b.Seal()
 	select {
 	case out <- b:
 		return true
@@ -347,67 +346,34 @@ func (l *loader) newBatch(s *Stream) *batch {
 	if b == nil {
 		b = &batch{}
 	}
-	b.stream, b.docs, b.json = s, b.docs[:0], b.json[:0]
+	b.stream = s
+	b.Reset()
 	return b
 }
 
-// reslice points every document at the batch's final buffer: appending
-// may have moved it after the first documents were cut from it.
-func (b *batch) reslice() {
-	off := 0
-	for i := range b.docs {
-		n := len(b.docs[i].JSON)
-		b.docs[i].JSON = b.json[off : off+n : off+n]
-		off += n
-	}
-}
-
-// write sends one batch, re-sending a request that failed as a whole.
+// write sends one batch through the ingest's write path: the same
+// re-sends, and the same item-level accounting.
 func (l *loader) write(ctx context.Context, b *batch) {
 	defer l.bufs.Put(b)
-	var (
-		res target.WriteResult
-		err error
-	)
-	for attempt := 0; ; attempt++ {
-		wctx, cancel := context.WithTimeout(ctx, l.cfg.WriteTimeout)
-		res, err = l.tgt.Write(wctx, target.Batch{Generator: b.stream.Generator, Docs: b.docs})
-		cancel()
-		if err == nil || attempt >= l.cfg.WriteRetries {
-			break
-		}
-		l.mu.Lock()
-		l.res.Retries++
-		l.mu.Unlock()
-		time.Sleep(min(time.Duration(attempt+1)*100*time.Millisecond, time.Second))
-	}
-	bytes := int64(len(b.json))
-	if err == nil && res.Failed > 0 {
-		bytes = bytes * int64(res.Acknowledged) / int64(len(b.docs))
-	}
+	a := ingest.WriteBatch(ctx, l.tgt, target.Batch{Generator: b.stream.Generator, Docs: b.Docs}, l.cfg.WriteTimeout, l.cfg.WriteRetries)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.res.Retries += int64(res.Retries)
-	switch {
-	case err != nil:
-		l.res.Failed += int64(len(b.docs))
-		stats.AddError(l.res.Errors, stats.ErrorKind(err), int64(len(b.docs)), err.Error())
-		l.failLocked(fmt.Errorf("%w: stream %d (generator %s): %d events: %w", ErrWriteFailed, b.stream.Index, b.stream.Generator, len(b.docs), err))
-		return
-	case res.Failed > res.ErrorKinds[duplicateKind]:
-		l.res.Duplicates += int64(res.ErrorKinds[duplicateKind])
-		l.res.Failed += int64(res.Failed - res.ErrorKinds[duplicateKind])
-		for kind, n := range res.ErrorKinds {
+	l.res.Retries += int64(a.Retries)
+	l.res.Written += int64(a.Acked)
+	l.res.Bytes += int64(a.AckedBytes)
+	// A seed writes fixed _ids and resumes: an _id stored already is what
+	// a repeat finds, not a failure.
+	dup := a.ErrorKinds[duplicateKind]
+	l.res.Duplicates += int64(dup)
+	if a.Failed > dup {
+		l.res.Failed += int64(a.Failed - dup)
+		for kind, n := range a.ErrorKinds {
 			if kind != duplicateKind {
-				stats.AddError(l.res.Errors, kind, int64(n), "")
+				stats.AddError(l.res.Errors, kind, int64(n), a.Sample)
 			}
 		}
-		l.failLocked(fmt.Errorf("%w: stream %d (generator %s): %d of %d events rejected: %v", ErrWriteFailed, b.stream.Index, b.stream.Generator, res.Failed, len(b.docs), res.ErrorKinds))
-	default:
-		l.res.Duplicates += int64(res.Failed)
+		l.failLocked(fmt.Errorf("%w: stream %d (generator %s): %d of %d events failed: %v", ErrWriteFailed, b.stream.Index, b.stream.Generator, a.Failed-dup, len(b.Docs), a.ErrorKinds))
 	}
-	l.res.Written += int64(res.Acknowledged)
-	l.res.Bytes += bytes
 }
 
 func (l *loader) failLocked(err error) {

@@ -242,12 +242,12 @@ func TestConfigValidate(t *testing.T) {
 		edit func(*Config)
 		want string
 	}{
-		{func(c *Config) { c.Events = 0 }, "--events 0"},
-		{func(c *Config) { c.DocSize = 10 }, "--doc-size 10: accepted 400..1000000 bytes"},
-		{func(c *Config) { c.BatchSize = 0 }, "--batch-size 0"},
-		{func(c *Config) { c.MaxInflight = 0 }, "--max-inflight 0"},
-		{func(c *Config) { c.Parallel = 0 }, "--parallel 0"},
-		{func(c *Config) { c.WriteRetries = -1 }, "--write-retries -1"},
+		{func(c *Config) { c.Events = 0 }, "events 0"},
+		{func(c *Config) { c.DocSize = 10 }, "document size 10: want 400..1000000 bytes"},
+		{func(c *Config) { c.BatchSize = 0 }, "batch size 0"},
+		{func(c *Config) { c.MaxInflight = 0 }, "in-flight bound 0"},
+		{func(c *Config) { c.Parallel = 0 }, "parallel streams 0"},
+		{func(c *Config) { c.WriteRetries = -1 }, "write retries -1"},
 	} {
 		cfg := testConfig(10)
 		c.edit(&cfg)

@@ -140,8 +140,18 @@ func (h *Histogram) Curve(ticksPerHalfDistance int32) []Percentile {
 	return out
 }
 
+// histogramJSON is the encoded form of a histogram whose values include
+// some clamped at one hour: the HDR encoding has no room for that count, and
+// without it a merge of results files would lose it.
+type histogramJSON struct {
+	HDR     string `json:"hdr"`
+	Clamped int64  `json:"clamped_over_1h"`
+}
+
 // MarshalJSON encodes the histogram in HdrHistogram's V2 compressed,
 // base64 form, which any HdrHistogram implementation can decode and merge.
+// When values were clamped, it is wrapped in an object beside their count;
+// otherwise it is the bare string, as results files have always held.
 func (h *Histogram) MarshalJSON() ([]byte, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -149,21 +159,34 @@ func (h *Histogram) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode histogram: %w", err)
 	}
+	if h.clamped > 0 {
+		return json.Marshal(histogramJSON{HDR: string(b), Clamped: h.clamped})
+	}
 	return json.Marshal(string(b))
 }
 
-// UnmarshalJSON decodes what MarshalJSON wrote.
+// UnmarshalJSON decodes what MarshalJSON wrote, in either form.
 func (h *Histogram) UnmarshalJSON(data []byte) error {
-	var s string
-	if err := json.Unmarshal(data, &s); err != nil {
-		return fmt.Errorf("histogram: want a base64 string: %w", err)
+	var enc histogramJSON
+	if err := json.Unmarshal(data, &enc.HDR); err != nil {
+		if err := json.Unmarshal(data, &enc); err != nil {
+			return fmt.Errorf("histogram: want a base64 string or an object with hdr and clamped_over_1h: %w", err)
+		}
 	}
-	d, err := hdrhistogram.Decode([]byte(s))
+	if enc.Clamped < 0 {
+		return fmt.Errorf("histogram: clamped_over_1h is %d, want 0 or more", enc.Clamped)
+	}
+	d, err := hdrhistogram.Decode([]byte(enc.HDR))
 	if err != nil {
 		return fmt.Errorf("decode histogram: %w", err)
+	}
+	if enc.Clamped > d.TotalCount() {
+		// Clamped values are recorded at one hour, so they are part of the count.
+		return fmt.Errorf("histogram: clamped_over_1h is %d, more than its %d values", enc.Clamped, d.TotalCount())
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.h = d
+	h.clamped = enc.Clamped
 	return nil
 }

@@ -1,8 +1,11 @@
 package stats
 
 import (
+	"encoding/binary"
 	"sync"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // Point is one interval of the run as it happened.
@@ -23,8 +26,8 @@ type Point struct {
 	QueryCount     int64   `json:"queries,omitempty"` // queries completed (query load)
 	QueryP99Ms     float64 `json:"query_latency_p99_ms,omitempty"`
 	QueryErrors    int64   `json:"query_errors,omitempty"`
-	writeLat       *Histogram
-	queryLat       *Histogram
+	writeLat       intervalLatency
+	queryLat       intervalLatency
 
 	// WriteMeanMs is the exact mean write latency of the interval's
 	// acknowledgements: the sustainability rule fits its trend (a mean
@@ -35,11 +38,15 @@ type Point struct {
 	// which the sustainability rule follows.
 	FreshnessLagMinMs float64       `json:"freshness_lag_min_ms"`
 	writeSum          time.Duration // of the latencies recorded in writeLat
+	writeN            int64
 }
 
 // Series is a per-interval record of a run with bounded memory: when it
 // holds maxPoints intervals it merges neighbours and doubles the width, so
-// a week-long run costs the same memory as a minute-long one.
+// a week-long run costs the same memory as an hour-long one. Only the
+// newest intervals keep live latency histograms; older ones keep their
+// counts compact (see intervalLatency), so an hour at full resolution
+// costs about a megabyte, not the 31 MB of two live histograms a second.
 type Series struct {
 	mu        sync.Mutex
 	start     time.Time
@@ -49,8 +56,7 @@ type Series struct {
 }
 
 // NewSeries starts a series at start with one-second intervals.
-// maxPoints below 2 means the default, 3600 (an hour at full resolution,
-// about 25 MB at most).
+// maxPoints below 2 means the default, 3600 (an hour at full resolution).
 func NewSeries(start time.Time, maxPoints int) *Series {
 	if maxPoints < 2 {
 		maxPoints = 3600
@@ -71,13 +77,19 @@ func (s *Series) at(t time.Time) *Point {
 	}
 	for len(s.points) <= i {
 		n := len(s.points)
-		s.points = append(s.points, &Point{
-			StartS: (time.Duration(n) * s.width).Seconds(), WidthS: s.width.Seconds(),
-			writeLat: newCoarseHistogram(), queryLat: newCoarseHistogram(),
-		})
+		s.points = append(s.points, &Point{StartS: (time.Duration(n) * s.width).Seconds(), WidthS: s.width.Seconds()})
+		// Writes and queries are recorded when they finish, so at the
+		// newest intervals; one that lands later reopens its interval.
+		if old := n - liveIntervals; old >= 0 {
+			s.points[old].writeLat.compact()
+			s.points[old].queryLat.compact()
+		}
 	}
 	return s.points[i]
 }
+
+// liveIntervals is how many of the newest intervals keep live histograms.
+const liveIntervals = 3
 
 func (s *Series) coarsen() {
 	s.width *= 2
@@ -100,10 +112,15 @@ func (s *Series) coarsen() {
 			}
 			p.FreshnessN += q.FreshnessN
 			p.writeSum += q.writeSum
+			p.writeN += q.writeN
 			p.QueryCount += q.QueryCount
 			p.QueryErrors += q.QueryErrors
-			p.writeLat.Merge(q.writeLat)
-			p.queryLat.Merge(q.queryLat)
+			p.writeLat.merge(&q.writeLat)
+			p.queryLat.merge(&q.queryLat)
+		}
+		if i < len(s.points)-liveIntervals {
+			p.writeLat.compact()
+			p.queryLat.compact()
 		}
 		merged = append(merged, p)
 	}
@@ -131,8 +148,9 @@ func (s *Series) Written(t time.Time, acked, bytes, failed int64, latency time.D
 	p.AckedEvents += acked
 	p.AckedBytes += bytes
 	p.FailedEvents += failed
-	p.writeLat.Record(latency)
+	p.writeLat.record(latency)
 	p.writeSum += latency
+	p.writeN++
 }
 
 // Freshness records one freshness lag sample at t.
@@ -157,7 +175,7 @@ func (s *Series) Query(t time.Time, latency time.Duration, failed bool) {
 	if failed {
 		p.QueryErrors++
 	}
-	p.queryLat.Record(latency)
+	p.queryLat.record(latency)
 }
 
 // Points returns a copy of the series with the latency figures filled in.
@@ -167,12 +185,94 @@ func (s *Series) Points() []Point {
 	out := make([]Point, len(s.points))
 	for i, p := range s.points {
 		out[i] = *p
-		ws := p.writeLat.Summarize()
-		out[i].WriteP99Ms, out[i].WriteMaxMs = ws.P99Ms, ws.MaxMs
-		if ws.Count > 0 {
-			out[i].WriteMeanMs = float64(p.writeSum.Microseconds()) / 1000 / float64(ws.Count)
+		out[i].writeLat, out[i].queryLat = intervalLatency{}, intervalLatency{}
+		out[i].WriteP99Ms, out[i].WriteMaxMs = p.writeLat.p99max()
+		out[i].QueryP99Ms, _ = p.queryLat.p99max()
+		if p.writeN > 0 {
+			out[i].WriteMeanMs = float64(p.writeSum.Microseconds()) / 1000 / float64(p.writeN)
 		}
-		out[i].QueryP99Ms = p.queryLat.Summarize().P99Ms
 	}
 	return out
+}
+
+// intervalLatency is the latency histogram of one interval: a live coarse
+// histogram while the interval is recent, then only its non-zero counts
+// (a few bytes each, a few dozen in a typical interval, instead of 464
+// eight-byte counters) with its p99 and max worked out once. Nothing is
+// lost: a late value or a merge rebuilds the histogram exactly.
+type intervalLatency struct {
+	live *Histogram
+	// The compact form, when live is nil: pairs of uvarints, the gap to
+	// the next non-zero counter's index and its count.
+	packed   []byte
+	p99, max float64
+}
+
+func (l *intervalLatency) record(d time.Duration) {
+	l.open()
+	l.live.Record(d)
+}
+
+// open makes the histogram live again, from its compact form if it has
+// one.
+func (l *intervalLatency) open() {
+	if l.live != nil {
+		return
+	}
+	l.live = newCoarseHistogram()
+	if len(l.packed) == 0 {
+		return
+	}
+	snap := l.live.h.Export()
+	idx, b := uint64(0), l.packed
+	for len(b) > 0 {
+		gap, n := binary.Uvarint(b)
+		count, m := binary.Uvarint(b[n:])
+		b = b[n+m:]
+		idx += gap
+		snap.Counts[idx] = int64(count)
+	}
+	l.live.h = hdrhistogram.Import(snap)
+	l.packed = nil
+}
+
+// compact keeps only the non-zero counts and the figures Points reports.
+func (l *intervalLatency) compact() {
+	if l.live == nil {
+		return
+	}
+	sum := l.live.Summarize()
+	l.p99, l.max = sum.P99Ms, sum.MaxMs
+	if sum.Count > 0 {
+		var buf []byte
+		last := 0
+		for idx, c := range l.live.h.Export().Counts {
+			if c > 0 {
+				buf = binary.AppendUvarint(buf, uint64(idx-last))
+				buf = binary.AppendUvarint(buf, uint64(c))
+				last = idx
+			}
+		}
+		l.packed = append([]byte(nil), buf...) // no spare capacity kept
+	}
+	l.live = nil
+}
+
+// merge adds o's values into l.
+func (l *intervalLatency) merge(o *intervalLatency) {
+	if o.live == nil && len(o.packed) == 0 {
+		return
+	}
+	o.open()
+	l.open()
+	l.live.Merge(o.live)
+}
+
+// p99max returns the interval's p99 and max in milliseconds.
+func (l *intervalLatency) p99max() (p99, max float64) {
+	if l.live == nil {
+		return l.p99, l.max
+	}
+	s := l.live.Summarize()
+	return s.P99Ms, s.MaxMs
 }

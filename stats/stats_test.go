@@ -3,6 +3,7 @@ package stats
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -91,5 +92,77 @@ func TestSeriesCoarsensAndKeepsTotals(t *testing.T) {
 	}
 	if pts[0].WidthS != 16 {
 		t.Fatalf("width %v s, want 16 s after coarsening 100 s into 8 points", pts[0].WidthS)
+	}
+}
+
+// The clamped count travels with the histogram: through the results file
+// (JSON) and through a merge of histograms read back from files, as a merge
+// of many instances' results does.
+func TestHistogramClampedSurvivesJSONAndMerge(t *testing.T) {
+	a, b := NewHistogram(), NewHistogram()
+	a.Record(2 * time.Hour)
+	a.Record(time.Millisecond)
+	b.RecordN(90*time.Minute, 3)
+	decode := func(h *Histogram) *Histogram {
+		t.Helper()
+		enc, err := json.Marshal(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back := NewHistogram()
+		if err := json.Unmarshal(enc, back); err != nil {
+			t.Fatalf("decode %s: %v", enc, err)
+		}
+		return back
+	}
+	ra := decode(a)
+	if got := ra.Summarize(); got != a.Summarize() {
+		t.Fatalf("after JSON: %+v, want %+v", got, a.Summarize())
+	}
+	merged := NewHistogram()
+	merged.Merge(ra)
+	merged.Merge(decode(b))
+	if s := merged.Summarize(); s.Count != 5 || s.Clamped != 4 {
+		t.Fatalf("merged from files: count %d clamped %d, want 5 and 4", s.Count, s.Clamped)
+	}
+	// A merged histogram written again keeps the sum.
+	if s := decode(merged).Summarize(); s.Clamped != 4 {
+		t.Fatalf("merged, written and read: clamped %d, want 4", s.Clamped)
+	}
+}
+
+// A histogram with nothing clamped is written as before (a bare base64
+// string), so files without clamped values read in older versions too.
+func TestHistogramJSONWithoutClampedIsAString(t *testing.T) {
+	h := NewHistogram()
+	h.Record(time.Second)
+	enc, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s string
+	if err := json.Unmarshal(enc, &s); err != nil {
+		t.Fatalf("encoded %s, want a JSON string: %v", enc, err)
+	}
+}
+
+func TestHistogramJSONRejectsBadInput(t *testing.T) {
+	for _, in := range []string{`42`, `"not base64!"`, `{"hdr":"not base64!"}`, `{"hdr":""}`, `{"clamped_over_1h":-1,"hdr":"x"}`} {
+		if err := json.Unmarshal([]byte(in), NewHistogram()); err == nil {
+			t.Errorf("decoding %s: no error", in)
+		}
+	}
+	one := NewHistogram()
+	one.Record(2 * time.Hour)
+	enc, err := json.Marshal(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tooMany := strings.Replace(string(enc), `"clamped_over_1h":1`, `"clamped_over_1h":2`, 1)
+	if tooMany == string(enc) {
+		t.Fatalf("encoded %s, want clamped_over_1h 1", enc)
+	}
+	if err := json.Unmarshal([]byte(tooMany), NewHistogram()); err == nil {
+		t.Errorf("decoding %s: no error for more clamped values than values", tooMany)
 	}
 }

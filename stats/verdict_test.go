@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Hold-independence of the verdict (issue 12, item 5): a step at a rate
@@ -147,3 +148,26 @@ func judgedAtNamedHold(t *testing.T, r Rule, m queueModel, rng *rand.Rand, name 
 
 // resolution is the smallest overload share the rule must catch.
 func resolution(r Rule) float64 { return r.MaxGrowth }
+
+// The series keeps what the rule reads: each interval's exact mean write
+// latency and smallest freshness lag, through coarsening too.
+func TestSeriesKeepsMeanAndFloor(t *testing.T) {
+	start := time.Now()
+	s := NewSeries(start, 4)
+	for i, ms := range []int{10, 20, 30, 40, 50, 60} {
+		at := start.Add(time.Duration(i/2)*time.Second + 100*time.Millisecond)
+		s.Written(at, 1, 1, 0, time.Duration(ms)*time.Millisecond)
+		s.Freshness(at, time.Duration(1000-ms)*time.Millisecond)
+	}
+	pts := s.Points()
+	if len(pts) != 3 || pts[0].WriteMeanMs != 15 || pts[2].WriteMeanMs != 55 || pts[0].FreshnessLagMinMs != 980 || pts[0].FreshnessLagMs != 990 {
+		t.Fatalf("points %+v", pts)
+	}
+	// A fifth interval makes the series merge neighbours: the first
+	// point then holds the first four writes and lags.
+	s.Written(start.Add(4500*time.Millisecond), 1, 1, 0, 70*time.Millisecond)
+	pts = s.Points()
+	if pts[0].WidthS != 2 || pts[0].WriteMeanMs != 25 || pts[0].FreshnessLagMinMs != 960 || pts[0].FreshnessLagMs != 990 {
+		t.Errorf("coarsened point %+v, want mean 25 ms, lag 960–990 ms", pts[0])
+	}
+}

@@ -7,8 +7,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -35,6 +36,11 @@ type Batch struct {
 // ErrorDuplicateID is the error kind of an item whose _id is already
 // stored (a database with a unique key on _id rejects the second write).
 const ErrorDuplicateID = "duplicate_id"
+
+// ErrorNotStored is the error kind of an item the database accepted without
+// error but did not store: a BEFORE INSERT trigger returned NULL
+// (PostgreSQL) or RAISE(IGNORE) (SQLite), or a rule discarded the row.
+const ErrorNotStored = "not_stored"
 
 // WriteResult is the item-level outcome of one batch write. A partly failed
 // batch reports the failed items here; it is never counted as a success.
@@ -100,34 +106,44 @@ type Target interface {
 	Reader
 }
 
-// Options carries the settings common to all targets; each target reads
-// the ones it knows and ignores the rest.
+// Options carries what every target is opened with. Settings holds the
+// target's own knobs, checked and parsed against the Knobs its Driver
+// declares.
 type Options struct {
 	Recreate        bool              // drop and create the index/table at setup
 	Insecure        bool              // skip TLS verification (https only)
 	CACert          string            // path to a PEM CA bundle
-	Settings        map[string]string // target-specific knobs: shards, replicas, refresh_interval, write_method, …
+	Settings        map[string]string // the target's knobs by name: shards, refresh_interval, write_method, …
 	RequestTimeoutS float64           // per-request timeout in seconds; 0 means the target's default
 }
 
 // Opener opens a target from its parsed URL.
 type Opener func(ctx context.Context, u *url.URL, opts Options) (Target, error)
 
-// Registry maps URL schemes to openers.
+// Driver is one kind of target: the URL schemes it serves, how it opens
+// and the settings it takes.
+type Driver struct {
+	Name    string   // as the settings help names it, e.g. "postgres"
+	Schemes []string // URL schemes, e.g. postgres and postgresql
+	Open    Opener
+	Knobs   Knobs // the settings (Options.Settings keys) it takes; nil: none
+}
+
+// Registry maps URL schemes to drivers.
 type Registry struct {
 	mu      sync.RWMutex
-	openers map[string]Opener
+	drivers map[string]Driver // by scheme
 }
 
 // NewRegistry returns an empty registry.
-func NewRegistry() *Registry { return &Registry{openers: make(map[string]Opener)} }
+func NewRegistry() *Registry { return &Registry{drivers: make(map[string]Driver)} }
 
-// Register adds an opener for one or more schemes.
-func (r *Registry) Register(o Opener, schemes ...string) {
+// Register adds a driver for each of its schemes.
+func (r *Registry) Register(d Driver) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, s := range schemes {
-		r.openers[s] = o
+	for _, s := range d.Schemes {
+		r.drivers[s] = d
 	}
 }
 
@@ -135,56 +151,66 @@ func (r *Registry) Register(o Opener, schemes ...string) {
 func (r *Registry) Schemes() []string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	out := make([]string, 0, len(r.openers))
-	for s := range r.openers {
-		out = append(out, s)
+	return slices.Sorted(maps.Keys(r.drivers))
+}
+
+// Drivers lists the registered drivers once each, sorted by name.
+func (r *Registry) Drivers() []Driver {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	seen := map[string]bool{}
+	var out []Driver
+	for _, d := range r.drivers {
+		if !seen[d.Name] {
+			seen[d.Name] = true
+			out = append(out, d)
+		}
 	}
-	sort.Strings(out)
+	slices.SortFunc(out, func(a, b Driver) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// SettingsHelp describes every driver's settings, one line each under the
+// driver's name, for a command's help.
+func (r *Registry) SettingsHelp() string {
+	var b strings.Builder
+	for _, d := range r.Drivers() {
+		if len(d.Knobs) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "%s:\n", d.Name)
+		for _, k := range d.Knobs {
+			def := k.Default
+			if def == "" {
+				def = "unset"
+			}
+			fmt.Fprintf(&b, "  %s (default %s): %s\n", k.Name, def, k.Help)
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // ErrBadURL marks a target URL that cannot be used as given.
 var ErrBadURL = errors.New("bad target URL")
 
-// Open parses raw and opens the target registered for its scheme.
+// Open parses raw and opens the target registered for its scheme. A
+// setting the target does not take is refused before anything is opened,
+// with an error that wraps ErrBadSetting.
 func (r *Registry) Open(ctx context.Context, raw string, opts Options) (Target, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme == "" {
 		return nil, fmt.Errorf("%w %q: want scheme://…, one of %s", ErrBadURL, Redact(raw), strings.Join(r.Schemes(), ", "))
 	}
 	r.mu.RLock()
-	o, ok := r.openers[u.Scheme]
+	d, ok := r.drivers[u.Scheme]
 	r.mu.RUnlock()
 	if !ok {
 		return nil, fmt.Errorf("%w: unknown scheme %q, want one of %s", ErrBadURL, u.Scheme, strings.Join(r.Schemes(), ", "))
 	}
-	return o(ctx, u, opts)
-}
-
-// secretParams are query parameters that carry credentials.
-var secretParams = []string{"password", "sslpassword", "api_key", "apikey"}
-
-// Redact returns raw with any password or API key replaced, for messages
-// and results files.
-func Redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "<unparseable URL>"
+	if err := d.Knobs.Check(opts.Settings); err != nil {
+		return nil, fmt.Errorf("%s: %w", d.Name, err)
 	}
-	q := u.Query()
-	for _, k := range secretParams {
-		if q.Has(k) {
-			q.Set(k, "xxxxx")
-			u.RawQuery = q.Encode()
-		}
-	}
-	out := u.Redacted()
-	// url.URL drops the "//" of a URL without a host (sim://?…), which
-	// would no longer read as the URL the user gave.
-	if u.Host == "" && strings.HasPrefix(raw, u.Scheme+"://") && !strings.HasPrefix(out, u.Scheme+"://") {
-		out = u.Scheme + "://" + strings.TrimPrefix(out, u.Scheme+":")
-	}
-	return out
+	return d.Open(ctx, u, opts)
 }
 
 // QueryKind names one query of the query workload. Every target answers
@@ -233,37 +259,10 @@ type Querier interface {
 	Sample(ctx context.Context, n int) ([][]byte, error)
 }
 
-// Describer is implemented by targets that can state their effective
-// settings, defaults included (refresh_interval, write_method, …), so that
-// a results file says what was measured even when no --set was given.
+// Describer is implemented by targets that take settings: Settings
+// states their effective values, defaults included (refresh_interval,
+// write_method, …), as Knobs.Resolve returned them, so that a results
+// file says what was measured even when no setting was given.
 type Describer interface {
 	Settings() map[string]string
-}
-
-// CheckSettings names the first key of set that tgt does not know, with
-// the keys it does; a misspelt --set must not be ignored silently.
-func CheckSettings(tgt Target, set map[string]string) error {
-	known := map[string]string{}
-	if d, ok := tgt.(Describer); ok {
-		known = d.Settings()
-	}
-	keys := make([]string, 0, len(set))
-	for k := range set {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if _, ok := known[k]; !ok {
-			names := make([]string, 0, len(known))
-			for n := range known {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			if len(names) == 0 {
-				return fmt.Errorf("setting %q: %s takes no settings", k, tgt.Name())
-			}
-			return fmt.Errorf("setting %q: %s knows %s", k, tgt.Name(), strings.Join(names, ", "))
-		}
-	}
-	return nil
 }

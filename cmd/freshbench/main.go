@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/target"
 )
 
 // usageError is bad input: printed as one line, exit code 2.
@@ -60,18 +61,24 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, c := range commands() {
 		if c.name == args[0] {
 			err := c.run(ctx, args[1:], stdout, stderr)
-			switch {
-			case err == nil:
+			if err == nil || errors.Is(err, flag.ErrHelp) {
 				return 0
-			case errors.Is(err, flag.ErrHelp):
-				return 0
-			case errors.As(err, new(usageError)):
-				fmt.Fprintf(stderr, "freshbench %s: %v\n", c.name, err)
-				return 2
-			default:
-				fmt.Fprintf(stderr, "freshbench %s: %v\n", c.name, err)
-				return 1
 			}
+			// Messages quote what the target's client said, which may
+			// quote what it was given: hide every credential of the
+			// arguments and the environment, whatever the wording.
+			// A value the user can fix is said in flag words, exit 2.
+			fixable := errors.As(err, new(usageError)) || isInvalid(err)
+			msg := err.Error()
+			if fixable {
+				msg = inFlagWords(err)
+			}
+			msg = target.RedactSecrets(msg, target.Secrets(os.Getenv, args[1:]...))
+			fmt.Fprintf(stderr, "freshbench %s: %s\n", c.name, msg)
+			if fixable {
+				return 2
+			}
+			return 1
 		}
 	}
 	fmt.Fprintf(stderr, "freshbench: unknown command %q; run freshbench help\n", args[0])

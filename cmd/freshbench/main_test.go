@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -97,7 +98,11 @@ func TestRunBadInput(t *testing.T) {
 		{"batch size 0", base("--batch-size", "0"), "--batch-size 0: want a positive number"},
 		{"duration 0", base("--duration", "0s"), "--duration 0s: want a positive duration"},
 		{"duration not a duration", base("--duration", "ten"), `invalid value "ten" for flag -duration`},
-		{"warmup past duration", base("--warmup", "5s"), "--warmup 5s: want 0 or more and less than --duration 2s"},
+		{"warmup past duration", base("--warmup", "5s"), "--warmup 5s: want 0 or more and less than the duration 2s"},
+		{"documents too small", base("--doc-size", "10"), "--doc-size 10: want 400..1000000 bytes"},
+		{"shorter than a batch", base("--duration", "1ns", "--warmup", "0s"), "--duration 1ns: want a measured part (after the warm-up of 0s) of at least one batch interval, 50ms"},
+		{"batches past the memory limit", base("--batch-size", "10000000"), "--batch-size 10000000: want batches that fit the memory limit: batch size 10000000 × document size 1000 B × (in-flight bound 16 + generators 1) × 2 (documents and request body) = 340.00 GB, more than the limit of 1.07 GB"},
+		{"memory limit raised, still short", base("--batch-size", "2000000", "--max-memory", "8GB"), "more than the limit of 8.00 GB"},
 		{"unknown flag", base("--rates", "10"), "flag provided but not defined: -rates"},
 		{"stray argument", base("extra"), `unexpected argument "extra"`},
 		{"data dir under a file", base("--data-dir", filepath.Join(file, "data")), "choose another with --data-dir"},
@@ -258,13 +263,13 @@ func TestRunReportCompare(t *testing.T) {
 			{[]string{"report", missing}, "no such file or directory"},
 			{[]string{"report", notResults}, "is not valid freshbench JSON"},
 			{[]string{"report", otherJSON}, "is not valid freshbench JSON"},
-			{[]string{"report", future}, "has schema version 2; this freshbench reads version 1"},
+			{[]string{"report", future}, fmt.Sprintf("has schema version %d; this freshbench reads versions 1 to %d", bench.SchemaVersion+1, bench.SchemaVersion)},
 			{[]string{"report", sqliteOut, "-o", filepath.Join(notResults, "x.html")}, "-o " + filepath.Join(notResults, "x.html") + ":"},
 			{[]string{"report", "-x", sqliteOut}, "flag provided but not defined: -x"},
 			{[]string{"compare"}, "want two or more results files, got 0"},
 			{[]string{"compare", sqliteOut}, "want two or more results files, got 1"},
 			{[]string{"compare", sqliteOut, missing}, "no such file or directory"},
-			{[]string{"compare", future, sqliteOut}, "schema version 2"},
+			{[]string{"compare", future, sqliteOut}, fmt.Sprintf("schema version %d", bench.SchemaVersion+1)},
 		} {
 			wantUsageError(t, c.args, c.want)
 		}

@@ -42,51 +42,33 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := resultsPath(out, "peak"); err != nil {
 		return err
 	}
-	tgt, raw, err := tf.open(ctx)
+	sess, err := openSession(ctx, "peak", tf, metricsAddr, *out, stderr)
 	if err != nil {
 		return err
 	}
-	defer tgt.Close()
-	obs, stopMetrics, err := metricsAddr.serve(ctx, raw, stderr)
-	if err != nil {
-		return err
-	}
-	defer stopMetrics()
-	pc.Run.Observer = obs
+	pc.Run.Observer = sess.obs
 	if !*quiet {
 		pc.Run.Progress = progressPrinter(stderr)
 	}
-
-	// Described once; every rewrite of the results file carries it.
-	desc := bench.Describe(ctx, "peak", tgt, raw)
 	fmt.Fprintf(stderr, "peak search: from %s, step %s, each step %s after %s warm-up; %s\n",
 		pc.Run.Ingest.Rate, pc.Increase, *hold, pc.Run.Ingest.Warmup, limits(pc))
 	pc.OnStep = func(r *bench.Result) {
-		desc.Apply(r)
 		report.StepLine(stdout, len(r.Steps)-1, r.Steps[len(r.Steps)-1])
-		if err := report.WriteFile(*out, r); err != nil {
-			fmt.Fprintf(stderr, "freshbench peak: %v (the search goes on)\n", err)
-		}
+		sess.keep(r, stderr, "peak")
 	}
-	res, err := bench.SearchPeak(ctx, tgt, pc)
+	res, err := bench.SearchPeak(ctx, sess.tgt, pc)
 	if err != nil {
+		sess.close(ctx, false)
 		return err
 	}
-	desc.Apply(res)
-	if err := report.WriteFile(*out, res); err != nil {
+	if err := sess.write(res); err != nil {
+		sess.close(ctx, false)
 		return err
 	}
 	fmt.Fprintln(stdout)
 	report.Console(stdout, res)
 	fmt.Fprintf(stdout, "results: %s\n", *out)
-	if *teardown {
-		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		if err := tgt.Teardown(tctx); err != nil {
-			return fmt.Errorf("teardown: %w", err)
-		}
-	}
-	return nil
+	return sess.close(ctx, *teardown)
 }
 
 // peakConfig checks the peak flags and builds the search. Every step is a

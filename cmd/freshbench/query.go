@@ -118,140 +118,91 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	var sc query.SweepConfig
-	if qf.sweep {
-		if sc, err = qf.sweepConfig(); err != nil {
-			return err
-		}
-	}
 	// Events stream in beside the queries when --rate is given; otherwise
 	// the queries run alone against what the target holds.
-	beside := given(fs, "rate")
-	var runCfg bench.Config
-	if beside {
-		if runCfg, err = lf.config(tf.requestTimeout); err != nil {
+	qr := bench.QueryRun{Queries: qcfg, Warmup: lf.warmup, Duration: lf.duration}
+	if given(fs, "rate") {
+		runCfg, err := lf.config(tf.requestTimeout)
+		if err != nil {
 			return err
 		}
-	} else if lf.warmup < 0 || lf.warmup >= lf.duration {
-		return usagef("--warmup %s: want 0 or more and less than --duration %s", lf.warmup, lf.duration)
+		if !*quiet {
+			runCfg.Progress = progressPrinter(stderr)
+		}
+		qr.Ingest = &runCfg
+	}
+	if qf.sweep {
+		sc, err := qf.sweepConfig()
+		if err != nil {
+			return err
+		}
+		qr.Sweep = &sc
 	}
 	if !qf.explain {
+		if err := qr.Validate(); err != nil {
+			return err
+		}
 		if err := resultsPath(out, "query"); err != nil {
 			return err
 		}
 	}
-
 	tgt, raw, err := tf.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer tgt.Close()
 	q, ok := tgt.(target.Querier)
 	if !ok {
+		tgt.Close()
 		return usagef("--target: %s does not run the query workload", tgt.Name())
 	}
 	if qf.explain {
+		defer tgt.Close()
 		return explain(ctx, stdout, q, qcfg)
 	}
 	if err := q.SetupQueries(ctx); err != nil {
+		tgt.Close()
 		return fmt.Errorf("set up the queries on %s: %w", target.Redact(raw), err)
 	}
-	obs, stopMetrics, err := metricsAddr.serve(ctx, raw, stderr)
+	sess, err := newSession(ctx, "query", tgt, raw, metricsAddr, *out, stderr)
 	if err != nil {
 		return err
 	}
-	defer stopMetrics()
-	if beside {
-		runCfg.Observer = obs
-		if !*quiet {
-			runCfg.Progress = progressPrinter(stderr)
+	qr.Observer = sess.obs
+	if qr.Ingest != nil {
+		qr.Ingest.Observer = sess.obs
+	}
+	if !*quiet {
+		qr.Starting = func(c query.Config) {
+			fmt.Fprintf(stderr, "query load on %s: %s for %s (warm-up %s)%s\n", target.Redact(raw), loop(c), lf.duration, lf.warmup, besideText(qr.Ingest))
 		}
 	}
-
-	// measure runs the workload at qps (0: as configured), as the step-th
-	// step of a sweep.
-	measure := func(ctx context.Context, qps float64, step int) (*bench.Result, error) {
-		c := qcfg
-		if qps > 0 {
-			c.QPS = qps
-		}
-		if !*quiet {
-			fmt.Fprintf(stderr, "query load on %s: %s for %s (warm-up %s)%s\n", target.Redact(raw), loop(c), lf.duration, lf.warmup, besideText(beside, runCfg))
-		}
-		if !beside {
-			r, err := bench.RunQueries(ctx, q, c, lf.warmup, lf.duration, obs)
-			if errors.Is(err, query.ErrNoParameters) {
-				return nil, fmt.Errorf("%w in %s: write events first (freshbench run), or give --rate to stream them in beside the queries", err, target.Redact(raw))
-			}
-			return r, err
-		}
-		r := runCfg
-		r.Queries = &c
-		// As in a peak search: a fixed seed moves on per step, so that no
-		// step writes another's events again.
-		if r.Ingest.Seed != 0 {
-			r.Ingest.Seed += uint64(step)
-		}
-		return bench.Run(ctx, tgt, r)
+	qr.OnStep = func(r *bench.Result) {
+		i := len(r.QuerySweep.Steps) - 1
+		report.QueryStepLine(stdout, i, r.QuerySweep.Steps[i])
+		sess.keep(r, stderr, "query")
 	}
-
-	// Described once; every write of the results file carries it.
-	desc := bench.Describe(ctx, "query", tgt, raw)
-
-	var res *bench.Result
-	if qf.sweep {
-		var steps []*bench.Result
-		// sweepResult is the sweep so far as one result: its best step (the
-		// last when none met the SLO) carrying every step.
-		sweepResult := func(sw *query.Sweep) *bench.Result {
-			r := *steps[len(steps)-1]
-			if sw.Found {
-				r = *steps[sw.Best]
-			}
-			r.QuerySweep = sw
-			desc.Apply(&r)
-			return &r
-		}
-		// The results file is rewritten after every step, so that a killed
-		// process loses only the step under way.
-		sc.OnStep = func(sw *query.Sweep) {
-			i := len(sw.Steps) - 1
-			report.QueryStepLine(stdout, i, sw.Steps[i])
-			if err := report.WriteFile(*out, sweepResult(sw)); err != nil {
-				fmt.Fprintf(stderr, "freshbench query: %v (the sweep goes on)\n", err)
-			}
-		}
-		sw, err := query.RunSweep(ctx, sc, func(ctx context.Context, qps float64) (*query.Result, error) {
-			r, err := measure(ctx, qps, len(steps))
-			if err != nil {
-				return nil, err
-			}
-			steps = append(steps, r)
-			return r.Queries, nil
-		})
-		if len(steps) == 0 {
-			return err
-		}
-		res = sweepResult(sw)
-		if err != nil {
-			fmt.Fprintf(stderr, "freshbench query: %v (the steps measured are kept)\n", err)
-		}
-	} else {
-		if res, err = measure(ctx, 0, 0); err != nil {
-			return err
-		}
-		desc.Apply(res)
+	res, err := bench.MeasureQueries(ctx, sess.tgt, qr)
+	switch {
+	case res == nil && errors.Is(err, query.ErrNoParameters):
+		sess.close(ctx, false)
+		return fmt.Errorf("%w in %s: write events first (freshbench run), or give --rate to stream them in beside the queries", err, target.Redact(raw))
+	case res == nil:
+		sess.close(ctx, false)
+		return err
+	case err != nil:
+		fmt.Fprintf(stderr, "freshbench query: %v (the steps measured are kept)\n", err)
 	}
-	if err := report.WriteFile(*out, res); err != nil {
+	if err := sess.write(res); err != nil {
+		sess.close(ctx, false)
 		return err
 	}
-	if beside {
+	if qr.Ingest != nil {
 		report.Console(stdout, res)
 		fmt.Fprintln(stdout)
 	}
 	report.ConsoleQueries(stdout, res)
 	fmt.Fprintf(stdout, "results: %s\n", *out)
-	return nil
+	return sess.close(ctx, false)
 }
 
 func loop(c query.Config) string {
@@ -261,8 +212,8 @@ func loop(c query.Config) string {
 	return fmt.Sprintf("closed loop with %d worker(s)", c.Concurrency)
 }
 
-func besideText(beside bool, c bench.Config) string {
-	if !beside {
+func besideText(c *bench.Config) string {
+	if c == nil {
 		return ", alone"
 	}
 	return ", beside an ingest at " + c.Ingest.Rate.String()

@@ -19,8 +19,8 @@ func TestQueryBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "give either --qps"},
-		{[]string{"--qps", "10", "--concurrency", "2"}, "give either --qps"},
+		{nil, "--qps and --concurrency 0 and 0: want one of the two"},
+		{[]string{"--qps", "10", "--concurrency", "2"}, "--qps and --concurrency 10 and 2: want one of the two"},
 		{[]string{"--qps", "-1"}, "--qps -1"},
 		{[]string{"--qps", "10", "--mix", "point=1,lookup=2"}, `--mix: mix "point=1,lookup=2": unknown kind "lookup"`},
 		{[]string{"--qps", "10", "--miss-share", "1.5"}, "--miss-share 1.5"},

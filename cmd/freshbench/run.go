@@ -6,9 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,19 +19,17 @@ import (
 	"github.com/freshbench/freshbench/report"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/all"
-	"golang.org/x/term"
 )
 
 // settings collects repeated --set key=value flags.
 type settings map[string]string
 
 func (s settings) String() string {
-	keys := make([]string, 0, len(s))
-	for k, v := range s {
-		keys = append(keys, k+"="+v)
+	pairs := make([]string, 0, len(s))
+	for _, k := range slices.Sorted(maps.Keys(s)) {
+		pairs = append(pairs, k+"="+s[k])
 	}
-	sort.Strings(keys)
-	return strings.Join(keys, ",")
+	return strings.Join(pairs, ",")
 }
 
 func (s settings) Set(v string) error {
@@ -57,7 +56,7 @@ func addTargetFlags(fs *flag.FlagSet) *targetFlags {
 	fs.BoolVar(&f.recreate, "recreate", false, "drop and create the index or table before the run (default: reuse it)")
 	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification (https targets only)")
 	fs.StringVar(&f.caCert, "ca-cert", "", "PEM file of the CA that signed the server's certificate")
-	fs.Var(f.settings, "set", "target setting key=value, repeatable: shards, replicas, refresh_interval (Elasticsearch/OpenSearch), write_method (PostgreSQL: insert, copy, pipeline), table")
+	fs.Var(f.settings, "set", "target setting key=value, repeatable; the settings of each target:\n"+all.Registry().SettingsHelp())
 	fs.DurationVar(&f.requestTimeout, "write-timeout", 30*time.Second, "timeout of one write request")
 	return f
 }
@@ -85,6 +84,9 @@ func (f *targetFlags) open(ctx context.Context) (target.Target, string, error) {
 	if errors.Is(err, target.ErrBadURL) {
 		return nil, "", usagef("--target: %v", err)
 	}
+	if errors.Is(err, target.ErrBadSetting) {
+		return nil, "", usagef("--set: %v", err)
+	}
 	// The embedded database is where --data-dir put it: when it cannot be
 	// opened or set up (directory not writable, file locked by another
 	// process), that flag is what to change.
@@ -97,10 +99,6 @@ func (f *targetFlags) open(ctx context.Context) (target.Target, string, error) {
 	if err != nil {
 		return nil, "", fail(err)
 	}
-	if err := target.CheckSettings(tgt, f.settings); err != nil {
-		tgt.Close()
-		return nil, "", usagef("--set %v", err)
-	}
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	if err := tgt.Setup(sctx); err != nil {
@@ -112,10 +110,11 @@ func (f *targetFlags) open(ctx context.Context) (target.Target, string, error) {
 
 // loadFlags describe the ingest and its measurement.
 type loadFlags struct {
-	rate, docSize                            string
+	rate, docSize, maxMemory                 string
 	batchSize, generators, inflight, retries int
 	duration, warmup, poll, drain            time.Duration
 	seed                                     uint64
+	repeatIDs                                bool
 	probeRate                                float64
 }
 
@@ -135,11 +134,13 @@ func addStreamFlags(fs *flag.FlagSet) *loadFlags {
 	fs.IntVar(&f.generators, "generators", 1, "independent event streams, each with its own generator_identifier")
 	fs.IntVar(&f.inflight, "max-inflight", 16, "bound on concurrent write requests; a batch that waits for a slot is late")
 	fs.StringVar(&f.docSize, "doc-size", "1KB", "serialized size of one event (1KB = 1000 bytes)")
-	fs.Uint64Var(&f.seed, "seed", 0, "seed of the generators (0 = random); the same seed gives the same documents")
+	fs.Uint64Var(&f.seed, "seed", 0, "seed of the generators (0 = random); the same seed gives the same documents, under ids of each run's own")
+	fs.BoolVar(&f.repeatIDs, "repeat-ids", false, "with --seed, also repeat the generator ids and _ids; a run is refused when the target holds them already")
 	fs.DurationVar(&f.poll, "poll-interval", 200*time.Millisecond, "how often the freshness and probe queries run: the resolution of visibility latency")
 	fs.Float64Var(&f.probeRate, "probe-rate", 20, "probe events per second whose visibility latency is measured")
 	fs.DurationVar(&f.drain, "drain", 30*time.Second, "after the run, how long to wait for acknowledged events to become visible before the completeness audit")
 	fs.IntVar(&f.retries, "write-retries", 0, "re-sends of a write request that failed as a whole (connection refused, timeout, 5xx)")
+	fs.StringVar(&f.maxMemory, "max-memory", "1GiB", "bound on the memory the batches may hold at once (batch size × doc size × (max in-flight + generators) × 2); a larger product is refused")
 	return f
 }
 
@@ -152,13 +153,18 @@ func (f *loadFlags) config(writeTimeout time.Duration) (bench.Config, error) {
 	if err != nil {
 		return bench.Config{}, usagef("--doc-size: %v", err)
 	}
+	memory, err := pace.ParseSize(f.maxMemory)
+	if err != nil {
+		return bench.Config{}, usagef("--max-memory: %v", err)
+	}
 	cfg := bench.Config{
 		Ingest: ingest.Config{
-			Rate: rate, BatchSize: f.batchSize, Duration: f.duration, Warmup: f.warmup,
+			MemoryLimit: int64(memory),
+			Rate:        rate, BatchSize: f.batchSize, Duration: f.duration, Warmup: f.warmup,
 			Generators: f.generators, MaxInflight: f.inflight, DocSize: int(size), Seed: f.seed,
 			WriteTimeout: writeTimeout, WriteRetries: f.retries, ProbeRate: f.probeRate,
 		},
-		PollInterval: f.poll, Drain: f.drain,
+		PollInterval: f.poll, Drain: f.drain, RepeatIDs: f.repeatIDs,
 	}
 	if err := cfg.Validate(); err != nil {
 		return bench.Config{}, usageError{err}
@@ -174,7 +180,7 @@ func resultsPath(out *string, command string) error {
 		*out = filepath.Join("results", fmt.Sprintf("%s-%s.json", command, time.Now().Format("20060102-150405")))
 	}
 	if err := report.CheckWritable(*out); err != nil {
-		return usageError{err}
+		return usagef("--out %v", err)
 	}
 	return nil
 }
@@ -197,62 +203,37 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := resultsPath(out, "run"); err != nil {
 		return err
 	}
-	tgt, raw, err := tf.open(ctx)
+	sess, err := openSession(ctx, "run", tf, metricsAddr, *out, stderr)
 	if err != nil {
 		return err
 	}
-	defer tgt.Close()
-	obs, stopMetrics, err := metricsAddr.serve(ctx, raw, stderr)
-	if err != nil {
-		return err
-	}
-	defer stopMetrics()
-	cfg.Observer = obs
+	cfg.Observer = sess.obs
 	if !*quiet {
 		cfg.Progress = progressPrinter(stderr)
 	}
-	res, err := bench.Run(ctx, tgt, cfg)
+	res, err := bench.Run(ctx, sess.tgt, cfg)
 	if err != nil {
+		sess.close(ctx, false)
 		return err
 	}
-	bench.Describe(ctx, "run", tgt, raw).Apply(res)
-	if err := report.WriteFile(*out, res); err != nil {
+	if err := sess.write(res); err != nil {
+		sess.close(ctx, false)
 		return err
 	}
 	report.Console(stdout, res)
 	fmt.Fprintf(stdout, "results: %s\n", *out)
-	if *teardown {
-		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		if err := tgt.Teardown(tctx); err != nil {
-			return fmt.Errorf("teardown: %w", err)
-		}
-	}
-	return nil
+	return sess.close(ctx, *teardown)
 }
 
-// progressPrinter shows live progress: one rewritten line on a terminal,
-// a plain line every ten seconds otherwise (CI logs stay readable).
+// progressPrinter shows live progress on a liveLine.
 func progressPrinter(w io.Writer) func(bench.Progress) {
-	f, isFile := w.(*os.File)
-	tty := isFile && term.IsTerminal(int(f.Fd()))
-	var last time.Duration
+	l := newLiveLine(w)
 	return func(p bench.Progress) {
 		line := fmt.Sprintf("%s %5.0fs elapsed %5.0fs left  %8.0f/%-8.0f events/s  errors %d  late %d  freshness lag %s",
 			p.Phase, p.Elapsed.Seconds(), max(p.Remaining.Seconds(), 0), p.AckedPerSec, p.TargetPerSec, p.Errors, p.Late, p.FreshnessLag.Round(time.Millisecond))
-		if tty {
-			fmt.Fprintf(w, "\r\033[K%s", line)
-			if p.Remaining <= time.Second {
-				fmt.Fprintln(w)
-			}
-			return
-		}
-		if p.Elapsed < last {
-			last = 0 // the next step of a peak search
-		}
-		if p.Elapsed-last >= 10*time.Second {
-			last = p.Elapsed
-			fmt.Fprintln(w, line)
+		l.show(p.Elapsed, "", line)
+		if p.Remaining <= time.Second {
+			l.end()
 		}
 	}
 }

@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
 	"strings"
 	"time"
-
-	"golang.org/x/term"
 
 	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/seed"
@@ -155,32 +152,15 @@ func perSecond(n int64, d time.Duration) float64 {
 }
 
 // seedProgress shows a progress bar with rate and time left on a
-// terminal, a plain line every ten seconds otherwise. The second function
-// ends the bar's line.
+// liveLine. The second function ends the bar's line.
 func seedProgress(w io.Writer) (func(seed.Progress), func()) {
-	f, isFile := w.(*os.File)
-	tty := isFile && term.IsTerminal(int(f.Fd()))
-	var last time.Duration
-	bar := false
-	end := func() {
-		if bar {
-			fmt.Fprintln(w)
-		}
-	}
+	l := newLiveLine(w)
 	return func(p seed.Progress) {
 		done := float64(p.Written) / float64(max(p.ToWrite, 1))
 		line := fmt.Sprintf("%5.1f%%  %d/%d events  %.0f events/s  %s/s  %s left",
 			100*done, p.Written, p.ToWrite, p.EventsPerSec, pace.FormatBytes(perSecond(p.Bytes, p.Elapsed)), p.Remaining.Round(time.Second))
-		if tty {
-			const width = 30
-			n := int(done * width)
-			fmt.Fprintf(w, "\r\033[K[%s%s] %s", strings.Repeat("#", n), strings.Repeat(".", width-n), line)
-			bar = true
-			return
-		}
-		if p.Elapsed-last >= 10*time.Second {
-			last = p.Elapsed
-			fmt.Fprintln(w, line)
-		}
-	}, end
+		const width = 30
+		n := int(done * width)
+		l.show(p.Elapsed, "["+strings.Repeat("#", n)+strings.Repeat(".", width-n)+"] ", line)
+	}, l.end
 }

@@ -17,7 +17,7 @@ func TestSeedBadInput(t *testing.T) {
 		{"both sizes", []string{"seed", "--data-dir", dir, "--events", "10", "--bytes", "1MB"}, "--events and --bytes: give one of them"},
 		{"negative events", []string{"seed", "--data-dir", dir, "--events", "-5"}, "--events -5: want a positive number"},
 		{"unparseable bytes", []string{"seed", "--data-dir", dir, "--bytes", "lots"}, `--bytes: size "lots"`},
-		{"small documents", []string{"seed", "--data-dir", dir, "--events", "10", "--doc-size", "100"}, "--doc-size 100: accepted 400..1000000 bytes"},
+		{"small documents", []string{"seed", "--data-dir", dir, "--events", "10", "--doc-size", "100"}, "--doc-size 100: want 400..1000000 bytes"},
 		{"seed 0", []string{"seed", "--data-dir", dir, "--events", "10", "--seed", "0"}, "--seed 0: want a non-zero number"},
 		{"no parallelism", []string{"seed", "--data-dir", dir, "--events", "10", "--parallel", "0"}, "--parallel 0"},
 		{"negative wait", []string{"seed", "--data-dir", dir, "--events", "10", "--wait", "-1s"}, "--wait -1s"},

@@ -42,19 +42,19 @@ func TestAppendBulkBody(t *testing.T) {
 	if len(bad) != 1 || bad[0] != 6 {
 		t.Fatalf("bad = %v, want [6]", bad)
 	}
-	want := `{"index":{"_id":"a1"}}
+	want := `{"create":{"_id":"a1"}}
 {"_event_time":1700000000000000,"generator_identifier":"g","_seq":0,"processBy":"a"}
-{"index":{"_id":"only"}}
+{"create":{"_id":"only"}}
 {}
-{"index":{"_id":"late"}}
+{"create":{"_id":"late"}}
 {"x":1,"y":2}
-{"index":{"_id":"none"}}
+{"create":{"_id":"none"}}
 {"x":1}
-{"index":{"_id":"q\"uote"}}
+{"create":{"_id":"q\"uote"}}
 {"x":1}
-{"index":{"_id":"nl"}}
+{"create":{"_id":"nl"}}
 {"x":1}
-{"index":{}}
+{"create":{}}
 {"x":3}
 `
 	if string(body) != want {
@@ -115,11 +115,11 @@ func TestDecodeBulkResponse(t *testing.T) {
 		})
 		return items, n, err
 	}
-	items, n, err := run(`{"errors":false,"items":[{"index":{"status":201}},{"index":{"status":201}}]}`, 2)
+	items, n, err := run(`{"errors":false,"items":[{"create":{"status":201}},{"create":{"status":201}}]}`, 2)
 	if err != nil || n != 0 || items != nil {
 		t.Errorf("errors:false fast path: n=%d items=%v err=%v", n, items, err)
 	}
-	items, n, err = run(`{"errors":true,"items":[{"index":{"status":201}},{"index":{"status":400,"error":{"type":"mapper_parsing_exception"}}},{"index":{"status":429,"error":{"type":"es_rejected_execution_exception"}}}]}`, 3)
+	items, n, err = run(`{"errors":true,"items":[{"create":{"status":201}},{"create":{"status":400,"error":{"type":"mapper_parsing_exception"}}},{"create":{"status":429,"error":{"type":"es_rejected_execution_exception"}}}]}`, 3)
 	if err != nil || n != 3 || items[1] != (got{400, "mapper_parsing_exception"}) || items[2].status != 429 {
 		t.Errorf("errors:true: n=%d items=%v err=%v", n, items, err)
 	}
@@ -165,15 +165,15 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for i := 0; sc.Scan(); i++ {
 		if i%2 == 0 {
 			var a struct {
-				Index struct {
+				Create struct {
 					ID string `json:"_id"`
-				} `json:"index"`
+				} `json:"create"`
 			}
 			if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
 				http.Error(w, err.Error(), 400)
 				return
 			}
-			ids = append(ids, a.Index.ID)
+			ids = append(ids, a.Create.ID)
 		}
 	}
 	f.mu.Lock()
@@ -201,10 +201,10 @@ func items(fn func(id string) (int, string)) func(ids []string) (int, string) {
 				b.WriteByte(',')
 			}
 			if typ == "" {
-				fmt.Fprintf(&b, `{"index":{"status":%d}}`, st)
+				fmt.Fprintf(&b, `{"create":{"status":%d}}`, st)
 			} else {
 				errs = true
-				fmt.Fprintf(&b, `{"index":{"status":%d,"error":{"type":%q}}}`, st, typ)
+				fmt.Fprintf(&b, `{"create":{"status":%d,"error":{"type":%q}}}`, st, typ)
 			}
 		}
 		b.WriteString("]}")
@@ -396,7 +396,7 @@ func BenchmarkBulkBody(b *testing.B) {
 					b.Fatal(err)
 				}
 				delete(m, "_id")
-				meta, _ := json.Marshal(map[string]any{"index": map[string]any{"_id": d.ID}})
+				meta, _ := json.Marshal(map[string]any{"create": map[string]any{"_id": d.ID}})
 				src, _ := json.Marshal(m)
 				buf.Write(meta)
 				buf.WriteByte('\n')
@@ -427,7 +427,7 @@ func BenchmarkBulkBody(b *testing.B) {
 		for b.Loop() {
 			for i, d := range docs {
 				if err := bi.Add(ctx, esutil.BulkIndexerItem{
-					Action: "index", DocumentID: d.ID, Body: bytes.NewReader(sources[i]),
+					Action: "create", DocumentID: d.ID, Body: bytes.NewReader(sources[i]),
 				}); err != nil {
 					b.Fatal(err)
 				}

@@ -98,7 +98,7 @@ func TestParseConfigDefaultsAndSettings(t *testing.T) {
 	}
 	c, err = parseConfig(u, target.Options{
 		RequestTimeoutS: 2.5,
-		Settings:        map[string]string{"shards": "3", "replicas": "1", "refresh_interval": "200ms", "max_retries": "0", "unrelated": "x"},
+		Settings:        map[string]string{"shards": "3", "replicas": "1", "refresh_interval": "200ms", "max_retries": "0"},
 	}, envOf(nil))
 	if err != nil {
 		t.Fatal(err)

@@ -38,10 +38,8 @@
 //
 // # Settings (Options.Settings)
 //
-//	shards            number_of_shards at index creation (default 1)
-//	replicas          number_of_replicas at index creation (default 0)
-//	refresh_interval  index refresh interval (default "1s"; "-1" disables)
-//	max_retries       bulk re-sends of items rejected with 429 (default 5)
+// shards, replicas, refresh_interval and max_retries, declared with their
+// defaults and meanings by Knobs.
 //
 // Setup reuses an existing index as it is (its settings are not changed)
 // unless Options.Recreate is set.
@@ -51,6 +49,12 @@
 // Freshness, Visible, Count and Seqs are plain searches: none of them
 // refreshes the index or uses a real-time GET, because what is measured is
 // when a search sees an event.
+//
+// Write uses the bulk create action: a document whose _id is already
+// stored is refused, as a failed item of kind target.ErrorDuplicateID with
+// its _seq, and the stored document stays as it was. (The index action
+// would replace it silently, and a repeated run on a reused index would
+// then overwrite the last run's events.)
 package elastic
 
 import (
@@ -93,7 +97,8 @@ const (
 
 // Register registers the elasticsearch, opensearch and their +https schemes.
 func Register(r *target.Registry) {
-	r.Register(Open, Elasticsearch, Elasticsearch+"+https", OpenSearch, OpenSearch+"+https")
+	r.Register(target.Driver{Name: "elasticsearch, opensearch", Open: Open, Knobs: knobs(),
+		Schemes: []string{Elasticsearch, Elasticsearch + "+https", OpenSearch, OpenSearch + "+https"}})
 }
 
 // Open opens an Elasticsearch or OpenSearch target from its URL. It does not
@@ -117,6 +122,7 @@ type config struct {
 	replicas        int
 	refreshInterval string
 	maxRetries      int
+	settings        target.Settings // the above as resolved, for results
 	recreate        bool
 	insecure        bool
 	caCert          string
@@ -179,19 +185,8 @@ func parseConfig(u *url.URL, opts target.Options, getenv func(string) string) (c
 		c.timeout = time.Duration(opts.RequestTimeoutS * float64(time.Second))
 	}
 
-	var err error
-	if c.shards, err = intSetting(opts.Settings, "shards", defaultShards, 1); err != nil {
+	if err := c.applySettings(opts.Settings); err != nil {
 		return c, fmt.Errorf("%s: %w", display, err)
-	}
-	if c.replicas, err = intSetting(opts.Settings, "replicas", defaultReplicas, 0); err != nil {
-		return c, fmt.Errorf("%s: %w", display, err)
-	}
-	if c.maxRetries, err = intSetting(opts.Settings, "max_retries", defaultMaxRetries, 0); err != nil {
-		return c, fmt.Errorf("%s: %w", display, err)
-	}
-	c.refreshInterval = defaultRefreshInterval
-	if v, ok := opts.Settings["refresh_interval"]; ok && v != "" {
-		c.refreshInterval = v
 	}
 
 	c.recreate = opts.Recreate
@@ -201,18 +196,6 @@ func parseConfig(u *url.URL, opts target.Options, getenv func(string) string) (c
 		return c, bad("a CA certificate was given for a plain-HTTP URL; use %s+https://", c.product)
 	}
 	return c, nil
-}
-
-func intSetting(settings map[string]string, key string, def, minimum int) (int, error) {
-	v, ok := settings[key]
-	if !ok || v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < minimum {
-		return 0, fmt.Errorf("setting %s=%q: want an integer ≥ %d", key, v, minimum)
-	}
-	return n, nil
 }
 
 // validIndexName applies the server's index-name rules up front so that a

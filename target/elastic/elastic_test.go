@@ -283,6 +283,98 @@ func TestServerItemFailures(t *testing.T) {
 	})
 }
 
+// A write never replaces a stored document: an _id already in the index
+// is a failed item of kind duplicate_id with its _seq, so that a repeated
+// run on a reused index cannot overwrite the last one's events (and have
+// its probes "seen" through the old copies).
+func TestServerRefusesStoredIDs(t *testing.T) {
+	forEachServer(t, func(t *testing.T, s testServer) {
+		ctx := context.Background()
+		tg := openTest(t, s, target.Options{Settings: map[string]string{"refresh_interval": "100ms"}})
+		if err := tg.Setup(ctx); err != nil {
+			t.Fatal(err)
+		}
+		const n = 20
+		gen := "66"
+		var first []target.Document
+		for i := range int64(n) {
+			first = append(first, doc(fmt.Sprintf("dup-%d", i), gen, i, ""))
+		}
+		res, err := tg.Write(ctx, target.Batch{Generator: gen, Docs: first})
+		if err != nil || res.Acknowledged != n || res.Failed != 0 {
+			t.Fatalf("first write: %+v %v, want %d acknowledged", res, err, n)
+		}
+
+		// The same batch again: every item is refused, with its _seq.
+		res, err = tg.Write(ctx, target.Batch{Generator: gen, Docs: first})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Acknowledged != 0 || res.Failed != n || res.Retries != 0 || res.ErrorKinds[target.ErrorDuplicateID] != n || len(res.ErrorKinds) != 1 {
+			t.Errorf("same batch again: %d acknowledged, %d failed, %d retries, kinds %v; want 0 acknowledged and %d failed as %s, not retried",
+				res.Acknowledged, res.Failed, res.Retries, res.ErrorKinds, n, target.ErrorDuplicateID)
+		}
+		if got, want := fmt.Sprint(res.FailedSeqs), fmt.Sprint(seqsOf(first)); got != want {
+			t.Errorf("same batch again: failed seqs %s, want %s", got, want)
+		}
+
+		// Stored ids under new _seqs, mixed with new ids: the new ones are
+		// written, the stored ones refused and left as they were.
+		var mixed []target.Document
+		var refused, added []int64
+		for i := range int64(n) {
+			mixed = append(mixed, doc(fmt.Sprintf("dup-%d", i), gen, 100+i, ""))
+			refused = append(refused, 100+i)
+			if i%4 == 0 {
+				mixed = append(mixed, doc(fmt.Sprintf("new-%d", i), gen, 200+i, ""))
+				added = append(added, 200+i)
+			}
+		}
+		res, err = tg.Write(ctx, target.Batch{Generator: gen, Docs: mixed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Acknowledged != len(added) || res.Failed != n || res.ErrorKinds[target.ErrorDuplicateID] != n {
+			t.Errorf("stored ids mixed with new: %d acknowledged, %d failed, kinds %v; want %d acknowledged and %d failed as %s",
+				res.Acknowledged, res.Failed, res.ErrorKinds, len(added), n, target.ErrorDuplicateID)
+		}
+		if got, want := fmt.Sprint(res.FailedSeqs), fmt.Sprint(refused); got != want {
+			t.Errorf("stored ids mixed with new: failed seqs %s, want %s", got, want)
+		}
+
+		// Once the new documents are searchable, so would be any overwrite
+		// (a refresh exposes every earlier operation): the count is the
+		// first batch plus the new ids, and the first batch's _seqs stand.
+		wantCount := int64(n + len(added))
+		eventually(t, "the new documents counted", func() (bool, string) {
+			c, err := tg.Count(ctx, gen)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c >= wantCount, fmt.Sprintf("count %d of %d", c, wantCount)
+		})
+		if c, err := tg.Count(ctx, gen); err != nil || c != wantCount {
+			t.Errorf("count %d (err %v) after writing %d ids twice and %d new ids, want %d", c, err, n, len(added), wantCount)
+		}
+		var got []int64
+		if err := tg.Seqs(ctx, gen, func(seq int64) { got = append(got, seq) }); err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(got)
+		if want := append(seqsOf(first), added...); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("stored _seqs %v, want %v (the refused writes must not replace the stored documents)", got, want)
+		}
+	})
+}
+
+func seqsOf(docs []target.Document) []int64 {
+	seqs := make([]int64, len(docs))
+	for i, d := range docs {
+		seqs[i] = d.Seq
+	}
+	return seqs
+}
+
 func TestServerRecreate(t *testing.T) {
 	forEachServer(t, func(t *testing.T, s testServer) {
 		ctx := context.Background()

@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/freshbench/freshbench/target"
@@ -29,11 +30,7 @@ var queryFields = map[string]string{
 // mapping does. An index created otherwise (by a write to a missing index,
 // say) maps strings as text, and the queries would silently miss.
 func (t *Target) SetupQueries(ctx context.Context) error {
-	names := make([]string, 0, len(queryFields))
-	for f := range queryFields {
-		names = append(names, f)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(queryFields))
 	res, err := t.do(ctx, http.MethodGet, "/"+t.ip+"/_mapping/field/"+strings.Join(names, ","), "", nil)
 	if err != nil {
 		return fmt.Errorf("%s: check mapping: %w", t.display, err)

@@ -1,13 +1,42 @@
 package elastic
 
-import "strconv"
+import (
+	"strconv"
 
-// Settings returns the settings (--set keys) in effect, defaults included.
-func (t *Target) Settings() map[string]string {
-	return map[string]string{
-		"shards":           strconv.Itoa(t.cfg.shards),
-		"replicas":         strconv.Itoa(t.cfg.replicas),
-		"refresh_interval": t.cfg.refreshInterval,
-		"max_retries":      strconv.Itoa(t.cfg.maxRetries),
+	"github.com/freshbench/freshbench/target"
+)
+
+// knobs declares every setting of the target, once: the settings help, the
+// parsing and the effective settings of a results file come from here.
+func knobs() target.Knobs {
+	return target.Knobs{
+		{Name: "shards", Default: strconv.Itoa(defaultShards), Parse: target.ParseInt(1),
+			Help: "number_of_shards when the index is created"},
+		{Name: "replicas", Default: strconv.Itoa(defaultReplicas), Parse: target.ParseInt(0),
+			Help: "number_of_replicas when the index is created"},
+		{Name: "refresh_interval", Default: defaultRefreshInterval,
+			Help: "refresh_interval when the index is created, e.g. 1s; -1 disables refreshes"},
+		{Name: "max_retries", Default: strconv.Itoa(defaultMaxRetries), Parse: target.ParseInt(0),
+			Help: "re-sends of bulk items rejected with 429 (too many requests)"},
 	}
 }
+
+// Knobs are the settings the elasticsearch and opensearch targets take.
+func Knobs() target.Knobs { return knobs() }
+
+// applySettings resolves the settings into c.
+func (c *config) applySettings(set map[string]string) error {
+	s, err := knobs().Resolve(set)
+	if err != nil {
+		return err
+	}
+	c.settings = s
+	c.shards = s["shards"].(int)
+	c.replicas = s["replicas"].(int)
+	c.refreshInterval = s["refresh_interval"].(string)
+	c.maxRetries = s["max_retries"].(int)
+	return nil
+}
+
+// Settings returns the settings in effect, defaults included.
+func (t *Target) Settings() map[string]string { return t.cfg.settings.Text() }

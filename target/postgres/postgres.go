@@ -3,10 +3,11 @@
 // URL: postgres://user:pass@host:port/db?table=events (or postgresql://).
 // Credentials and anything else libpq understands come from the URL or the
 // usual PG* environment variables (pgx reads them, including PGPASSWORD and
-// ~/.pgpass). The query parameter table (default freshbench_events) names
-// the table and is removed before the rest is handed to pgx, which would
-// otherwise send it to the server as a run-time parameter. pgx's own
-// parameters such as sslmode or pool_max_conns pass through.
+// ~/.pgpass). The query parameter table is the table setting given in the
+// URL (giving it both ways with different values is an error); it is
+// removed before the rest is handed to pgx, which would otherwise send it
+// to the server as a run-time parameter. pgx's own parameters such as
+// sslmode or pool_max_conns pass through.
 //
 // Events are stored one row each:
 //
@@ -17,33 +18,36 @@
 // the freshness query into a backward index probe, and on
 // (generator_identifier, _seq) for the completeness scan.
 //
-// Options.Settings knobs:
-//
-//	write_method        insert (default), copy or pipeline; see below
-//	gin                 true or jsonb_ops: GIN index on doc with the default
-//	                    operator class; jsonb_path_ops: the smaller one that
-//	                    serves only @>; false (default): none
-//	unlogged            true: CREATE UNLOGGED TABLE (no WAL, lost on crash)
-//	synchronous_commit  session setting for every connection (on, off, local…)
-//	max_conns           pool size (default 16, or pool_max_conns in the URL)
+// The settings (Options.Settings: table, write_method, gin, unlogged,
+// max_conns, synchronous_commit) are declared, with their defaults and
+// meanings, by Knobs.
 //
 // Write methods. Every batch is one transaction: a single statement (insert,
 // copy) or a pipeline that ends in one Sync (pipeline), so the server
-// commits all of the batch or none of it, in one round trip, without
-// BEGIN/COMMIT round trips.
+// commits all of the batch or none of it; insert and pipeline take one
+// round trip, without BEGIN/COMMIT round trips.
 //
 //   - insert: one INSERT … SELECT FROM unnest($arrays) … ON CONFLICT (_id)
 //     DO NOTHING RETURNING _seq. Five parameters whatever the batch size, so
 //     the protocol's 65535-parameter limit never applies. A row whose _id
 //     already exists is skipped, and reported as a failed item of kind
 //     "duplicate_id" with its _seq; the rest of the batch is acknowledged.
-//   - copy: COPY … FROM STDIN (binary) via pgx CopyFrom. The fastest for
+//   - copy: COPY … FROM STDIN (binary) via pgx CopyFrom, in a transaction
+//     of its own (BEGIN and COMMIT add two round trips). The fastest for
 //     large batches, but COPY has no ON CONFLICT: one duplicate _id aborts
 //     the whole batch, which is then reported as failed items of kind
 //     "unique_violation" (every item, none acknowledged).
 //   - pipeline: one single-row INSERT … ON CONFLICT DO NOTHING per event,
 //     all sent in one pgx.Batch (one round trip, one implicit transaction);
 //     duplicates are reported like insert's.
+//
+// Rows not stored. A BEFORE INSERT trigger that returns NULL makes the
+// server skip a row without an error. Such a row is a failed item of kind
+// "not_stored" (target.ErrorNotStored) with its _seq, never acknowledged:
+// insert and pipeline look up the _ids of the rows the server skipped (a
+// stored _id is a duplicate, a missing one was not stored); copy, when the
+// server copied fewer rows than it was sent, looks up which rows its own
+// transaction inserted before it commits.
 //
 // insert is the default because it is the only method that is both cheap
 // per round trip at any batch size and exact about duplicates: a retried or
@@ -63,7 +67,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -113,7 +116,9 @@ func validTable(name string) bool {
 }
 
 // Register registers the postgres and postgresql schemes.
-func Register(r *target.Registry) { r.Register(Open, "postgres", "postgresql") }
+func Register(r *target.Registry) {
+	r.Register(target.Driver{Name: "postgres", Schemes: []string{"postgres", "postgresql"}, Open: Open, Knobs: knobs()})
+}
 
 // config is everything Open derives from the URL and options before it
 // connects; it is separate so that it can be checked without a server.
@@ -122,6 +127,7 @@ type config struct {
 	table    string
 	method   string
 	gin      string // "" (none), "jsonb_ops" or "jsonb_path_ops"
+	settings target.Settings
 	unlogged bool
 	recreate bool
 	timeout  time.Duration
@@ -178,41 +184,28 @@ func parseConfig(u *url.URL, opts target.Options) (*config, error) {
 	}
 
 	q := u.Query()
-	cfg.table = DefaultTable
-	if q.Has("table") {
-		cfg.table = q.Get("table")
-		q.Del("table")
+	ks := knobs()
+	set, err := ks.WithQuery(q, opts.Settings)
+	if err != nil {
+		return nil, fmt.Errorf("postgres %s: %w", redacted, err)
 	}
-	if !validTable(cfg.table) {
-		return nil, fmt.Errorf("%w %s: table %q must be 1 to %d letters, digits or underscores, not starting with a digit",
-			target.ErrBadURL, redacted, cfg.table, maxTableLen)
+	// The table is freshbench's, not a run-time parameter for the server.
+	q.Del("table")
+	if set["max_conns"] != "" && q.Has("pool_max_conns") && set["max_conns"] != q.Get("pool_max_conns") {
+		return nil, fmt.Errorf("%w %s: pool_max_conns=%s in the URL but max_conns=%s in the settings; give it once",
+			target.ErrBadURL, redacted, q.Get("pool_max_conns"), set["max_conns"])
 	}
-
-	set := opts.Settings
-	cfg.method = defaultWriteMethod
-	if m, ok := set["write_method"]; ok && m != "" {
-		cfg.method = strings.ToLower(m)
+	settings, err := ks.Resolve(set)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	if !contains(WriteMethods(), cfg.method) {
-		return nil, fmt.Errorf("postgres: write_method %q is not supported; use one of %s",
-			set["write_method"], strings.Join(WriteMethods(), ", "))
-	}
-	switch g := strings.ToLower(set["gin"]); g {
-	case "", "false", "0", "no", "off":
-	case "true", "1", "yes", "on", "jsonb_ops":
-		cfg.gin = "jsonb_ops"
-	case "jsonb_path_ops":
+	cfg.settings = settings
+	cfg.table = settings["table"].(string)
+	cfg.method = settings["write_method"].(string)
+	if g := settings["gin"].(string); g != "false" {
 		cfg.gin = g
-	default:
-		return nil, fmt.Errorf("postgres: gin %q is not supported; use true, false, jsonb_ops or jsonb_path_ops", set["gin"])
 	}
-	if v, ok := set["unlogged"]; ok && v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: unlogged %q is not a boolean", v)
-		}
-		cfg.unlogged = b
-	}
+	cfg.unlogged = settings["unlogged"].(bool)
 
 	connURL := *u
 	connURL.RawQuery = q.Encode()
@@ -226,33 +219,20 @@ func parseConfig(u *url.URL, opts target.Options) (*config, error) {
 		}
 		return nil, fmt.Errorf("%w %s: %s", target.ErrBadURL, redacted, msg)
 	}
-	if v, ok := set["max_conns"]; ok && v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("postgres: max_conns %q is not a positive integer", v)
-		}
-		pc.MaxConns = int32(n)
-	} else if !q.Has("pool_max_conns") {
-		pc.MaxConns = defaultMaxConns
+	if _, ok := set["max_conns"]; ok || !q.Has("pool_max_conns") {
+		pc.MaxConns = int32(settings["max_conns"].(int))
+	} else {
+		settings["max_conns"] = int(pc.MaxConns) // as the URL set it
 	}
 	if pc.ConnConfig.ConnectTimeout == 0 {
 		// Without it a black-holed address waits for the OS TCP timeout.
 		pc.ConnConfig.ConnectTimeout = cfg.timeout
 	}
-	if v := set["synchronous_commit"]; v != "" {
+	if v := settings["synchronous_commit"].(string); v != "" {
 		pc.ConnConfig.RuntimeParams["synchronous_commit"] = v
 	}
 	cfg.pool = pc
 	return cfg, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // store implements target.Target on a pgx pool.
@@ -264,10 +244,14 @@ type store struct {
 	qDrop      string
 	qInsert    string
 	qInsertOne string
-	qFreshness string
-	qVisible   string
-	qCount     string
-	qSeqs      string
+	// qStored finds which of some _ids are stored; qWrittenHere which of
+	// them the current transaction inserted.
+	qStored      string
+	qWrittenHere string
+	qFreshness   string
+	qVisible     string
+	qCount       string
+	qSeqs        string
 }
 
 func newStore(pool *pgxpool.Pool, cfg *config) *store {
@@ -299,11 +283,13 @@ func newStore(pool *pgxpool.Pool, cfg *config) *store {
 		qInsert: `INSERT INTO ` + tbl + ` ` + cols + `
 SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[]::jsonb[])
 ON CONFLICT (_id) DO NOTHING RETURNING _seq`,
-		qInsertOne: `INSERT INTO ` + tbl + ` ` + cols + ` VALUES ($1, $2, $3, $4, $5) ON CONFLICT (_id) DO NOTHING`,
-		qFreshness: `SELECT max(_event_time) FROM ` + tbl + ` WHERE generator_identifier = $1`,
-		qVisible:   `SELECT _id FROM ` + tbl + ` WHERE generator_identifier = $1 AND _id = ANY($2)`,
-		qCount:     `SELECT count(*) FROM ` + tbl + ` WHERE generator_identifier = $1`,
-		qSeqs:      `SELECT _seq FROM ` + tbl + ` WHERE generator_identifier = $1`,
+		qInsertOne:   `INSERT INTO ` + tbl + ` ` + cols + ` VALUES ($1, $2, $3, $4, $5) ON CONFLICT (_id) DO NOTHING`,
+		qStored:      `SELECT _id FROM ` + tbl + ` WHERE _id = ANY($1)`,
+		qWrittenHere: `SELECT _id FROM ` + tbl + ` WHERE _id = ANY($1) AND xmin = pg_current_xact_id()::xid`,
+		qFreshness:   `SELECT max(_event_time) FROM ` + tbl + ` WHERE generator_identifier = $1`,
+		qVisible:     `SELECT _id FROM ` + tbl + ` WHERE generator_identifier = $1 AND _id = ANY($2)`,
+		qCount:       `SELECT count(*) FROM ` + tbl + ` WHERE generator_identifier = $1`,
+		qSeqs:        `SELECT _seq FROM ` + tbl + ` WHERE generator_identifier = $1`,
 	}
 }
 

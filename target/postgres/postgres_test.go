@@ -396,13 +396,13 @@ func TestBadOptions(t *testing.T) {
 		settings  map[string]string
 		want      string
 	}{
-		{"table", "postgres://u:" + secret + "@127.0.0.1:1/db?table=bad-name", nil, `table "bad-name"`},
-		{"table quote", "postgresql://u:" + secret + "@127.0.0.1:1/db?table=a%22b", nil, `table "a\"b"`},
-		{"table empty", "postgres://u:" + secret + "@127.0.0.1:1/db?table=", nil, `table ""`},
+		{"table", "postgres://u:" + secret + "@127.0.0.1:1/db?table=bad-name", nil, `table="bad-name"`},
+		{"table quote", "postgresql://u:" + secret + "@127.0.0.1:1/db?table=a%22b", nil, `table="a\"b"`},
+		{"table empty", "postgres://u:" + secret + "@127.0.0.1:1/db?table=", nil, `table=""`},
 		{"write_method", "postgres://u:" + secret + "@127.0.0.1:1/db", map[string]string{"write_method": "bulk"},
-			`write_method "bulk" is not supported; use one of insert, copy, pipeline`},
-		{"gin", "postgres://u:" + secret + "@127.0.0.1:1/db", map[string]string{"gin": "maybe"}, `gin "maybe"`},
-		{"max_conns", "postgres://u:" + secret + "@127.0.0.1:1/db", map[string]string{"max_conns": "0"}, `max_conns "0"`},
+			`write_method="bulk": want one of insert, copy, pipeline`},
+		{"gin", "postgres://u:" + secret + "@127.0.0.1:1/db", map[string]string{"gin": "maybe"}, `gin="maybe"`},
+		{"max_conns", "postgres://u:" + secret + "@127.0.0.1:1/db", map[string]string{"max_conns": "0"}, `max_conns="0"`},
 		{"pgx parameter", "postgres://u:" + secret + "@127.0.0.1:1/db?sslmode=bogus&password=" + secret, nil, "sslmode"},
 	}
 	for _, c := range cases {

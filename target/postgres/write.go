@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -24,6 +25,14 @@ func (s *store) Write(ctx context.Context, b target.Batch) (target.WriteResult, 
 	switch s.cfg.method {
 	case methodCopy:
 		res, err = s.writeCopy(ctx, b)
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == uniqueViolation {
+			// COPY has no ON CONFLICT: one stored _id (a re-send of a batch
+			// that was committed, a repeated id) fails the whole COPY and
+			// rolls it back. Written again by INSERT, each duplicate is
+			// named and the rest stored.
+			res, err = s.writeInsert(ctx, b)
+		}
 	case methodPipeline:
 		res, err = s.writePipeline(ctx, b)
 	default:
@@ -37,6 +46,9 @@ func (s *store) Write(ctx context.Context, b target.Batch) (target.WriteResult, 
 	}
 	return target.WriteResult{}, s.fail(s.cfg.method+" into", err)
 }
+
+// uniqueViolation is the SQLSTATE of a duplicate key.
+const uniqueViolation = "23505"
 
 // generatorOf prefers the document's own generator and falls back to the
 // batch's, so that a hand-built Document without one still lands.
@@ -70,21 +82,71 @@ func (s *store) writeInsert(ctx context.Context, b target.Batch) (target.WriteRe
 	}); err != nil {
 		return target.WriteResult{}, err
 	}
-	return skippedAsDuplicates(b, inserted), nil
+	return s.skipped(ctx, b, inserted)
 }
 
+// writeCopy copies the batch in an explicit transaction: when the server
+// stored fewer rows than were sent (a BEFORE INSERT trigger returned NULL),
+// the rows this transaction wrote are looked up before it commits, so that
+// the missing ones are named exactly. The transaction costs two round
+// trips (BEGIN, COMMIT) beside a COPY that carries the whole batch.
 func (s *store) writeCopy(ctx context.Context, b target.Batch) (target.WriteResult, error) {
-	cols := []string{"_id", "generator_identifier", "_event_time", "_seq", "doc"}
-	n, err := s.pool.CopyFrom(ctx, pgx.Identifier{s.cfg.table}, cols,
-		pgx.CopyFromSlice(len(b.Docs), func(i int) ([]any, error) {
-			d := &b.Docs[i]
-			return []any{d.ID, generatorOf(b, d), d.EventTime, d.Seq, d.JSON}, nil
-		}))
+	var res target.WriteResult
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		n, err := tx.CopyFrom(ctx, pgx.Identifier{s.cfg.table}, copyColumns,
+			pgx.CopyFromSlice(len(b.Docs), func(i int) ([]any, error) {
+				d := &b.Docs[i]
+				return []any{d.ID, generatorOf(b, d), d.EventTime, d.Seq, d.JSON}, nil
+			}))
+		if err != nil {
+			return err
+		}
+		if int(n) == len(b.Docs) {
+			res = target.WriteResult{Acknowledged: len(b.Docs)}
+			return nil
+		}
+		// COPY has no ON CONFLICT, so a row that is not there was not
+		// stored: xmin names the rows this very transaction inserted.
+		ids := make([]string, len(b.Docs))
+		for i := range b.Docs {
+			ids[i] = b.Docs[i].ID
+		}
+		rows, err := tx.Query(ctx, s.qWrittenHere, ids)
+		if err != nil {
+			return err
+		}
+		written := make(map[string]bool, n)
+		var id string
+		if _, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+			written[id] = true
+			return nil
+		}); err != nil {
+			return err
+		}
+		res = target.WriteResult{}
+		for i := range b.Docs {
+			if written[b.Docs[i].ID] {
+				res.Acknowledged++
+				continue
+			}
+			res.Failed++
+			res.FailedSeqs = append(res.FailedSeqs, b.Docs[i].Seq)
+		}
+		if res.Failed > 0 {
+			res.AddError(target.ErrorNotStored, res.Failed)
+		}
+		if res.Acknowledged != int(n) {
+			return fmt.Errorf("copy stored %d rows but %d of the batch's _id are found", n, res.Acknowledged)
+		}
+		return nil
+	})
 	if err != nil {
 		return target.WriteResult{}, err
 	}
-	return target.WriteResult{Acknowledged: int(n)}, nil
+	return res, nil
 }
+
+var copyColumns = []string{"_id", "generator_identifier", "_event_time", "_seq", "doc"}
 
 func (s *store) writePipeline(ctx context.Context, b target.Batch) (target.WriteResult, error) {
 	batch := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(b.Docs))}
@@ -110,14 +172,20 @@ func (s *store) writePipeline(ctx context.Context, b target.Batch) (target.Write
 	if err := br.Close(); err != nil {
 		return target.WriteResult{}, err
 	}
-	return skippedAsDuplicates(b, inserted), nil
+	return s.skipped(ctx, b, inserted)
 }
 
-// skippedAsDuplicates turns the _seq values the server inserted into a
-// result: every other document was skipped by ON CONFLICT DO NOTHING, i.e.
-// its _id was already stored (or repeated within the batch).
-func skippedAsDuplicates(b target.Batch, inserted map[int64]int) target.WriteResult {
+// skipped turns the _seq values the server inserted into a result. Every
+// other document was skipped, either by ON CONFLICT DO NOTHING (its _id
+// was already stored, or repeated within the batch) or by a BEFORE INSERT
+// trigger that returned NULL. The write has committed by now, so the
+// skipped _ids are looked up once more: one that is stored is a duplicate,
+// one that is not was not stored. The lookup runs only when rows were
+// skipped; a concurrent writer of the same _id makes it a duplicate, which
+// it is.
+func (s *store) skipped(ctx context.Context, b target.Batch, inserted map[int64]int) (target.WriteResult, error) {
 	var res target.WriteResult
+	var missing []int // indexes into b.Docs
 	for i := range b.Docs {
 		seq := b.Docs[i].Seq
 		if inserted[seq] > 0 {
@@ -125,13 +193,37 @@ func skippedAsDuplicates(b target.Batch, inserted map[int64]int) target.WriteRes
 			res.Acknowledged++
 			continue
 		}
+		missing = append(missing, i)
+	}
+	if len(missing) == 0 {
+		return res, nil
+	}
+	ids := make([]string, len(missing))
+	for j, i := range missing {
+		ids[j] = b.Docs[i].ID
+	}
+	rows, err := s.pool.Query(ctx, s.qStored, ids)
+	if err != nil {
+		return target.WriteResult{}, fmt.Errorf("look up skipped rows: %w", err)
+	}
+	stored := make(map[string]bool, len(ids))
+	var id string
+	if _, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+		stored[id] = true
+		return nil
+	}); err != nil {
+		return target.WriteResult{}, fmt.Errorf("look up skipped rows: %w", err)
+	}
+	for _, i := range missing {
 		res.Failed++
-		res.FailedSeqs = append(res.FailedSeqs, seq)
+		res.FailedSeqs = append(res.FailedSeqs, b.Docs[i].Seq)
+		if stored[b.Docs[i].ID] {
+			res.AddError(target.ErrorDuplicateID, 1)
+		} else {
+			res.AddError(target.ErrorNotStored, 1)
+		}
 	}
-	if res.Failed > 0 {
-		res.AddError(target.ErrorDuplicateID, res.Failed)
-	}
-	return res
+	return res, nil
 }
 
 // allFailed reports a batch the server rejected as a whole.

@@ -5,7 +5,8 @@
 // it to see what the figures mean before pointing freshbench at a database.
 //
 // URL: sim://?visibility_delay=200ms&capacity=5000&write_delay=1ms&drop_every=100
-// discard:// acknowledges everything and keeps nothing (driver benchmarks).
+// discard:// acknowledges everything and keeps nothing (driver benchmarks);
+// its Reader methods return target.ErrNotKept.
 package sim
 
 import (
@@ -13,7 +14,6 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 
@@ -32,40 +32,38 @@ type Config struct {
 }
 
 // Register adds the sim and discard schemes to r.
-func Register(r *target.Registry) { r.Register(Open, "sim", "discard") }
+func Register(r *target.Registry) {
+	r.Register(target.Driver{Name: "sim", Schemes: []string{"sim"}, Open: Open, Knobs: knobs()})
+	r.Register(target.Driver{Name: "discard", Schemes: []string{"discard"}, Open: Open})
+}
 
-// Open parses the URL's query into a Config.
-func Open(_ context.Context, u *url.URL, _ target.Options) (target.Target, error) {
-	var c Config
+// Open reads the behaviour of a sim:// target from the URL's query and the
+// settings (the same knobs; a knob given both ways must agree). A query
+// parameter that is not a knob is refused: a misspelt one would otherwise
+// leave a behaviour silently at its default. discard:// takes none.
+func Open(_ context.Context, u *url.URL, opts target.Options) (target.Target, error) {
 	q := u.Query()
-	durations := map[string]*time.Duration{
-		"visibility_delay": &c.VisibilityDelay, "write_delay": &c.WriteDelay, "query_delay": &c.QueryDelay,
-	}
-	for k, p := range durations {
-		if v := q.Get(k); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil || d < 0 {
-				return nil, fmt.Errorf("%w: sim %s=%q: want a duration such as 200ms", target.ErrBadURL, k, v)
-			}
-			*p = d
+	if u.Scheme == "discard" {
+		if len(q) > 0 || len(opts.Settings) > 0 {
+			return nil, fmt.Errorf("%w: discard:// takes no parameters or settings", target.ErrBadURL)
 		}
+		return New(Config{Discard: true}), nil
 	}
-	if v := q.Get("capacity"); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 {
-			return nil, fmt.Errorf("%w: sim capacity=%q: want events per second, e.g. 5000", target.ErrBadURL, v)
-		}
-		c.Capacity = f
+	ks := knobs()
+	if err := ks.CheckQuery(q); err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
 	}
-	if v := q.Get("drop_every"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("%w: sim drop_every=%q: want a whole number, e.g. 100", target.ErrBadURL, v)
-		}
-		c.DropEvery = n
+	set, err := ks.WithQuery(q, opts.Settings)
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
 	}
-	c.Discard = u.Scheme == "discard"
-	return New(c), nil
+	settings, err := ks.Resolve(set)
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	t := New(configOf(settings))
+	t.settings = settings
+	return t, nil
 }
 
 type event struct {
@@ -76,9 +74,15 @@ type event struct {
 	newest    int64 // max eventTime of this and all earlier entries
 }
 
+// ErrorEmptyDocument is the error kind of a document without a body (no
+// JSON): the one item the sim refuses, as a database refuses a document it
+// cannot parse.
+const ErrorEmptyDocument = "empty_document"
+
 // Target is the simulated database.
 type Target struct {
-	cfg Config
+	cfg      Config
+	settings target.Settings // as resolved by Open; nil from New
 
 	capMu    sync.Mutex
 	capacity time.Time // when the simulated server is free again
@@ -134,8 +138,9 @@ func (t *Target) Write(ctx context.Context, b target.Batch) (target.WriteResult,
 	if err := sleep(ctx, wait); err != nil {
 		return target.WriteResult{}, err
 	}
-	res := target.WriteResult{Acknowledged: len(b.Docs)}
+	var res target.WriteResult
 	if t.cfg.Discard {
+		res.Acknowledged = len(b.Docs)
 		return res, nil
 	}
 	t.mu.Lock()
@@ -143,6 +148,14 @@ func (t *Target) Write(ctx context.Context, b target.Batch) (target.WriteResult,
 	visibleAt := time.Now().Add(t.cfg.VisibilityDelay)
 	evs := t.events[b.Generator]
 	for _, d := range b.Docs {
+		if len(d.JSON) == 0 {
+			// As a database refuses a document it cannot parse.
+			res.Failed++
+			res.FailedSeqs = append(res.FailedSeqs, d.Seq)
+			res.AddError(ErrorEmptyDocument, 1)
+			continue
+		}
+		res.Acknowledged++
 		t.acked++
 		if t.cfg.DropEvery > 0 && t.acked%int64(t.cfg.DropEvery) == 0 {
 			continue // acknowledged, then lost
@@ -165,7 +178,17 @@ func (t *Target) visible(gen string, now time.Time) []event {
 	return evs[:n]
 }
 
-func (t *Target) query(ctx context.Context) error { return sleep(ctx, t.cfg.QueryDelay) }
+// query waits the query delay. discard:// keeps nothing, so it has nothing
+// to answer: an empty answer would read as "every event lost".
+func (t *Target) query(ctx context.Context) error {
+	if err := sleep(ctx, t.cfg.QueryDelay); err != nil {
+		return err
+	}
+	if t.cfg.Discard {
+		return fmt.Errorf("discard: %w", target.ErrNotKept)
+	}
+	return nil
+}
 
 func (t *Target) Freshness(ctx context.Context, gen string) (int64, bool, error) {
 	if err := t.query(ctx); err != nil {
@@ -206,6 +229,9 @@ func (t *Target) Count(ctx context.Context, gen string) (int64, error) {
 }
 
 func (t *Target) Seqs(ctx context.Context, gen string, fn func(int64)) error {
+	if t.cfg.Discard {
+		return fmt.Errorf("discard: %w", target.ErrNotKept)
+	}
 	t.mu.Lock()
 	v := t.visible(gen, time.Now())
 	t.mu.Unlock()

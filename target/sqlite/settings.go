@@ -1,13 +1,31 @@
 package sqlite
 
-import "strings"
+import (
+	"fmt"
 
-// Settings returns the settings (--set keys) in effect, defaults included.
-// The journal mode is always WAL.
-func (t *Target) Settings() map[string]string {
-	sync := strings.ToUpper(t.opts.Settings["synchronous"])
-	if sync == "" {
-		sync = "NORMAL"
+	"github.com/freshbench/freshbench/target"
+)
+
+// knobs declares every setting of the target, once. The journal mode is
+// always WAL.
+func knobs() target.Knobs {
+	return target.Knobs{
+		{Name: "table", Default: "freshbench_events", Parse: parseTable,
+			Help: "the table; the URL's ?table= says the same (letters, digits, _)"},
+		{Name: "synchronous", Default: "NORMAL", Parse: target.OneOf("OFF", "NORMAL", "FULL", "EXTRA"),
+			Help: "PRAGMA synchronous: OFF, NORMAL, FULL or EXTRA (how often SQLite waits for the disk)"},
 	}
-	return map[string]string{"table": t.table, "synchronous": sync}
 }
+
+// Knobs are the settings the sqlite target takes.
+func Knobs() target.Knobs { return knobs() }
+
+func parseTable(v string) (any, error) {
+	if !identRe.MatchString(v) {
+		return nil, fmt.Errorf("want letters, digits and _, not starting with a digit")
+	}
+	return v, nil
+}
+
+// Settings returns the settings in effect, defaults included.
+func (t *Target) Settings() map[string]string { return t.settings.Text() }

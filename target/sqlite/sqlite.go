@@ -3,7 +3,8 @@
 // JSON text beside indexed columns for the fields the probes query.
 //
 // URL forms: sqlite:///abs/path/file.db, sqlite://relative/file.db.
-// Settings: table (default freshbench_events), synchronous (NORMAL).
+// The settings (table, also ?table= in the URL, and synchronous) are
+// declared by Knobs.
 package sqlite
 
 import (
@@ -24,17 +25,20 @@ import (
 )
 
 // Register adds the sqlite scheme to r.
-func Register(r *target.Registry) { r.Register(Open, "sqlite") }
+func Register(r *target.Registry) {
+	r.Register(target.Driver{Name: "sqlite", Schemes: []string{"sqlite"}, Open: Open, Knobs: knobs()})
+}
 
 var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 
 // Target is a SQLite database file.
 type Target struct {
-	path    string
-	table   string
-	opts    target.Options
-	writer  *sql.DB // one connection: SQLite has one writer at a time
-	readers *sql.DB
+	path     string
+	table    string
+	opts     target.Options
+	settings target.Settings
+	writer   *sql.DB // one connection: SQLite has one writer at a time
+	readers  *sql.DB
 }
 
 // Open opens (creating if needed) the database file named by u.
@@ -46,23 +50,19 @@ func Open(ctx context.Context, u *url.URL, opts target.Options) (target.Target, 
 	if path == "" {
 		return nil, fmt.Errorf("%w: sqlite URL %q has no file path; want sqlite:///path/to/file.db", target.ErrBadURL, u.String())
 	}
-	table := u.Query().Get("table")
-	if table == "" {
-		table = opts.Settings["table"]
+	ks := knobs()
+	if err := ks.CheckQuery(u.Query()); err != nil {
+		return nil, fmt.Errorf("sqlite %s: %w", path, err)
 	}
-	if table == "" {
-		table = "freshbench_events"
+	set, err := ks.WithQuery(u.Query(), opts.Settings)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite %s: %w", path, err)
 	}
-	if !identRe.MatchString(table) {
-		return nil, fmt.Errorf("%w: table %q: want letters, digits and _ (not starting with a digit)", target.ErrBadURL, table)
+	settings, err := ks.Resolve(set)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	sync := strings.ToUpper(opts.Settings["synchronous"])
-	if sync == "" {
-		sync = "NORMAL"
-	}
-	if sync != "OFF" && sync != "NORMAL" && sync != "FULL" {
-		return nil, fmt.Errorf("setting synchronous=%q: want OFF, NORMAL or FULL", sync)
-	}
+	table, sync := settings["table"].(string), settings["synchronous"].(string)
 	if err := checkWritableDir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func Open(ctx context.Context, u *url.URL, opts target.Options) (target.Target, 
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
 	r.SetMaxOpenConns(4)
-	t := &Target{path: path, table: table, opts: opts, writer: w, readers: r}
+	t := &Target{path: path, table: table, opts: opts, settings: settings, writer: w, readers: r}
 	if err := w.PingContext(ctx); err != nil {
 		t.Close()
 		return nil, t.wrap("open", err)
@@ -146,7 +146,9 @@ func (t *Target) Setup(ctx context.Context) error {
 }
 
 // Write inserts the batch in one transaction. A row whose _id exists
-// already is a failed item of kind duplicate_id; the others are written.
+// already is a failed item of kind duplicate_id, one that a trigger
+// skipped (RAISE(IGNORE)) a failed item of kind not_stored; the others are
+// written.
 func (t *Target) Write(ctx context.Context, b target.Batch) (target.WriteResult, error) {
 	var res target.WriteResult
 	tx, err := t.writer.BeginTx(ctx, nil)
@@ -165,9 +167,20 @@ func (t *Target) Write(ctx context.Context, b target.Batch) (target.WriteResult,
 			return target.WriteResult{}, t.wrap("insert", err)
 		}
 		if n, _ := r.RowsAffected(); n == 0 {
+			// Skipped by ON CONFLICT, or by a trigger's RAISE(IGNORE):
+			// within the transaction, a stored _id says which.
+			var one int
+			err := tx.QueryRowContext(ctx, `SELECT 1 FROM `+t.table+` WHERE _id = ?`, d.ID).Scan(&one)
+			kind := target.ErrorDuplicateID
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				kind = target.ErrorNotStored
+			case err != nil:
+				return target.WriteResult{}, t.wrap("look up skipped row", err)
+			}
 			res.Failed++
 			res.FailedSeqs = append(res.FailedSeqs, d.Seq)
-			res.AddError(target.ErrorDuplicateID, 1)
+			res.AddError(kind, 1)
 			continue
 		}
 		res.Acknowledged++

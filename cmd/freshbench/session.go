@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/report"
+	"github.com/freshbench/freshbench/stats"
+	"github.com/freshbench/freshbench/target"
+)
+
+// session is what run, peak and query share around their measurement: the
+// target opened and set up, the metrics endpoint, the description that
+// every results file carries, and the teardown.
+type session struct {
+	tgt         target.Target
+	raw         string
+	obs         stats.Observer
+	desc        bench.Description
+	stopMetrics func()
+	out         string
+}
+
+// openSession opens the target and serves the metrics; close it.
+func openSession(ctx context.Context, command string, tf *targetFlags, ma *metricsAddr, out string, stderr io.Writer) (*session, error) {
+	tgt, raw, err := tf.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return newSession(ctx, command, tgt, raw, ma, out, stderr)
+}
+
+// newSession serves the metrics of a measurement of tgt, open already;
+// the session closes tgt.
+func newSession(ctx context.Context, command string, tgt target.Target, raw string, ma *metricsAddr, out string, stderr io.Writer) (*session, error) {
+	obs, stop, err := ma.serve(ctx, raw, stderr)
+	if err != nil {
+		tgt.Close()
+		return nil, err
+	}
+	return &session{tgt: tgt, raw: raw, obs: obs, stopMetrics: stop, out: out, desc: bench.Describe(ctx, command, tgt, raw)}, nil
+}
+
+// write writes res, described, to the results file.
+func (s *session) write(res *bench.Result) error {
+	s.desc.Apply(res)
+	return report.WriteFile(s.out, res)
+}
+
+// keep writes a partial result (a step) and goes on when it cannot.
+func (s *session) keep(res *bench.Result, stderr io.Writer, command string) {
+	if err := s.write(res); err != nil {
+		fmt.Fprintf(stderr, "freshbench %s: %v (the measurement goes on)\n", command, err)
+	}
+}
+
+// close stops the metrics, drops the index or table when asked, and
+// releases the target.
+func (s *session) close(ctx context.Context, teardown bool) error {
+	s.stopMetrics()
+	defer s.tgt.Close()
+	if !teardown {
+		return nil
+	}
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if err := s.tgt.Teardown(tctx); err != nil {
+		return fmt.Errorf("teardown: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package dispatch
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/freshbench/freshbench/pace"
+)
+
+// counter records what a stream did; each send takes delay.
+type counter struct {
+	mu           sync.Mutex
+	delay        time.Duration
+	sent, late   int
+	latencies    []time.Duration // intended → done
+	unsentUnits  int
+	unsentBounds []time.Duration
+}
+
+func (c *counter) Build(d Due) Unit {
+	c.mu.Lock()
+	c.sent++
+	if d.Late {
+		c.late++
+	}
+	c.mu.Unlock()
+	return Unit{Events: 1, Send: func(context.Context) {
+		time.Sleep(c.delay)
+		c.mu.Lock()
+		c.latencies = append(c.latencies, time.Since(d.Intended))
+		c.mu.Unlock()
+	}}
+}
+
+func (c *counter) Unsent(u Unsent) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.unsentUnits += u.Units
+	u.Spread(1000, func(at time.Time, w int64) {
+		for range w {
+			c.unsentBounds = append(c.unsentBounds, u.GaveUp.Sub(at))
+		}
+	})
+}
+
+func stream(rate float64, d time.Duration, slots int) (Stream, time.Time) {
+	start := time.Now().Add(10 * time.Millisecond)
+	return Stream{
+		Schedule: pace.NewSchedule(start, pace.Rate{PerSecond: rate}), End: start.Add(d),
+		Slots: NewSlots(slots), LateAfter: 10 * time.Millisecond, FinalWait: 2 * time.Second,
+		UnitEvents: 1, UnitBytes: 1,
+	}, start
+}
+
+// Against a target that takes 4 of every 5 units too long, every unit the
+// schedule made due is sent or unsent; the one waiting for a slot at the
+// end is sent and its latency runs from its intended time; the unsent
+// ones carry a lower bound of theirs.
+func TestBacklogAtTheEndIsMeasured(t *testing.T) {
+	s, start := stream(50, time.Second, 1) // 50 units due, 20 ms apart
+	c := &counter{delay: 100 * time.Millisecond}
+	s.Run(context.Background(), c)
+	if c.sent+c.unsentUnits != 50 {
+		t.Fatalf("sent %d + unsent %d, want the 50 units due", c.sent, c.unsentUnits)
+	}
+	if c.late == 0 || c.unsentUnits == 0 {
+		t.Fatalf("late %d, unsent %d: want both, the target takes a fifth of the schedule", c.late, c.unsentUnits)
+	}
+	worst := time.Duration(0)
+	for _, l := range c.latencies {
+		worst = max(worst, l)
+	}
+	// The last unit sent waited in line at the end: its latency includes
+	// most of the run's backlog (about 0.8 s), not just its service time.
+	if worst < 500*time.Millisecond {
+		t.Fatalf("worst latency %s, want the backlog (> 500ms) measured", worst)
+	}
+	for _, b := range c.unsentBounds {
+		if b < 0 {
+			t.Fatalf("an unsent unit's latency bound is %s, want ≥ 0 (it was due)", b)
+		}
+	}
+	_ = start
+}
+
+// An interrupted stream counts as unsent only the units due before the
+// interruption.
+func TestInterruptionEndsWhatIsDue(t *testing.T) {
+	s, start := stream(100, 10*time.Second, 4)
+	c := &counter{}
+	ctx, cancel := context.WithCancel(context.Background())
+	var stoppedAt time.Time
+	time.AfterFunc(300*time.Millisecond, func() { stoppedAt = time.Now(); cancel() })
+	s.Run(ctx, c)
+	due := int(stoppedAt.Sub(start)/(10*time.Millisecond)) + 1
+	if got := c.sent + c.unsentUnits; got < due-1 || got > due+1 {
+		t.Fatalf("sent %d + unsent %d = %d, want the %d units due before the interruption (±1 for the instant)", c.sent, c.unsentUnits, got, due)
+	}
+}
+
+// Spread gives every unit a weight, over at most the samples asked for.
+func TestSpread(t *testing.T) {
+	u := Unsent{Units: 2503, First: time.Unix(0, 0), Last: time.Unix(25, 0)}
+	var total int64
+	calls := 0
+	u.Spread(1000, func(at time.Time, w int64) { total += w; calls++ })
+	if total != 2503 || calls != 1000 {
+		t.Fatalf("weights sum to %d over %d calls, want 2503 over 1000", total, calls)
+	}
+}

@@ -1,0 +1,583 @@
+package report
+
+// The view model of the HTML report: everything the template shows, already
+// formatted, built from a results file.
+
+import (
+	"fmt"
+	"html/template"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/ingest"
+	"github.com/freshbench/freshbench/stats"
+)
+
+// htmlView is everything the template shows, already formatted.
+type htmlView struct {
+	CSS template.CSS
+	// Ingest is false for a query load that ran alone: the page then has
+	// no write, freshness or completeness sections, as nothing was written.
+	Ingest       bool
+	Title        string
+	Subtitle     string
+	Facts        []fact
+	Notices      []notice
+	Cards        []card
+	Peak         *peakView
+	DetailNote   string
+	Throughput   chartView
+	WriteLatency chartView
+	Freshness    chartView
+	Percentiles  []chartView
+	Latencies    []latencyRow
+	Queries      *queriesView
+	Phases       []phaseRow
+	Errors       []errorRow
+	Completeness completenessView
+	Config       []fact
+	Environment  []fact
+	Footer       string
+}
+
+type fact struct{ Label, Value string }
+
+type notice struct{ Class, Text string }
+
+// card is one headline figure. Status (ok, warn, bad or empty) colours it.
+type card struct {
+	Label, Value, Unit, Sub, Status string
+}
+
+type latencyRow struct {
+	Name, Count                                 string
+	Min, P50, P90, P95, P99, P999, Max, Clamped string
+	Empty                                       bool
+}
+
+type phaseRow struct {
+	Name                                                           string
+	Batches, Late, Dispatched, Acked, Failed, Unsent, Retries, P99 string
+}
+
+type errorRow struct{ Source, Kind, Count, Sample string }
+
+type completenessView struct {
+	Status  string // a sentence on whether the audit ran
+	Rows    []completenessRow
+	Total   *completenessRow
+	Probes  []fact
+	Missing bool
+}
+
+type completenessRow struct {
+	Generator, Acknowledged, Visible, Missing, Unexpected, Duplicates, Sample string
+	Bad                                                                       bool
+}
+
+type peakView struct {
+	Headline string
+	Reason   string
+	Found    bool
+	Rows     []stepRow
+	Rates    chartView
+	Latency  chartView
+}
+
+type stepRow struct {
+	Index, Target, Achieved, Share, WriteP99, FreshP50, FreshP95, FreshP99, VisP95, Errors, Late string
+	Verdict, Reason                                                                              string
+	Sustainable, Peak                                                                            bool
+}
+
+func buildView(res *bench.Result) *htmlView {
+	detail := detailResult(res)
+	s := detail.Summary
+	v := &htmlView{
+		CSS:   template.CSS(htmlCSS),
+		Title: orDash(targetURL(res)),
+	}
+	if v.Title == "-" {
+		v.Title = orDash(res.Environment.Target)
+	}
+	v.Ingest = !queriesAlone(res)
+	v.Subtitle = subtitle(res)
+	v.Facts = headerFacts(res)
+	v.Notices = notices(res, detail)
+	v.Queries = queryLoad(detail)
+	v.Config = configFacts(res)
+	v.Environment = environmentFacts(res)
+	v.Footer = fmt.Sprintf("%s %s · results schema %d · rendered from the results file", orDefault(res.Tool.Name, "freshbench"), orDash(res.Tool.Version), res.SchemaVersion)
+	if !v.Ingest {
+		v.Cards = queryCards(res.Queries)
+		return v
+	}
+	if len(res.Steps) > 0 {
+		v.Peak = peakSection(res)
+		if detail != res {
+			v.DetailNote = fmt.Sprintf("The charts and tables below show step %d (target %s).", stepIndex(res, detail)+1, detail.Config.Rate)
+		} else if res.Peak != nil && res.Peak.Found {
+			v.DetailNote = fmt.Sprintf("The charts and tables below show the peak step (step %d, target %s).", res.Peak.Step+1, res.Peak.Rate)
+		}
+	}
+	v.Cards = headlineCards(res, detail)
+	v.Throughput = throughputChart(detail)
+	v.WriteLatency = writeLatencyChart(detail)
+	v.Freshness = freshnessChart(detail)
+	measured := phase(detail, ingest.PhaseMeasured)
+	var writeH, serviceH, latenessH *stats.Histogram
+	if measured != nil {
+		writeH, serviceH, latenessH = measured.WriteLatency, measured.ServiceTime, measured.Lateness
+	}
+	v.Percentiles = []chartView{
+		percentileChart("Write latency", "intended time → acknowledged", "c-write", writeH),
+		percentileChart("Write service time", "request sent → acknowledged", "c-service", serviceH),
+		percentileChart("Freshness lag", "query return − newest visible event", "c-fresh", detail.Freshness.Lag),
+		percentileChart("Visibility latency", visibilityNote(s), "c-vis", detail.Visibility.Latency),
+	}
+	v.Latencies = []latencyRow{
+		latency("Write latency", s.WriteLatency),
+		latency("Write service time", s.ServiceTime),
+		latency("Batch lateness", summarize(latenessH)),
+		latency("Freshness lag", s.FreshnessLag),
+		latency("Freshness query service", summarize(detail.Freshness.QueryService)),
+		latency("Visibility latency", s.VisibilityLatency),
+		latency("Probe query service", s.ProbeQueryService),
+	}
+	v.Phases = phaseRows(detail)
+	v.Errors = errorRows(detail)
+	v.Completeness = completeness(detail)
+	return v
+}
+
+// detailResult is the run whose series and histograms the page shows. A
+// peak search may keep them only in its steps; then the peak step (or the
+// last step when none was sustainable) stands in.
+func detailResult(res *bench.Result) *bench.Result {
+	if len(res.Series) > 0 || len(res.Steps) == 0 {
+		return res
+	}
+	if res.Peak != nil && res.Peak.Found && res.Peak.Step >= 0 && res.Peak.Step < len(res.Steps) {
+		return res.Steps[res.Peak.Step]
+	}
+	return res.Steps[len(res.Steps)-1]
+}
+
+func stepIndex(res, step *bench.Result) int {
+	for i, s := range res.Steps {
+		if s == step {
+			return i
+		}
+	}
+	return -1
+}
+
+func phase(res *bench.Result, name string) *ingest.Phase {
+	for _, p := range res.Phases {
+		if p != nil && p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+func summarize(h *stats.Histogram) stats.Summary {
+	if h == nil {
+		return stats.Summary{}
+	}
+	return h.Summarize()
+}
+
+func subtitle(res *bench.Result) string {
+	parts := []string{}
+	if res.Command != "" {
+		parts = append(parts, "freshbench "+res.Command)
+	}
+	if v := res.Environment.TargetVersion; v != "" {
+		parts = append(parts, v)
+	}
+	if !res.StartedAt.IsZero() {
+		parts = append(parts, res.StartedAt.UTC().Format("2006-01-02 15:04:05 MST"))
+	}
+	if !res.StartedAt.IsZero() && res.EndedAt.After(res.StartedAt) {
+		parts = append(parts, "took "+res.EndedAt.Sub(res.StartedAt).Round(time.Second).String())
+	}
+	return strings.Join(parts, " · ")
+}
+
+func headerFacts(res *bench.Result) []fact {
+	c := res.Config
+	if queriesAlone(res) {
+		q := res.Queries
+		facts := []fact{
+			{"load", loopText(q)},
+			{"duration", seconds(c.DurationS) + " (warm-up " + seconds(c.WarmupS) + ")"},
+			{"mix", q.Mix},
+			{"limit", strconv.Itoa(q.Limit) + " rows"},
+		}
+		return append(facts, targetSettingFacts(c, "")...)
+	}
+	facts := []fact{
+		{"rate", orDash(c.Rate)},
+		{"duration", seconds(c.DurationS) + " (warm-up " + seconds(c.WarmupS) + ")"},
+	}
+	if n := len(res.Steps); n > 0 {
+		// A peak search has one rate per step; its own configuration is
+		// the first step's.
+		first, last := res.Steps[0], res.Steps[n-1]
+		facts = []fact{
+			{"steps", fmt.Sprintf("%d, %s → %s", n, orDash(first.Config.Rate), orDash(last.Config.Rate))},
+			{"per step", seconds(c.DurationS) + " (warm-up " + seconds(c.WarmupS) + ")"},
+		}
+	}
+	facts = append(facts, []fact{
+		{"batch", strconv.Itoa(c.BatchSize) + " events"},
+		{"doc size", bytesText(c.DocSize)},
+		{"generators", strconv.Itoa(c.Generators)},
+		{"in-flight", strconv.Itoa(c.MaxInflight)},
+		{"poll", ms(c.PollIntervalS*1000) + " ms"},
+	}...)
+	return append(facts, targetSettingFacts(c, "")...)
+}
+
+// targetSettingFacts lists the target's own settings, each label prefixed.
+func targetSettingFacts(c bench.ConfigRecord, prefix string) []fact {
+	var facts []fact
+	for _, k := range slices.Sorted(maps.Keys(c.TargetSettings)) {
+		facts = append(facts, fact{prefix + k, c.TargetSettings[k]})
+	}
+	return facts
+}
+
+func notices(res, detail *bench.Result) []notice {
+	var out []notice
+	switch {
+	case res.EndedEarly && queriesAlone(res):
+		out = append(out, notice{"bad", "The run ended early (" + orDash(res.EndReason) + "): figures cover the time measured."})
+	case res.EndedEarly:
+		out = append(out, notice{"bad", "The run ended early (" + orDash(res.EndReason) + "): figures cover the time measured, and completeness was not audited."})
+	}
+	if detail.AuditError != "" {
+		out = append(out, notice{"bad", "Completeness audit failed: " + detail.AuditError})
+	}
+	if s := detail.Summary; s.EventsFailed > 0 || s.Missing > 0 {
+		var parts []string
+		if s.EventsFailed > 0 {
+			parts = append(parts, count(s.EventsFailed)+" events failed to write")
+		}
+		if s.Missing > 0 {
+			parts = append(parts, count(s.Missing)+" acknowledged events never became visible (lost writes)")
+		}
+		out = append(out, notice{"warn", strings.Join(parts, "; ") + "."})
+	}
+	if v := detail.Verdict; v != nil && len(res.Steps) == 0 {
+		if v.Sustainable {
+			out = append(out, notice{"ok", "This step was sustainable."})
+		} else {
+			out = append(out, notice{"warn", "This step was not sustainable: " + v.Reason()})
+		}
+	}
+	return out
+}
+
+func headlineCards(res, detail *bench.Result) []card {
+	s := detail.Summary
+	var cards []card
+	if p := res.Peak; p != nil {
+		c := card{Label: "Peak sustainable", Status: "ok"}
+		if p.Found {
+			c.Value, c.Unit = rate(p.AchievedEventsPerSec), "events/s"
+			c.Sub = fmt.Sprintf("%s MB/s · step %d, target %s", mbps(p.AchievedMBPerSec), p.Step+1, p.Rate)
+		} else {
+			c.Value, c.Status = "none", "bad"
+			c.Sub = "no step was sustainable"
+		}
+		cards = append(cards, c)
+	}
+	tp := card{Label: "Achieved rate", Value: rate(s.AchievedEventsPerSec), Unit: "events/s"}
+	if s.TargetEventsPerSec > 0 {
+		share := s.AchievedEventsPerSec / s.TargetEventsPerSec
+		tp.Sub = fmt.Sprintf("%.1f%% of target %s · %s MB/s", 100*share, rate(s.TargetEventsPerSec), mbps(s.AchievedMBPerSec))
+		tp.Status = shareStatus(share)
+	}
+	cards = append(cards, tp,
+		latencyCard("Write latency p99", s.WriteLatency, s.WriteLatency.P99Ms,
+			"p50 "+msUnit(s.WriteLatency.P50Ms)+" · max "+msUnit(s.WriteLatency.MaxMs)),
+		latencyCard("Freshness lag p95", s.FreshnessLag, s.FreshnessLag.P95Ms,
+			"p50 "+msUnit(s.FreshnessLag.P50Ms)+" · p99 "+msUnit(s.FreshnessLag.P99Ms)),
+		latencyCard("Visibility latency p95", s.VisibilityLatency, s.VisibilityLatency.P95Ms,
+			"p50 "+msUnit(s.VisibilityLatency.P50Ms)+" · resolution "+msUnit(s.VisibilityResolution)),
+		completenessCard(detail))
+	return cards
+}
+
+// shareStatus colours an achieved rate by its share of the target.
+func shareStatus(share float64) string {
+	switch {
+	case share >= 0.98:
+		return "ok"
+	case share >= 0.9:
+		return "warn"
+	}
+	return "bad"
+}
+
+func latencyCard(label string, h stats.Summary, v float64, sub string) card {
+	if h.Count == 0 {
+		return card{Label: label, Value: "–", Sub: "no samples"}
+	}
+	value, unit := durationParts(v)
+	return card{Label: label, Value: value, Unit: unit, Sub: sub}
+}
+
+func completenessCard(r *bench.Result) card {
+	s := r.Summary
+	c := card{Label: "Completeness"}
+	if !s.Audited {
+		c.Value, c.Status, c.Sub = "–", "warn", "not audited"
+		return c
+	}
+	var acked, visible int64
+	for _, g := range r.Completeness {
+		acked += g.Acknowledged
+		visible += g.Visible
+	}
+	c.Value, c.Unit = "100", "%"
+	if acked > 0 {
+		c.Value = percent(float64(acked-s.Missing) / float64(acked))
+	}
+	c.Sub = fmt.Sprintf("%s missing · %s unexpected · %s duplicates", count(s.Missing), count(s.Unexpected), count(s.Duplicates))
+	switch {
+	case s.Missing > 0:
+		c.Status = "bad"
+	case s.Unexpected > 0 || s.Duplicates > 0:
+		c.Status = "warn"
+	default:
+		c.Status = "ok"
+	}
+	return c
+}
+
+func visibilityNote(s bench.Summary) string {
+	if s.VisibilityResolution > 0 {
+		return "event time → first query that saw it (±" + msUnit(s.VisibilityResolution) + ")"
+	}
+	return "event time → first query that saw it"
+}
+
+func latency(name string, s stats.Summary) latencyRow {
+	if s.Count == 0 {
+		return latencyRow{Name: name, Count: "0", Empty: true}
+	}
+	r := latencyRow{
+		Name: name, Count: count(s.Count),
+		Min: ms(s.MinMs), P50: ms(s.P50Ms), P90: ms(s.P90Ms), P95: ms(s.P95Ms),
+		P99: ms(s.P99Ms), P999: ms(s.P999Ms), Max: ms(s.MaxMs),
+	}
+	if s.Clamped > 0 {
+		r.Clamped = count(s.Clamped) + " over 1 h"
+	}
+	return r
+}
+
+func phaseRows(r *bench.Result) []phaseRow {
+	var rows []phaseRow
+	for _, p := range r.Phases {
+		if p == nil {
+			continue
+		}
+		p99 := "–"
+		if s := summarize(p.WriteLatency); s.Count > 0 {
+			p99 = ms(s.P99Ms)
+		}
+		rows = append(rows, phaseRow{
+			Name: p.Name, Batches: count(p.Batches), Late: count(p.LateBatches), Dispatched: count(p.Dispatched),
+			Acked: count(p.Acked), Failed: count(p.Failed), Unsent: count(p.Unsent), Retries: count(p.Retries), P99: p99,
+		})
+	}
+	return rows
+}
+
+func errorRows(r *bench.Result) []errorRow {
+	var rows []errorRow
+	add := func(source string, m map[string]*stats.ErrorCount) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			e := m[k]
+			if e == nil {
+				continue
+			}
+			sample := e.Sample
+			if len(sample) > 400 {
+				sample = sample[:400] + "…"
+			}
+			rows = append(rows, errorRow{Source: source, Kind: k, Count: count(e.Count), Sample: sample})
+		}
+	}
+	add("write", r.Summary.Errors)
+	add("freshness query", r.Freshness.Errors)
+	add("probe query", r.Visibility.Errors)
+	return rows
+}
+
+func completeness(r *bench.Result) completenessView {
+	s := r.Summary
+	v := completenessView{Missing: s.Missing > 0}
+	switch {
+	case r.AuditError != "":
+		v.Status = "The audit failed: " + r.AuditError
+	case s.Audited:
+		v.Status = "After the drain every generator's events were read back and compared with what the target acknowledged."
+	case r.EndedEarly:
+		v.Status = "Not audited: the run ended early."
+	default:
+		v.Status = "Not audited."
+	}
+	var total completenessRow
+	var acked, visible, missing, unexpected, dups int64
+	for _, c := range r.Completeness {
+		sample := make([]string, len(c.MissingSample))
+		for i, q := range c.MissingSample {
+			sample[i] = strconv.FormatInt(q, 10)
+		}
+		v.Rows = append(v.Rows, completenessRow{
+			Generator: c.Generator, Acknowledged: count(c.Acknowledged), Visible: count(c.Visible),
+			Missing: count(c.Missing), Unexpected: count(c.Unexpected), Duplicates: count(c.Duplicates),
+			Sample: strings.Join(sample, ", "), Bad: c.Missing > 0 || c.Unexpected > 0,
+		})
+		acked += c.Acknowledged
+		visible += c.Visible
+		missing += c.Missing
+		unexpected += c.Unexpected
+		dups += c.Duplicates
+	}
+	if len(r.Completeness) > 1 {
+		total = completenessRow{
+			Generator: "all", Acknowledged: count(acked), Visible: count(visible), Missing: count(missing),
+			Unexpected: count(unexpected), Duplicates: count(dups), Bad: missing > 0 || unexpected > 0,
+		}
+		v.Total = &total
+	}
+	vis := r.Visibility
+	v.Probes = []fact{
+		{"probes", count(vis.Probes)},
+		{"seen", count(vis.Seen)},
+		{"never seen", count(vis.NeverSeen)},
+		{"dropped (write failed)", count(vis.Dropped)},
+		{"resolution", msUnit(vis.ResolutionMs)},
+	}
+	return v
+}
+
+func configFacts(res *bench.Result) []fact {
+	c := res.Config
+	if queriesAlone(res) {
+		facts := []fact{
+			{"duration", seconds(c.DurationS)},
+			{"warm-up", seconds(c.WarmupS)},
+		}
+		facts = append(facts, queryConfigFacts(res.Queries)...)
+		return append(facts, targetSettingFacts(c, "target setting ")...)
+	}
+	// The rate as given, and in its unit per second when that reads
+	// differently (10MB/s is 10000000 bytes/s; 2000 events/s is itself).
+	rateText := strconv.FormatFloat(c.RatePerSecond, 'f', -1, 64) + " " + orDefault(c.RateUnit, "events/s")
+	if c.Rate != "" && c.Rate != rateText {
+		rateText = c.Rate + " (" + rateText + ")"
+	}
+	facts := []fact{
+		{"rate", rateText},
+		{"batch size", strconv.Itoa(c.BatchSize) + " events"},
+		{"duration", seconds(c.DurationS)},
+		{"warm-up", seconds(c.WarmupS)},
+		{"generators", strconv.Itoa(c.Generators)},
+		{"max in-flight", strconv.Itoa(c.MaxInflight)},
+		{"doc size", bytesText(c.DocSize)},
+		{"seed", strconv.FormatUint(c.Seed, 10)},
+		{"write timeout", seconds(c.WriteTimeoutS)},
+		{"write retries", strconv.Itoa(c.WriteRetries)},
+		{"probe rate", strconv.FormatFloat(c.ProbeRate, 'f', -1, 64) + " /s"},
+		{"poll interval", msUnit(c.PollIntervalS * 1000)},
+		{"drain", seconds(c.DrainS)},
+	}
+	return append(facts, targetSettingFacts(c, "target setting ")...)
+}
+
+func environmentFacts(res *bench.Result) []fact {
+	e := res.Environment
+	facts := []fact{
+		{"target", orDash(e.Target)},
+		{"target URL", orDash(targetURL(res))},
+		{"target version", orDash(e.TargetVersion)},
+		{"host", orDash(e.Host)},
+		{"OS / arch", orDash(e.OS) + " / " + orDash(e.Arch)},
+		{"cores", strconv.Itoa(e.Cores)},
+		{"Go", orDash(e.GoVersion)},
+		{"tool", orDefault(res.Tool.Name, "freshbench") + " " + orDash(res.Tool.Version)},
+		{"command", orDash(res.Command)},
+	}
+	if !res.StartedAt.IsZero() {
+		facts = append(facts, fact{"started", res.StartedAt.UTC().Format(time.RFC3339)})
+	}
+	if !res.EndedAt.IsZero() {
+		facts = append(facts, fact{"ended", res.EndedAt.UTC().Format(time.RFC3339)})
+	}
+	if len(res.Generators) > 0 {
+		facts = append(facts, fact{"generator ids", strings.Join(res.Generators, ", ")})
+	}
+	if c := res.DriverCPU; c != nil {
+		facts = append(facts, fact{"driver CPU", fmt.Sprintf("%.1f s over %.1f s (%.0f%% of one core)", c.Seconds, c.WallS, c.CorePercent)})
+	}
+	return facts
+}
+
+func peakSection(res *bench.Result) *peakView {
+	pv := &peakView{}
+	peakIdx := -1
+	if p := res.Peak; p != nil {
+		pv.Found = p.Found
+		if p.Found {
+			peakIdx = p.Step
+			pv.Headline = fmt.Sprintf("Peak sustainable throughput: %s events/s (%s MB/s) at target %s, step %d of %d.",
+				rate(p.AchievedEventsPerSec), mbps(p.AchievedMBPerSec), p.Rate, p.Step+1, len(res.Steps))
+		} else {
+			pv.Headline = fmt.Sprintf("No sustainable step among %d.", len(res.Steps))
+		}
+		pv.Reason = p.Reason
+		if p.ElapsedS > 0 {
+			pv.Reason = strings.TrimSpace(pv.Reason + " · search took " + seconds(p.ElapsedS))
+		}
+	}
+	for i, st := range res.Steps {
+		if st == nil {
+			continue
+		}
+		s := st.Summary
+		row := stepRow{
+			Index: strconv.Itoa(i + 1), Target: rate(s.TargetEventsPerSec), Achieved: rate(s.AchievedEventsPerSec),
+			WriteP99: msOrDash(s.WriteLatency, s.WriteLatency.P99Ms),
+			FreshP50: msOrDash(s.FreshnessLag, s.FreshnessLag.P50Ms), FreshP95: msOrDash(s.FreshnessLag, s.FreshnessLag.P95Ms),
+			FreshP99: msOrDash(s.FreshnessLag, s.FreshnessLag.P99Ms), VisP95: msOrDash(s.VisibilityLatency, s.VisibilityLatency.P95Ms),
+			Errors: count(s.EventsFailed), Late: count(s.LateBatches), Peak: i == peakIdx,
+		}
+		if s.TargetEventsPerSec > 0 {
+			row.Share = fmt.Sprintf("%.1f%%", 100*s.AchievedEventsPerSec/s.TargetEventsPerSec)
+		}
+		if v := st.Verdict; v != nil {
+			row.Sustainable = v.Sustainable
+			row.Verdict, row.Reason = "not sustainable", v.Reason()
+			if v.Sustainable {
+				row.Verdict, row.Reason = "sustainable", ""
+			}
+		} else {
+			row.Verdict = "–"
+		}
+		pv.Rows = append(pv.Rows, row)
+	}
+	pv.Rates = stepRateChart(res, peakIdx)
+	pv.Latency = stepLatencyChart(res, peakIdx)
+	return pv
+}

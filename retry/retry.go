@@ -1,0 +1,42 @@
+// Package retry spaces the re-sends of a request: capped exponential
+// back-off with full jitter, so that many writers that failed together do
+// not retry in lockstep, and cancellable. Written by hand because it is a
+// dozen lines; the well-kept libraries (cenkalti/backoff) bring a timer
+// API of their own that every caller would have to adapt to a context.
+package retry
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/freshbench/freshbench/pace"
+)
+
+// Backoff is the wait before each re-send.
+type Backoff struct {
+	Base time.Duration // the first wait is drawn from [0, Base]
+	Max  time.Duration // no wait is longer
+}
+
+// Default is freshbench's back-off: 100 ms doubling up to 5 s.
+func Default() Backoff { return Backoff{Base: 100 * time.Millisecond, Max: 5 * time.Second} }
+
+// Delay is the wait before re-send number attempt (0 for the first):
+// uniform in [0, min(Max, Base·2^attempt)].
+func (b Backoff) Delay(attempt int) time.Duration {
+	ceiling := b.Base << min(attempt, 30)
+	if ceiling <= 0 || ceiling > b.Max {
+		ceiling = b.Max
+	}
+	if ceiling <= 0 {
+		return 0
+	}
+	return rand.N(ceiling + 1)
+}
+
+// Wait sleeps before re-send number attempt; it returns false when ctx
+// ended first.
+func (b Backoff) Wait(ctx context.Context, attempt int) bool {
+	return pace.Sleep(time.Now().Add(b.Delay(attempt)), ctx.Done())
+}

@@ -1,0 +1,34 @@
+package elastic
+
+import (
+	"errors"
+	"net/url"
+	"testing"
+
+	"github.com/freshbench/freshbench/target"
+)
+
+// TestSettings checks that a bad value is a bad setting (the command exits
+// 2) and that the effective settings hold every knob, defaults included.
+func TestSettings(t *testing.T) {
+	u, _ := url.Parse("elasticsearch://h/idx")
+	for _, set := range []map[string]string{{"shards": "abc"}, {"shards": "0"}, {"replicas": "-1"}, {"max_retries": "x"}} {
+		if _, err := parseConfig(u, target.Options{Settings: set}, envOf(nil)); !errors.Is(err, target.ErrBadSetting) {
+			t.Errorf("%v: err = %v, want one wrapping ErrBadSetting", set, err)
+		}
+	}
+	c, err := parseConfig(u, target.Options{Settings: map[string]string{"refresh_interval": "-1"}}, envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := (&Target{cfg: c}).Settings()
+	want := map[string]string{"shards": "1", "replicas": "0", "refresh_interval": "-1", "max_retries": "5"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("effective %s = %q, want %q", k, got[k], v)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("effective settings %v, want %v", got, want)
+	}
+}
