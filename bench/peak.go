@@ -217,10 +217,9 @@ func judge(step *Result, c Config, rule stats.Rule) stats.Verdict {
 			f.Attempted, f.Failed = p.Acked+p.Failed, p.Failed
 		}
 	}
-	// Failed freshness polls recorded no lag; the rule counts them.
-	for _, e := range step.Freshness.Errors {
-		f.FreshnessFailed += e.Count
-	}
+	// Failed freshness polls are in the lag histogram as lower bounds;
+	// the rule counts them as such.
+	f.FreshnessFailed = step.Freshness.Censored
 	return rule.Judge(f)
 }
 

@@ -80,12 +80,15 @@ type StepFigures struct {
 	Attempted      int64 // events acknowledged + failed
 	Failed         int64
 	Series         []Point // the step's measured part, in order
-	FreshnessLag   *Histogram
+	// FreshnessLag holds one value per freshness poll of the measured
+	// part; a poll that failed is among them as a lower bound.
+	FreshnessLag *Histogram
 	// InflightEvents is the most events the in-flight bound holds (most
 	// in-flight writes × batch size); 0 when unknown.
 	InflightEvents int64
 	// FreshnessFailed counts the freshness polls of the measured part
-	// that failed or timed out: they recorded no lag.
+	// that failed or timed out: their lag is known only to be at least
+	// what FreshnessLag holds for them.
 	FreshnessFailed int64
 	// Completeness after the drain: whether every generator was audited,
 	// and how many acknowledged events were missing (lost writes).
@@ -179,38 +182,40 @@ func (r Rule) Judge(f StepFigures) Verdict {
 	if len(half) >= 3 && sampled < 3 {
 		fail("freshness lag sampled in only %d of the second half's %d intervals (failing queries or a poll interval longer than the step?): a backlog cannot be ruled out", sampled, len(half))
 	}
-	polls := f.FreshnessFailed
+	var polls int64
 	if f.FreshnessLag != nil {
-		polls += f.FreshnessLag.Count()
+		polls = f.FreshnessLag.Count()
 	} else {
 		for _, p := range f.Series {
 			polls += p.FreshnessN
 		}
 	}
 	if polls > 0 && float64(f.FreshnessFailed) > r.MaxErrorRate*float64(polls) {
-		fail("%d of %d freshness polls failed (> %.2f%%): the lag while they failed is unknown", f.FreshnessFailed, polls, 100*r.MaxErrorRate)
+		fail("%d of %d freshness polls failed (> %.2f%%): while they failed, the lag is known only as a lower bound", f.FreshnessFailed, polls, 100*r.MaxErrorRate)
 	}
 	if r.MaxGrowth > 0 {
 		r.judgeTrends(f.Series, &v, fail)
 	}
-	if r.SLO != nil && f.FreshnessLag != nil && f.FreshnessLag.Count()+f.FreshnessFailed > 0 {
+	if r.SLO != nil && f.FreshnessLag != nil && f.FreshnessLag.Count() > 0 {
 		r.judgeSLO(f.FreshnessLag, f.FreshnessFailed, fail)
 	}
 	return v
 }
 
-// judgeSLO holds the freshness lag to the SLO. A failed poll recorded no
-// lag; it counts as over the bound, so that a step cannot meet the SLO on
-// the polls that succeeded alone.
+// judgeSLO holds the freshness lag to the SLO. A failed poll's value is
+// only a lower bound; it counts as over the bound, so that a step cannot
+// meet the SLO on the polls that succeeded alone. Of the n values, the
+// quantile q is under the bound when ⌈q·n⌉ of them are, and the failed
+// ones may be among those: the value of rank ⌈q·n⌉ + failed must be
+// under the bound.
 func (r Rule) judgeSLO(lag *Histogram, failed int64, fail func(string, ...any)) {
 	n := lag.Count()
-	total := n + failed
-	rank := int64(math.Ceil(r.SLO.Quantile * float64(total)))
+	rank := int64(math.Ceil(r.SLO.Quantile*float64(n))) + failed
 	if rank > n {
-		fail("freshness lag p%g not measured: %d of %d polls failed, counted as over the SLO %s", 100*r.SLO.Quantile, failed, total, r.SLO.Text)
+		fail("freshness lag p%g not measured: %d of %d polls failed, counted as over the SLO %s", 100*r.SLO.Quantile, failed, n, r.SLO.Text)
 		return
 	}
-	got := lag.Quantile(min(1, float64(rank)/float64(n)))
+	got := lag.Quantile(float64(rank) / float64(n))
 	if got > r.SLO.Bound {
 		counted := ""
 		if failed > 0 {

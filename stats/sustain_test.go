@@ -241,11 +241,12 @@ func TestJudgeShortfallBeyondInflight(t *testing.T) {
 	}
 }
 
-// Failed freshness polls recorded no lag: beyond the error bound they
-// fail the step, and an SLO counts them as over its bound.
+// Failed freshness polls know their lag only as a lower bound: beyond the
+// error bound they fail the step, and an SLO counts them as over its
+// bound.
 func TestJudgeFailedPolls(t *testing.T) {
 	lag := NewHistogram()
-	lag.RecordN(500*time.Millisecond, 100)
+	lag.RecordN(500*time.Millisecond, 101) // 100 answered, 1 failed (its lower bound)
 	f := figures(stepSeries(30, func(int) float64 { return 500 }))
 	f.FreshnessLag = lag
 	f.FreshnessFailed = 1
@@ -255,13 +256,28 @@ func TestJudgeFailedPolls(t *testing.T) {
 	r := DefaultRule()
 	r.MaxErrorRate = 1 // the SLO alone
 	r.SLO, _ = ParseSLO("p95<1s")
-	f.FreshnessFailed = 10 // p95 of 110 is the 105th: a failed poll
+	lag.RecordN(500*time.Millisecond, 9) // 110 polls, 10 failed
+	f.FreshnessFailed = 10               // p95 of 110 is the 105th: with 10 failed over the bound, not measured
 	if v := r.Judge(f); v.Sustainable || !strings.Contains(v.Reason(), "freshness lag p95 not measured: 10 of 110 polls failed, counted as over the SLO p95<1s") {
 		t.Errorf("10 failed polls against p95<1s: %s", v.Reason())
 	}
-	f.FreshnessFailed = 4 // the 105th of 104… p95 of 104 is the 99th: measured
+	f.FreshnessFailed = 4 // the 105th + 4 of 110: answered, under 1 s
 	if v := r.Judge(f); !v.Sustainable {
 		t.Errorf("4 failed polls against p95<1s: %s", v.Reason())
+	}
+	// Lower bounds under the SLO do not pass it: of 110 polls, 3 answered
+	// ones took 2 s and 3 failed ones read 500 ms as their bound; p95
+	// allows 5 over the bound, and 6 are not known to be under it.
+	lag = NewHistogram()
+	lag.RecordN(500*time.Millisecond, 107)
+	lag.RecordN(2*time.Second, 3)
+	f.FreshnessLag, f.FreshnessFailed = lag, 3
+	if v := r.Judge(f); v.Sustainable || !strings.Contains(v.Reason(), "exceeds the SLO p95<1s (3 failed polls counted as over it)") {
+		t.Errorf("3 failed polls and 3 slow ones against p95<1s: %s", v.Reason())
+	}
+	f.FreshnessFailed = 2 // 5 not known to be under 1 s: p95 holds
+	if v := r.Judge(f); !v.Sustainable {
+		t.Errorf("2 failed polls and 3 slow ones against p95<1s: %s", v.Reason())
 	}
 }
 
