@@ -206,6 +206,8 @@ func judge(step *Result, c Config, rule stats.Rule) stats.Verdict {
 	f := stats.StepFigures{
 		TargetPerSec: s.TargetEventsPerSec, AchievedPerSec: s.AchievedEventsPerSec,
 		Series: measuredSeries(step.Series, c.Ingest), FreshnessLag: step.Freshness.Lag,
+		InflightEvents: int64(c.Ingest.MaxInflight) * int64(c.Ingest.BatchSize),
+		Audited:        s.Audited, Missing: s.Missing,
 	}
 	if c.Ingest.Rate.Unit == pace.Bytes {
 		f.TargetPerSec, f.AchievedPerSec = s.TargetMBPerSec, s.AchievedMBPerSec
@@ -215,6 +217,9 @@ func judge(step *Result, c Config, rule stats.Rule) stats.Verdict {
 			f.Attempted, f.Failed = p.Acked+p.Failed, p.Failed
 		}
 	}
+	// Failed freshness polls are in the lag histogram as lower bounds;
+	// the rule counts them as such.
+	f.FreshnessFailed = step.Freshness.Censored
 	return rule.Judge(f)
 }
 
@@ -254,7 +259,7 @@ func recordSearch(c PeakConfig) *PeakSearch {
 		Start: c.Run.Ingest.Rate.String(), Increase: c.Increase.String(), MaxSteps: c.MaxSteps, MaxRate: c.MaxRate,
 		Confirm: c.Confirm, HoldS: (c.Run.Ingest.Duration - c.Run.Ingest.Warmup).Seconds(),
 		MinAchieved: r.MinAchieved, MaxErrorRate: r.MaxErrorRate, MaxLateShare: r.MaxLateShare,
-		MaxLagGrowthMs: float64(r.MaxLagGrowth.Microseconds()) / 1000, LagNoiseFactor: r.LagNoiseFactor,
+		MaxTrendMsPerS: 1000 * r.MaxGrowth,
 	}
 	if r.SLO != nil {
 		ps.SLO = r.SLO.Text

@@ -2,7 +2,9 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,9 +31,11 @@ func peakConfig(start float64, step RateStep, warmup, hold time.Duration) PeakCo
 
 // searchOnly is for tests of the search rather than of the rule: late
 // batches are not judged, since on a loaded test machine the pacer's own
-// timer may fire late.
+// timer may fire late, and neither are trends, which steps of a second or
+// two are too short for.
 func searchOnly(cfg PeakConfig) PeakConfig {
 	cfg.Rule.MaxLateShare = 1
+	cfg.Rule.MaxGrowth = 0
 	return cfg
 }
 
@@ -41,8 +45,13 @@ func add(events float64) RateStep {
 
 // A target that accepts at most X events/s must come out with a peak
 // within one step below X: in (X - step, X] for a fixed increment, in
-// (X / factor, X] for a factor.
+// (X / factor, X] for a factor. The steps here are 3 s long, too short
+// for the trend rule (TestStepVerdictAtCapacity judges 20 s steps, and
+// stats.TestVerdictFindsCapacityAtAnyHold longer ones on a model of this
+// queue): with increments of 30 % and more, the achieved rate finds the
+// capacity.
 func TestPeakFindsCapacity(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name            string
 		capacity, start float64
@@ -56,6 +65,7 @@ func TestPeakFindsCapacity(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			cfg := peakConfig(c.start, c.step, 500*time.Millisecond, 3*time.Second)
+			cfg.Rule.MaxGrowth = 0
 			// Batches at least 28 ms apart, so that timer jitter of a busy
 			// machine does not count as late; still over 100 per step, so
 			// that one batch acknowledged after the end costs under 1 %.
@@ -260,5 +270,125 @@ func TestPeakConfigValidate(t *testing.T) {
 	}
 	if err := base().Validate(); err != nil {
 		t.Errorf("valid config: %v", err)
+	}
+}
+
+// A step that loses acknowledged writes is not sustainable, however well
+// it kept up: the sim with drop_every=10 loses a tenth of what it
+// acknowledges, and the verdict must say so with the figures.
+func TestPeakLostWritesFailStep(t *testing.T) {
+	t.Parallel()
+	cfg := searchOnly(peakConfig(1000, add(1000), 300*time.Millisecond, 1500*time.Millisecond))
+	cfg.MaxSteps = 1
+	res, err := SearchPeak(context.Background(), sim.New(sim.Config{DropEvery: 10}), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logSteps(t, res)
+	s := res.Steps[0]
+	if !s.Summary.Audited || s.Summary.Missing == 0 {
+		t.Fatalf("audited %v, missing %d: the sim should have lost writes", s.Summary.Audited, s.Summary.Missing)
+	}
+	v := s.Verdict
+	if v == nil || v.Sustainable || res.Peak.Found {
+		t.Fatalf("a step that lost %d acknowledged events was judged %+v, peak %+v", s.Summary.Missing, v, *res.Peak)
+	}
+	if !strings.Contains(v.Reason(), "acknowledged events missing after the drain") {
+		t.Errorf("reason %q does not name the lost writes", v.Reason())
+	}
+}
+
+// The verdict on real 20 s steps against the sim at 1000 events/s (the
+// shortest hold it is designed for): 1.5 % over the capacity (the issue's
+// 1015 events/s, which the 98 % rule and its fixed 500 ms lag allowance
+// passed) is a backlog, 1 % under it is sustainable. Both steps run at
+// once, against their own sims, to keep the test short.
+func TestStepVerdictAtCapacity(t *testing.T) {
+	t.Parallel()
+	const capacity = 1000.0
+	cases := []struct {
+		rate        float64
+		sustainable bool
+	}{{1015, false}, {990, true}}
+	type outcome struct {
+		step *Result
+		v    stats.Verdict
+		err  error
+	}
+	out := make([]outcome, len(cases))
+	var wg sync.WaitGroup
+	for i, c := range cases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cfg := peakConfig(c.rate, add(100), 2*time.Second, 20*time.Second)
+			cfg.Run.PollInterval = 200 * time.Millisecond
+			step, err := Run(context.Background(), sim.New(sim.Config{Capacity: capacity, VisibilityDelay: 50 * time.Millisecond}), cfg.Run)
+			out[i] = outcome{step: step, err: err}
+			if err == nil {
+				out[i].v = judge(step, cfg.Run, cfg.Rule)
+			}
+		}()
+	}
+	wg.Wait()
+	for i, c := range cases {
+		o := out[i]
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		s, v := o.step.Summary, o.v
+		t.Logf("%g events/s against %g: achieved %.0f, write p99 %.0f ms, late %d: write trend %.2f ms/s (≤ %.2f), lag trend %.2f ms/s (≤ %.2f): %s",
+			c.rate, capacity, s.AchievedEventsPerSec, s.WriteLatency.P99Ms, s.LateBatches, v.WriteSlopeMs, v.WriteUpperMs, v.LagSlopeMs, v.LagUpperMs, v.Reason())
+		if v.Sustainable != c.sustainable {
+			t.Errorf("%g events/s against a capacity of %g judged sustainable = %v: %s", c.rate, capacity, v.Sustainable, v.Reason())
+		}
+		if !c.sustainable && !strings.Contains(v.Reason(), "write latency grows") {
+			t.Errorf("overload judged %q, want the write latency's growth named", v.Reason())
+		}
+	}
+}
+
+// flakyFreshness is the sim whose freshness query fails every third
+// time, as a database answers under a stall: the lag is unknown then.
+type flakyFreshness struct {
+	*sim.Target
+	mu sync.Mutex
+	n  int
+}
+
+func (f *flakyFreshness) Freshness(ctx context.Context, gen string) (int64, bool, error) {
+	f.mu.Lock()
+	f.n++
+	fail := f.n%3 == 0
+	f.mu.Unlock()
+	if fail {
+		return 0, false, errors.New("freshness query failed (test)")
+	}
+	return f.Target.Freshness(ctx, gen)
+}
+
+// A step whose freshness polls fail must not pass on the polls that
+// succeeded alone: a third of them failing fails the step, and a
+// freshness SLO counts them as over its bound.
+func TestPeakFailedFreshnessPolls(t *testing.T) {
+	t.Parallel()
+	cfg := searchOnly(peakConfig(500, add(500), 300*time.Millisecond, 1500*time.Millisecond))
+	cfg.MaxSteps = 1
+	slo, err := stats.ParseSLO("p50<1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Rule.SLO = slo
+	res, err := SearchPeak(context.Background(), &flakyFreshness{Target: sim.New(sim.Config{VisibilityDelay: 20 * time.Millisecond})}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logSteps(t, res)
+	v := res.Steps[0].Verdict
+	if v == nil || v.Sustainable {
+		t.Fatalf("a step with a third of its freshness polls failing was judged %+v", v)
+	}
+	if !strings.Contains(v.Reason(), "freshness polls failed") {
+		t.Errorf("reason %q does not name the failed polls", v.Reason())
 	}
 }

@@ -78,8 +78,7 @@ type PeakSearch struct {
 	MinAchieved    float64 `json:"min_achieved_share"`
 	MaxErrorRate   float64 `json:"max_error_rate"`
 	MaxLateShare   float64 `json:"max_late_share"`
-	MaxLagGrowthMs float64 `json:"max_lag_growth_ms"`
-	LagNoiseFactor float64 `json:"lag_noise_factor"`
+	MaxTrendMsPerS float64 `json:"max_trend_ms_per_s"` // steepest write latency / freshness lag trend tolerated (stats.Rule.MaxGrowth)
 	SLO            string  `json:"slo,omitempty"`
 }
 

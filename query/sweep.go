@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/freshbench/freshbench/stats"
 )
@@ -18,11 +19,20 @@ const (
 	DefaultMinAchievedShare = 0.98
 )
 
-// Verdict is how one step of a sweep fared against the SLO.
+// Verdict is how one step of a sweep fared against the SLO. Its latency
+// counts every query whose intended time fell in the measured window and
+// that was sent: the answered ones at their latency, the failed and
+// timed-out ones at the query timeout (a lower bound of what their caller
+// waited; leaving them out would let a step whose slowest queries time out
+// look fast). Queries never sent (Unsent) have no latency at all; the
+// achieved share judges them.
 type Verdict struct {
-	Met       bool    `json:"met"`
-	LatencyMs float64 `json:"latency_ms"` // latency at the SLO's percentile
-	Reason    string  `json:"reason,omitempty"`
+	Met             bool    `json:"met"`
+	LatencyMs       float64 `json:"latency_ms"` // latency at the SLO's percentile, failed queries at the timeout
+	Reason          string  `json:"reason,omitempty"`
+	Answered        int64   `json:"answered"`          // queries in the percentile at their measured latency
+	FailedAtTimeout int64   `json:"failed_at_timeout"` // failed or timed-out queries in the percentile at the timeout
+	Unsent          int64   `json:"unsent"`            // due but never sent: in no latency figure
 }
 
 // SweepConfig steps the target QPS from Start by Step up to Max and holds
@@ -71,13 +81,31 @@ func (c SweepConfig) Rates() []float64 {
 // Check holds r (an open-loop result) to the sweep's bounds.
 func (c SweepConfig) Check(r *Result) Verdict {
 	t := r.Total
-	lat := t.LatencyHistogram.Quantile(c.SLO.Quantile)
-	v := Verdict{LatencyMs: float64(lat.Microseconds()) / 1000}
+	timeout := time.Duration(r.TimeoutS * float64(time.Second))
+	// The percentile is taken over answered ∪ failed, the failed counted
+	// at the timeout: a copy, so that the result's own latency figures
+	// stay those of the answered queries.
+	lat := stats.NewHistogram()
+	if t.LatencyHistogram != nil {
+		lat.Merge(t.LatencyHistogram)
+	}
+	if t.Failed > 0 {
+		lat.RecordN(timeout, t.Failed)
+	}
+	q := lat.Quantile(c.SLO.Quantile)
+	v := Verdict{
+		LatencyMs: float64(q.Microseconds()) / 1000,
+		Answered:  t.Queries - t.Failed, FailedAtTimeout: t.Failed, Unsent: r.Unsent,
+	}
+	counted := ""
+	if t.Failed > 0 {
+		counted = fmt.Sprintf(" (%d failed queries counted at the %s timeout)", t.Failed, timeout)
+	}
 	switch {
 	case t.Queries-t.Failed <= 0:
 		v.Reason = "no query was answered"
-	case lat >= c.SLO.Bound:
-		v.Reason = fmt.Sprintf("latency %s ms is not under %s", strconv.FormatFloat(v.LatencyMs, 'f', 1, 64), c.SLO.Text)
+	case q >= c.SLO.Bound:
+		v.Reason = fmt.Sprintf("latency %s ms is not under %s%s", strconv.FormatFloat(v.LatencyMs, 'f', 1, 64), c.SLO.Text, counted)
 	case float64(t.Failed) > c.MaxErrorShare*float64(t.Queries):
 		v.Reason = fmt.Sprintf("%.2f%% of queries failed (at most %g%%)", 100*float64(t.Failed)/float64(t.Queries), 100*c.MaxErrorShare)
 	case r.AchievedQPS < c.MinAchievedShare*r.TargetQPS:

@@ -28,6 +28,17 @@ type Point struct {
 	QueryErrors    int64   `json:"query_errors,omitempty"`
 	writeLat       intervalLatency
 	queryLat       intervalLatency
+
+	// WriteMeanMs is the exact mean write latency of the interval's
+	// acknowledgements: the sustainability rule fits its trend (a mean
+	// of many writes is far less noisy than a tail quantile).
+	WriteMeanMs float64 `json:"write_latency_mean_ms"`
+	// FreshnessLagMinMs is the smallest freshness lag sampled in the
+	// interval: right after a refresh, the floor of a refresh sawtooth,
+	// which the sustainability rule follows.
+	FreshnessLagMinMs float64       `json:"freshness_lag_min_ms"`
+	writeSum          time.Duration // of the latencies recorded in writeLat
+	writeN            int64
 }
 
 // Series is a per-interval record of a run with bounded memory: when it
@@ -96,7 +107,12 @@ func (s *Series) coarsen() {
 			p.LateBatches += q.LateBatches
 			p.Inflight = max(p.Inflight, q.Inflight)
 			p.FreshnessLagMs = max(p.FreshnessLagMs, q.FreshnessLagMs)
+			if q.FreshnessN > 0 && (p.FreshnessN == 0 || q.FreshnessLagMinMs < p.FreshnessLagMinMs) {
+				p.FreshnessLagMinMs = q.FreshnessLagMinMs
+			}
 			p.FreshnessN += q.FreshnessN
+			p.writeSum += q.writeSum
+			p.writeN += q.writeN
 			p.QueryCount += q.QueryCount
 			p.QueryErrors += q.QueryErrors
 			p.writeLat.merge(&q.writeLat)
@@ -133,6 +149,8 @@ func (s *Series) Written(t time.Time, acked, bytes, failed int64, latency time.D
 	p.AckedBytes += bytes
 	p.FailedEvents += failed
 	p.writeLat.record(latency)
+	p.writeSum += latency
+	p.writeN++
 }
 
 // Freshness records one freshness lag sample at t.
@@ -140,7 +158,11 @@ func (s *Series) Freshness(t time.Time, lag time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.at(t)
-	p.FreshnessLagMs = max(p.FreshnessLagMs, float64(lag.Microseconds())/1000)
+	ms := float64(lag.Microseconds()) / 1000
+	if p.FreshnessN == 0 || ms < p.FreshnessLagMinMs {
+		p.FreshnessLagMinMs = ms
+	}
+	p.FreshnessLagMs = max(p.FreshnessLagMs, ms)
 	p.FreshnessN++
 }
 
@@ -166,6 +188,9 @@ func (s *Series) Points() []Point {
 		out[i].writeLat, out[i].queryLat = intervalLatency{}, intervalLatency{}
 		out[i].WriteP99Ms, out[i].WriteMaxMs = p.writeLat.p99max()
 		out[i].QueryP99Ms, _ = p.queryLat.p99max()
+		if p.writeN > 0 {
+			out[i].WriteMeanMs = float64(p.writeSum.Microseconds()) / 1000 / float64(p.writeN)
+		}
 	}
 	return out
 }

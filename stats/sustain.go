@@ -3,28 +3,49 @@ package stats
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"time"
 )
 
-// Rule is the sustainability test of DESIGN.md: over a step, the achieved
-// acknowledged rate is at least MinAchieved of the target, no backlog
-// grows (late batches do not accumulate; the freshness lag shows no
-// upward trend in the step's second half), and errors stay under a bound.
-// An optional freshness bound (an SLO such as p95 < 2 s) can be added.
+// Rule is the sustainability test of DESIGN.md: over a step, the
+// acknowledged rate keeps up with the target, no backlog grows (late
+// batches do not accumulate; neither the write latency nor the freshness
+// lag trends upward, the lag judged over whole visibility periods), no
+// acknowledged event is lost, and errors stay under a bound. An optional
+// freshness bound (an SLO such as p95 < 2 s) can be added.
+//
+// Why the trend rule looks as it does. A step at a rate e above what the
+// database sustains (an overload of share e: rate = capacity·(1+e)) queues
+// e·capacity events more every second, so the time an event waits grows
+// by e seconds per second: the write latency (measured from the intended
+// time) and the freshness lag both rise with slope e, whatever the hold.
+// A fixed allowance on the rise over a step (the slope times the hold)
+// lets a short step pass an overload that a long one fails: 1.5 % is
+// +300 ms over 20 s, +0.9 s over a minute. A tolerance on the slope itself
+// does not depend on the hold. The slope is measured with an error that
+// shrinks as the hold grows (∝ hold^−1.5, see fitTrend), so the rule asks
+// that the trend be bounded below MaxGrowth at 99.5 % confidence: a step
+// whose trend could exceed it fails, as "growing" when even its lower
+// bound does, and as "too short to tell" (with the hold that would tell)
+// when only its upper bound does. An overload above MaxGrowth therefore
+// fails at every hold; a step at or below its capacity passes once the
+// hold is long enough for its noise, and the verdict names that hold when
+// it is not.
 type Rule struct {
-	MinAchieved    float64       // fraction of the target, e.g. 0.98
-	MaxErrorRate   float64       // failed / attempted events, e.g. 0.001
-	MaxLateShare   float64       // late batches / batches in the second half, e.g. 0.05
-	MaxLagGrowth   time.Duration // largest tolerated rise of the freshness lag trend over the second half
-	LagNoiseFactor float64       // …or that many times the lag's own noise around the trend, whichever is larger
-	SLO            *SLO          // optional freshness bound
+	MinAchieved  float64 // fraction of the target, e.g. 0.98
+	MaxErrorRate float64 // failed / attempted events (and failed / sent freshness polls), e.g. 0.001
+	MaxLateShare float64 // late batches / batches in the second half, e.g. 0.05
+	// MaxGrowth is the growth of a backlog tolerated, in seconds of
+	// latency per second: an overload share. 0.005 lets the write latency
+	// and freshness lag trends rise by at most 5 ms a second, and so
+	// resolves a capacity to within 0.5 %. 0 judges no trend.
+	MaxGrowth float64
+	SLO       *SLO // optional freshness bound
 }
 
 // DefaultRule is the rule freshbench uses unless told otherwise.
 func DefaultRule() Rule {
-	return Rule{MinAchieved: 0.98, MaxErrorRate: 0.001, MaxLateShare: 0.05, MaxLagGrowth: 500 * time.Millisecond, LagNoiseFactor: 3}
+	return Rule{MinAchieved: 0.98, MaxErrorRate: 0.001, MaxLateShare: 0.05, MaxGrowth: 0.005}
 }
 
 // SLO bounds a percentile of the freshness lag, e.g. p95<2s.
@@ -59,17 +80,46 @@ type StepFigures struct {
 	Attempted      int64 // events acknowledged + failed
 	Failed         int64
 	Series         []Point // the step's measured part, in order
-	FreshnessLag   *Histogram
+	// FreshnessLag holds one value per freshness poll of the measured
+	// part; a poll that failed is among them as a lower bound.
+	FreshnessLag *Histogram
+	// InflightEvents is the most events the in-flight bound holds (most
+	// in-flight writes × batch size); 0 when unknown.
+	InflightEvents int64
+	// FreshnessFailed counts the freshness polls of the measured part
+	// that failed or timed out: their lag is known only to be at least
+	// what FreshnessLag holds for them.
+	FreshnessFailed int64
+	// Completeness after the drain: whether every generator was audited,
+	// and how many acknowledged events were missing (lost writes).
+	Audited bool
+	Missing int64
 }
 
 // Verdict says whether a step was sustainable and why.
 type Verdict struct {
 	Sustainable bool     `json:"sustainable"`
 	Reasons     []string `json:"reasons,omitempty"` // every rule that failed
-	LagSlopeMs  float64  `json:"freshness_lag_trend_ms_per_s"`
-	LateShare   float64  `json:"late_share_second_half"`
-	ErrorRate   float64  `json:"error_rate"`
-	Achieved    float64  `json:"achieved_share"`
+	// The trends in ms per second (an overload of share e shows as
+	// 1000·e), each with the upper bound of its 99.5 % confidence
+	// interval; the freshness lag's is that of its floors when it is a
+	// refresh sawtooth.
+	LagSlopeMs   float64 `json:"freshness_lag_trend_ms_per_s"`
+	LagUpperMs   float64 `json:"freshness_lag_trend_upper_ms_per_s"`
+	WriteSlopeMs float64 `json:"write_latency_trend_ms_per_s"`
+	WriteUpperMs float64 `json:"write_latency_trend_upper_ms_per_s"`
+	// VisibilityPeriodS is the refresh period read from the lag's
+	// sawtooth, 0 when the lag showed none.
+	VisibilityPeriodS float64 `json:"visibility_period_s,omitempty"`
+	// NeedHoldS, when set, is the hold that would be long enough to judge
+	// the trends: the step was too short for its noise or its visibility
+	// period.
+	NeedHoldS       float64 `json:"hold_needed_s,omitempty"`
+	LateShare       float64 `json:"late_share_second_half"`
+	ErrorRate       float64 `json:"error_rate"`
+	Achieved        float64 `json:"achieved_share"`
+	Missing         int64   `json:"missing"`                          // acknowledged events not visible after the drain
+	FreshnessFailed int64   `json:"freshness_polls_failed,omitempty"` // counted as over any SLO bound
 }
 
 // Reason is the verdict in one line.
@@ -82,7 +132,7 @@ func (v Verdict) Reason() string {
 
 // Judge applies the rule to one step.
 func (r Rule) Judge(f StepFigures) Verdict {
-	v := Verdict{Sustainable: true}
+	v := Verdict{Sustainable: true, Missing: f.Missing, FreshnessFailed: f.FreshnessFailed}
 	fail := func(format string, args ...any) {
 		v.Sustainable = false
 		v.Reasons = append(v.Reasons, fmt.Sprintf(format, args...))
@@ -93,47 +143,227 @@ func (r Rule) Judge(f StepFigures) Verdict {
 	if v.Achieved < r.MinAchieved {
 		fail("achieved %.1f%% of the target rate (< %.0f%%)", 100*v.Achieved, 100*r.MinAchieved)
 	}
+	// Over the measured part, every scheduled event is acknowledged or
+	// still in flight at its end, and no more can be in flight than the
+	// bound holds: a larger shortfall means writes fell behind the
+	// schedule, whatever share of the target it is.
+	var target, acked int64
+	for _, p := range f.Series {
+		target += p.TargetEvents
+		acked += p.AckedEvents
+	}
+	if short := target - acked; f.InflightEvents > 0 && short > f.InflightEvents {
+		fail("%d events fewer acknowledged than scheduled over the measured part, more than the %d the in-flight bound holds: the writes fell behind", short, f.InflightEvents)
+	}
 	if f.Attempted > 0 {
 		v.ErrorRate = float64(f.Failed) / float64(f.Attempted)
 	}
 	if v.ErrorRate > r.MaxErrorRate {
 		fail("error rate %.2f%% (> %.2f%%)", 100*v.ErrorRate, 100*r.MaxErrorRate)
 	}
-	half := f.Series[len(f.Series)/2:]
-	var ts, lags []float64
-	for _, p := range half {
-		if p.FreshnessN > 0 {
-			ts = append(ts, p.StartS)
-			lags = append(lags, p.FreshnessLagMs)
-		}
+	switch {
+	case !f.Audited:
+		fail("completeness not audited after the drain: lost writes cannot be ruled out")
+	case f.Missing > 0:
+		fail("%d acknowledged events missing after the drain: lost writes", f.Missing)
 	}
+	half := f.Series[len(f.Series)/2:]
 	v.LateShare = lateShare(half)
 	if v.LateShare > r.MaxLateShare {
 		fail("%.0f%% of batches late in the second half (> %.0f%%): the in-flight bound is saturated", 100*v.LateShare, 100*r.MaxLateShare)
 	}
-	// Without lag samples a backlog cannot be ruled out; a step too short
-	// to have three intervals in its second half is judged without a trend.
-	if len(half) >= 3 && len(lags) < 3 {
-		fail("freshness lag sampled in only %d of the second half's %d intervals (failing queries or a poll interval longer than the step?): a backlog cannot be ruled out", len(lags), len(half))
-	}
-	if len(lags) >= 3 {
-		v.LagSlopeMs = slope(ts, lags)
-		span := ts[len(ts)-1] - ts[0]
-		rise := v.LagSlopeMs * span
-		// A lag that swings widely (a long refresh interval's sawtooth)
-		// must rise by more than its swing before the rise means anything.
-		allowed := max(float64(r.MaxLagGrowth.Milliseconds()), r.LagNoiseFactor*noise(ts, lags, v.LagSlopeMs))
-		if rise > allowed {
-			fail("freshness lag grows %.0f ms/s over the second half (+%.0f ms, > %.0f ms allowed): a backlog builds", v.LagSlopeMs, rise, allowed)
+	sampled := 0
+	for _, p := range half {
+		if p.FreshnessN > 0 {
+			sampled++
 		}
+	}
+	// Without lag samples a backlog cannot be ruled out.
+	if len(half) >= 3 && sampled < 3 {
+		fail("freshness lag sampled in only %d of the second half's %d intervals (failing queries or a poll interval longer than the step?): a backlog cannot be ruled out", sampled, len(half))
+	}
+	var polls int64
+	if f.FreshnessLag != nil {
+		polls = f.FreshnessLag.Count()
+	} else {
+		for _, p := range f.Series {
+			polls += p.FreshnessN
+		}
+	}
+	if polls > 0 && float64(f.FreshnessFailed) > r.MaxErrorRate*float64(polls) {
+		fail("%d of %d freshness polls failed (> %.2f%%): while they failed, the lag is known only as a lower bound", f.FreshnessFailed, polls, 100*r.MaxErrorRate)
+	}
+	if r.MaxGrowth > 0 {
+		r.judgeTrends(f.Series, &v, fail)
 	}
 	if r.SLO != nil && f.FreshnessLag != nil && f.FreshnessLag.Count() > 0 {
-		if got := f.FreshnessLag.Quantile(r.SLO.Quantile); got > r.SLO.Bound {
-			fail("freshness lag p%g %s exceeds the SLO %s", 100*r.SLO.Quantile, got.Round(time.Millisecond), r.SLO.Text)
-		}
+		r.judgeSLO(f.FreshnessLag, f.FreshnessFailed, fail)
 	}
 	return v
 }
+
+// judgeSLO holds the freshness lag to the SLO. A failed poll's value is
+// only a lower bound; it counts as over the bound, so that a step cannot
+// meet the SLO on the polls that succeeded alone. Of the n values, the
+// quantile q is under the bound when ⌈q·n⌉ of them are, and the failed
+// ones may be among those: the value of rank ⌈q·n⌉ + failed must be
+// under the bound.
+func (r Rule) judgeSLO(lag *Histogram, failed int64, fail func(string, ...any)) {
+	n := lag.Count()
+	rank := int64(math.Ceil(r.SLO.Quantile*float64(n))) + failed
+	if rank > n {
+		fail("freshness lag p%g not measured: %d of %d polls failed, counted as over the SLO %s", 100*r.SLO.Quantile, failed, n, r.SLO.Text)
+		return
+	}
+	got := lag.Quantile(float64(rank) / float64(n))
+	if got > r.SLO.Bound {
+		counted := ""
+		if failed > 0 {
+			counted = fmt.Sprintf(" (%d failed polls counted as over it)", failed)
+		}
+		fail("freshness lag p%g %s exceeds the SLO %s%s", 100*r.SLO.Quantile, got.Round(time.Millisecond), r.SLO.Text, counted)
+	}
+}
+
+// judgeTrends applies the trend rule (see Rule) to the write latency and
+// the freshness lag over the whole measured part.
+func (r Rule) judgeTrends(pts []Point, v *Verdict, fail func(string, ...any)) {
+	tol := 1000 * r.MaxGrowth // ms per s
+	if len(pts) == 0 {
+		return
+	}
+	width := pts[0].WidthS
+	holdS := pts[len(pts)-1].StartS + pts[len(pts)-1].WidthS - pts[0].StartS
+	need := func(hold float64) {
+		hold = 10 * math.Ceil(hold/10)
+		v.NeedHoldS = max(v.NeedHoldS, hold)
+	}
+	// shortHold is the hold at which the fit's bound would be tight
+	// enough: a flat trend passes reliably once q·se is within the margin
+	// left under the tolerance (at most half of it). Under independent
+	// noise the error shrinks as hold^−1.5; noise that wanders slowly (a
+	// queue near saturation, a sawtooth beating against the one-second
+	// intervals) shrinks more slowly than a short step can tell, so the
+	// hold is scaled as if the error shrank only as hold^−1, and by a
+	// quarter more, since the noise seen in a short step is itself only
+	// an estimate.
+	shortHold := func(f fit) float64 {
+		margin := min(tol-max(f.slope, 0), tol/2)
+		if margin <= 0 || f.se <= 0 || math.IsInf(f.se, 1) {
+			return 2 * holdS
+		}
+		return holdS * 1.25 * math.Max(1, f.q*f.se/margin)
+	}
+	judge := func(what string, f fit, needHold func(fit) float64) (slope, upper float64) {
+		switch {
+		case math.IsInf(f.upper, 1) || math.IsNaN(f.upper):
+			need(max(20, needHold(f)))
+			fail("%s sampled in only %d intervals: too short to judge a trend; a hold of at least %s is needed", what, f.n, secs(v.NeedHoldS))
+			return f.slope, 0
+		case f.lower > tol:
+			fail("%s grows %.1f ms/s (at least %.1f ms/s at 99.5%% confidence; %.1f ms/s tolerated): a backlog builds", what, f.slope, f.lower, tol)
+		case f.upper > tol:
+			need(needHold(f))
+			fail("%s trend %.1f ms/s could be as high as %.1f ms/s (%.1f ms/s tolerated): the step is too short to tell at this noise; a hold of at least %s is needed", what, f.slope, f.upper, tol, secs(v.NeedHoldS))
+		}
+		return f.slope, f.upper
+	}
+
+	var wt, wy []float64
+	for _, p := range pts {
+		y := p.WriteMeanMs
+		if y == 0 {
+			y = p.WriteP99Ms // a results file from before the mean was kept
+		}
+		if p.AckedEvents+p.FailedEvents > 0 {
+			wt = append(wt, p.StartS+p.WidthS/2)
+			wy = append(wy, y)
+		}
+	}
+	v.WriteSlopeMs, v.WriteUpperMs = judge("write latency", fitTrend(wt, wy, 0, true), shortHold)
+
+	var lt, hi, lo []float64
+	var samples []float64
+	haveMin := false
+	for _, p := range pts {
+		if p.FreshnessN == 0 {
+			continue
+		}
+		lt = append(lt, p.StartS)
+		hi = append(hi, p.FreshnessLagMs)
+		low := p.FreshnessLagMinMs
+		if low > 0 {
+			haveMin = true
+		} else {
+			low = p.FreshnessLagMs
+		}
+		lo = append(lo, low)
+		samples = append(samples, float64(p.FreshnessN)/p.WidthS)
+	}
+	if len(lt) < 3 {
+		return // the sampling rule above has failed the step already, or it is too short to judge
+	}
+	saw := findSawtooth(lt, hi, lo, width)
+	if !saw.ramps {
+		v.LagSlopeMs, v.LagUpperMs = judge("freshness lag", fitTrend(lt, hi, 0, true), shortHold)
+		return
+	}
+	// A floor is read at the first poll after its refresh, up to a poll
+	// gap later, and polls are spread from 0.5 to 1.5 poll intervals:
+	// half the mean gap is the spread of a uniform delay up to 1.7 gaps.
+	// Without the smallest lag of each interval, a floor is known only to
+	// within an interval.
+	floorSigma := 1000 * width / math.Sqrt(12)
+	if haveMin {
+		floorSigma = 1000 / median(samples) / 2
+	}
+	v.VisibilityPeriodS = saw.periodS
+	// The floors themselves may spread much more than the poll resolution
+	// (a refresh that takes longer some times than others: a second and
+	// more on Elasticsearch with a 30 s interval). Successive floors
+	// differ by √2 times their spread: the median of those differences
+	// × 1.048 estimates it, and overstates it when the floors trend,
+	// which only lengthens the hold named.
+	spread := floorSigma
+	if k := len(saw.floorMs); k >= 2 {
+		d := make([]float64, k-1)
+		for i := 1; i < k; i++ {
+			d[i-1] = math.Abs(saw.floorMs[i] - saw.floorMs[i-1])
+		}
+		spread = max(spread, 1.048*median(d))
+	}
+	periods := func(periodS float64) float64 {
+		hold := float64(periodsNeeded(spread, periodS, tol)+1) * periodS
+		if periodS < 4*width {
+			// With fewer than four intervals a period, whether a longer
+			// step resolves the sawtooth depends on its phase: the hold
+			// named must also serve a plain fit through the lag.
+			hold = max(hold, shortHold(fitTrend(lt, hi, 0, true)))
+		}
+		return hold
+	}
+	switch k := len(saw.drops); k {
+	case 0:
+		// Ageing through the whole step: nothing became visible, or the
+		// period is longer than the step.
+		f := fitTrend(lt, hi, 0, true)
+		v.LagSlopeMs = f.slope
+		need(periods(holdS + width))
+		fail("freshness lag grows %.0f ms/s through the whole step: nothing became visible, or the visibility period is longer than the step (then a hold of at least %s is needed to judge it over whole periods)", f.slope, secs(v.NeedHoldS))
+	case 1, 2:
+		// Fewer than three floors say nothing of their own spread.
+		need(periods(max(saw.periodS, width)))
+		fail("freshness lag is a refresh sawtooth with a period of about %s, and the step holds only %d refreshes: a hold of at least %s is needed to judge its trend over whole periods", secs(saw.periodS), k, secs(v.NeedHoldS))
+	default:
+		v.LagSlopeMs, v.LagUpperMs = judge("freshness lag (its floor after each refresh)", fitTrend(saw.floorT, saw.floorMs, floorSigma, false), func(f fit) float64 {
+			spread = max(spread, f.sigma)
+			return max(periods(saw.periodS), shortHold(f))
+		})
+	}
+}
+
+// secs renders seconds as a duration, to the second.
+func secs(s float64) string { return (time.Duration(math.Round(s)) * time.Second).String() }
 
 // lateShare is late batches over all batches of the points.
 func lateShare(pts []Point) float64 {
@@ -146,43 +376,4 @@ func lateShare(pts []Point) float64 {
 		return 0
 	}
 	return float64(late) / float64(batches)
-}
-
-// slope is the Theil–Sen slope of y over x: the median of the slopes
-// between all pairs of points. Unlike least squares it ignores a spike
-// that recovers (up to about 29 % of the points), so that a merge or GC
-// pause late in a step is not taken for a growing backlog.
-func slope(x, y []float64) float64 {
-	slopes := make([]float64, 0, len(x)*(len(x)-1)/2)
-	for i := range x {
-		for j := i + 1; j < len(x); j++ {
-			if dx := x[j] - x[i]; dx != 0 {
-				slopes = append(slopes, (y[j]-y[i])/dx)
-			}
-		}
-	}
-	if len(slopes) == 0 {
-		return 0
-	}
-	return median(slopes)
-}
-
-// noise is the robust standard deviation (1.4826 × the median absolute
-// deviation) of y around the line of the given slope through x.
-func noise(x, y []float64, slope float64) float64 {
-	res := make([]float64, len(x))
-	for i := range x {
-		res[i] = y[i] - slope*x[i]
-	}
-	m := median(res)
-	for i := range res {
-		res[i] = math.Abs(res[i] - m)
-	}
-	return 1.4826 * median(res)
-}
-
-func median(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	return s[len(s)/2]
 }

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -9,8 +10,8 @@ import (
 
 // stepSeries is a synthetic measured part of a step: one point a second
 // at 1000 events/s in batches of 50, with the freshness lag (ms) that
-// lagAt gives for second i, sampled five times a second (not sampled at
-// all when lagAt is negative).
+// lagAt gives for second i, sampled five times a second, every sample
+// of a second alike (not sampled at all when lagAt is negative).
 func stepSeries(n int, lagAt func(i int) float64) []Point {
 	pts := make([]Point, n)
 	for i := range pts {
@@ -19,7 +20,7 @@ func stepSeries(n int, lagAt func(i int) float64) []Point {
 			TargetEvents: 1000, AckedEvents: 1000, Batches: 20,
 		}
 		if lag := lagAt(i); lag >= 0 {
-			pts[i].FreshnessLagMs, pts[i].FreshnessN = lag, 5
+			pts[i].FreshnessLagMs, pts[i].FreshnessLagMinMs, pts[i].FreshnessN = lag, lag, 5
 		}
 	}
 	return pts
@@ -32,7 +33,7 @@ func figures(pts []Point) StepFigures {
 		target += p.TargetEvents
 	}
 	s := float64(len(pts))
-	return StepFigures{TargetPerSec: float64(target) / s, AchievedPerSec: float64(acked) / s, Attempted: acked, Series: pts}
+	return StepFigures{TargetPerSec: float64(target) / s, AchievedPerSec: float64(acked) / s, Attempted: acked, Series: pts, Audited: true}
 }
 
 func TestJudgeSeries(t *testing.T) {
@@ -206,6 +207,123 @@ func TestParseSLO(t *testing.T) {
 	for _, in := range []string{"", "p95", "95<2s", "p0<1s", "p100<1s", "p95<-1s", "p95<fast", "pxx<1s"} {
 		if _, err := ParseSLO(in); err == nil || !strings.Contains(err.Error(), "want pNN<duration") {
 			t.Errorf("ParseSLO(%q) = %v, want an error saying what is accepted", in, err)
+		}
+	}
+}
+
+// Lost writes fail a step; so does a step whose completeness was never
+// audited, since lost writes cannot be ruled out then.
+func TestJudgeLostWrites(t *testing.T) {
+	f := figures(stepSeries(30, func(int) float64 { return 500 }))
+	f.Missing = 400
+	if v := DefaultRule().Judge(f); v.Sustainable || v.Missing != 400 || !strings.Contains(v.Reason(), "400 acknowledged events missing after the drain") {
+		t.Errorf("400 lost writes: %+v", v)
+	}
+	f.Missing, f.Audited = 0, false
+	if v := DefaultRule().Judge(f); v.Sustainable || !strings.Contains(v.Reason(), "not audited") {
+		t.Errorf("no audit: %+v", v)
+	}
+}
+
+// Over the measured part, the events scheduled but not acknowledged can
+// be no more than the in-flight bound holds.
+func TestJudgeShortfallBeyondInflight(t *testing.T) {
+	pts := stepSeries(30, func(int) float64 { return 500 })
+	f := figures(pts)
+	f.InflightEvents = 800
+	pts[29].AckedEvents -= 800 // 800 still in flight at the end: possible
+	if v := DefaultRule().Judge(f); !v.Sustainable {
+		t.Errorf("800 events short with 800 in flight allowed: %s", v.Reason())
+	}
+	pts[28].AckedEvents-- // one more than the bound holds
+	if v := DefaultRule().Judge(f); v.Sustainable || !strings.Contains(v.Reason(), "801 events fewer acknowledged than scheduled") {
+		t.Errorf("801 events short: %s", v.Reason())
+	}
+}
+
+// Failed freshness polls know their lag only as a lower bound: beyond the
+// error bound they fail the step, and an SLO counts them as over its
+// bound.
+func TestJudgeFailedPolls(t *testing.T) {
+	lag := NewHistogram()
+	lag.RecordN(500*time.Millisecond, 101) // 100 answered, 1 failed (its lower bound)
+	f := figures(stepSeries(30, func(int) float64 { return 500 }))
+	f.FreshnessLag = lag
+	f.FreshnessFailed = 1
+	if v := DefaultRule().Judge(f); v.Sustainable || !strings.Contains(v.Reason(), "1 of 101 freshness polls failed") {
+		t.Errorf("1 of 101 polls failed: %s", v.Reason())
+	}
+	r := DefaultRule()
+	r.MaxErrorRate = 1 // the SLO alone
+	r.SLO, _ = ParseSLO("p95<1s")
+	lag.RecordN(500*time.Millisecond, 9) // 110 polls, 10 failed
+	f.FreshnessFailed = 10               // p95 of 110 is the 105th: with 10 failed over the bound, not measured
+	if v := r.Judge(f); v.Sustainable || !strings.Contains(v.Reason(), "freshness lag p95 not measured: 10 of 110 polls failed, counted as over the SLO p95<1s") {
+		t.Errorf("10 failed polls against p95<1s: %s", v.Reason())
+	}
+	f.FreshnessFailed = 4 // the 105th + 4 of 110: answered, under 1 s
+	if v := r.Judge(f); !v.Sustainable {
+		t.Errorf("4 failed polls against p95<1s: %s", v.Reason())
+	}
+	// Lower bounds under the SLO do not pass it: of 110 polls, 3 answered
+	// ones took 2 s and 3 failed ones read 500 ms as their bound; p95
+	// allows 5 over the bound, and 6 are not known to be under it.
+	lag = NewHistogram()
+	lag.RecordN(500*time.Millisecond, 107)
+	lag.RecordN(2*time.Second, 3)
+	f.FreshnessLag, f.FreshnessFailed = lag, 3
+	if v := r.Judge(f); v.Sustainable || !strings.Contains(v.Reason(), "exceeds the SLO p95<1s (3 failed polls counted as over it)") {
+		t.Errorf("3 failed polls and 3 slow ones against p95<1s: %s", v.Reason())
+	}
+	f.FreshnessFailed = 2 // 5 not known to be under 1 s: p95 holds
+	if v := r.Judge(f); !v.Sustainable {
+		t.Errorf("2 failed polls and 3 slow ones against p95<1s: %s", v.Reason())
+	}
+}
+
+// A step too short for a trend says so and names a hold.
+func TestJudgeTooShortNamesHold(t *testing.T) {
+	v := DefaultRule().Judge(figures(stepSeries(2, func(int) float64 { return 500 })))
+	if v.Sustainable || v.NeedHoldS < 20 || !strings.Contains(v.Reason(), "too short to judge a trend; a hold of at least") {
+		t.Errorf("2 s step: %+v", v)
+	}
+}
+
+// The trend's bounds hold what they promise: over many noisy lines the
+// true slope is above the upper bound in about 0.5 % of cases and below
+// the lower one as often, from the 20 points of the shortest hold the rule
+// is designed for to many, with independent and with correlated noise.
+func TestFitTrendCoverage(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{20, 60, 200} {
+		for _, rho := range []float64{0, 0.6} {
+			trials := 2000
+			if n > 100 {
+				trials = 300
+			}
+			var above, below int
+			for range trials {
+				x, y := make([]float64, n), make([]float64, n)
+				e := 0.0
+				for i := range x {
+					x[i] = float64(i)
+					e = rho*e + math.Sqrt(1-rho*rho)*rng.NormFloat64()*50
+					y[i] = 1000 + 3*x[i] + e
+				}
+				f := fitTrend(x, y, 0, true)
+				if f.upper < 3 {
+					above++
+				}
+				if f.lower > 3 {
+					below++
+				}
+			}
+			// 0.5 % expected each way; up to 2 % accepted, since the AR(1)
+			// correction is approximate.
+			t.Logf("n=%d, ρ=%g: above %d, below %d of %d", n, rho, above, below, trials)
+			if above > trials/50 || below > trials/50 {
+				t.Errorf("n=%d, ρ=%g: true slope above the upper bound %d times, below the lower %d times in %d", n, rho, above, below, trials)
+			}
 		}
 	}
 }

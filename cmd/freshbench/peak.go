@@ -23,6 +23,7 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	maxRate := fs.String("max-rate", "", "highest rate tried, in the unit of --start (default: no limit)")
 	slo := fs.String("slo", "", "freshness bound every sustainable step must also meet, e.g. p95<2s")
 	confirm := fs.Bool("confirm", false, "run an unsustainable step once more before stopping; if it holds then, the search goes on")
+	maxTrend := fs.Float64("max-trend", 1000*stats.DefaultRule().MaxGrowth, "steepest upward trend of the write latency and the freshness lag a sustainable step may show, in ms per second (an overload of 0.5 % shows as 5 ms/s); 0 judges no trend, for steps too short to judge one")
 	out := fs.String("out", "", "results file with every step, rewritten as each step ends (default results/peak-<time>.json)")
 	teardown := fs.Bool("teardown", false, "drop the index or table after the search")
 	quiet := fs.Bool("quiet", false, "no live progress")
@@ -34,6 +35,10 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	if *maxTrend < 0 {
+		return usagef("--max-trend %g: want 0 (no trend judged) or more ms/s", *maxTrend)
+	}
+	pc.Rule.MaxGrowth = *maxTrend / 1000
 	if err := resultsPath(out, "peak"); err != nil {
 		return err
 	}
