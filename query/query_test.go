@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/freshbench/freshbench/invalid"
 	"strings"
 	"testing"
 	"time"
@@ -266,18 +267,21 @@ func TestSweepRates(t *testing.T) {
 	}
 }
 
-func TestValidateNamesTheFlag(t *testing.T) {
-	for flag, mod := range map[string]func(*query.Config){
-		"--qps":                func(c *query.Config) {},
-		"--miss-share":         func(c *query.Config) { c.QPS, c.MissShare = 1, 2 },
-		"--limit":              func(c *query.Config) { c.QPS, c.Limit = 1, 0 },
-		"--query-timeout":      func(c *query.Config) { c.QPS, c.Timeout = 1, 0 },
-		"--query-max-inflight": func(c *query.Config) { c.QPS, c.MaxInflight = 1, 0 },
+// Validate names the field in the library's words; the command maps it to
+// its flag.
+func TestValidateNamesTheField(t *testing.T) {
+	for field, mod := range map[string]func(*query.Config){
+		"QPS and concurrency":   func(c *query.Config) {},
+		"miss share":            func(c *query.Config) { c.QPS, c.MissShare = 1, 2 },
+		"limit":                 func(c *query.Config) { c.QPS, c.Limit = 1, 0 },
+		"query timeout":         func(c *query.Config) { c.QPS, c.Timeout = 1, 0 },
+		"query in-flight bound": func(c *query.Config) { c.QPS, c.MaxInflight = 1, 0 },
 	} {
 		c := baseConfig()
 		mod(&c)
-		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), flag) {
-			t.Errorf("%s: %v", flag, err)
+		e, ok := invalid.As(c.Validate())
+		if !ok || e.Field != field || strings.Contains(e.Error(), "--") {
+			t.Errorf("%s: %v, want an invalid.Error of that field, in no flag's words", field, e)
 		}
 	}
 }
