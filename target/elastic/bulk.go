@@ -6,13 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/freshbench/freshbench/retry"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"strconv"
-	"time"
 
-	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/target"
 )
 
@@ -20,12 +18,6 @@ import (
 // item carries _index, _id, _version, result, _shards, _seq_no and
 // _primary_term, several times the bytes to send and parse.
 const bulkQuery = "filter_path=errors,items.*.status,items.*.error.type"
-
-// Back-off between re-sends of items the server rejected for load (429).
-const (
-	backoffBase = 100 * time.Millisecond
-	backoffMax  = 5 * time.Second
-)
 
 // Error kinds that Write reports for items that never got an item status.
 const (
@@ -59,8 +51,9 @@ const errVersionConflict = "version_conflict_engine_exception"
 func (t *Target) Write(ctx context.Context, b target.Batch) (target.WriteResult, error) {
 	var res target.WriteResult
 	pending := b.Docs
+	backoff := retry.Default()
 	for attempt := 0; len(pending) > 0; attempt++ {
-		retry, kinds, err := t.bulk(ctx, pending, &res)
+		again, kinds, err := t.bulk(ctx, pending, &res)
 		if err != nil {
 			if attempt == 0 {
 				return target.WriteResult{}, fmt.Errorf("%s: bulk write of %d documents: %w", t.display, len(pending), err)
@@ -68,21 +61,21 @@ func (t *Target) Write(ctx context.Context, b target.Batch) (target.WriteResult,
 			failAll(&res, pending, kindRequestError)
 			return res, nil
 		}
-		if len(retry) == 0 {
+		if len(again) == 0 {
 			return res, nil
 		}
 		if attempt >= t.cfg.maxRetries {
-			for i, d := range retry {
+			for i, d := range again {
 				fail(&res, d, kinds[i])
 			}
 			return res, nil
 		}
-		if !pace.Sleep(time.Now().Add(backoff(attempt)), ctx.Done()) {
-			failAll(&res, retry, kindCanceled)
+		if !backoff.Wait(ctx, attempt) {
+			failAll(&res, again, kindCanceled)
 			return res, nil
 		}
-		res.Retries += len(retry)
-		pending = retry
+		res.Retries += len(again)
+		pending = again
 	}
 	return res, nil
 }
@@ -97,16 +90,6 @@ func failAll(res *target.WriteResult, docs []target.Document, kind string) {
 	for _, d := range docs {
 		fail(res, d, kind)
 	}
-}
-
-// backoff returns the wait before re-send number attempt+1: exponential,
-// capped, with jitter so that many writers do not retry in lockstep.
-func backoff(attempt int) time.Duration {
-	d := backoffMax
-	if attempt < 16 {
-		d = min(backoffBase<<attempt, backoffMax)
-	}
-	return d/2 + rand.N(d/2+1)
 }
 
 // retryable reports whether an item rejected with this status and error
