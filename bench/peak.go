@@ -2,8 +2,8 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"github.com/freshbench/freshbench/invalid"
 	"strconv"
 	"strings"
 	"time"
@@ -80,19 +80,19 @@ func (c PeakConfig) Validate() error {
 	inc := c.Increase
 	switch {
 	case inc.Factor == 0 && inc.Add.PerSecond <= 0:
-		return errors.New("--step: want a positive increment (2000, 10MB/s) or a factor above 1 (x1.5)")
+		return invalid.New("step", inc, "a positive increment (2000, 10MB/s) or a factor above 1 (x1.5)")
 	case inc.Factor != 0 && inc.Factor <= 1:
-		return fmt.Errorf("--step x%g: a factor must be above 1", inc.Factor)
+		return invalid.New("step", inc, "a factor above 1")
 	case inc.Factor == 0 && inc.Add.Unit != c.Run.Ingest.Rate.Unit:
-		return fmt.Errorf("--step %s and --start %s count different things: give both in events/s or both in bytes/s", inc.Add, c.Run.Ingest.Rate)
+		return invalid.New("step", inc.Add, fmt.Sprintf("the unit of the start rate %s: give both in events/s or both in bytes/s", c.Run.Ingest.Rate))
 	case c.MaxSteps < 0:
-		return fmt.Errorf("--max-steps %d: want 0 (no limit) or more", c.MaxSteps)
+		return invalid.New("maximum steps", c.MaxSteps, "0 (no limit) or more")
 	case c.MaxRate < 0:
-		return fmt.Errorf("--max-rate %g: want 0 (no limit) or more", c.MaxRate)
+		return invalid.New("maximum rate", c.MaxRate, "0 (no limit) or more")
 	case c.MaxSteps == 0 && c.MaxRate == 0:
-		return errors.New("a peak search needs a limit: --max-steps or --max-rate")
+		return invalid.New("maximum steps", c.MaxSteps, "a limit: a peak search needs a maximum number of steps or a maximum rate")
 	case c.MaxRate > 0 && c.MaxRate < c.Run.Ingest.Rate.PerSecond:
-		return fmt.Errorf("--max-rate %s is below --start %s", pace.Rate{PerSecond: c.MaxRate, Unit: c.Run.Ingest.Rate.Unit}, c.Run.Ingest.Rate)
+		return invalid.New("maximum rate", pace.Rate{PerSecond: c.MaxRate, Unit: c.Run.Ingest.Rate.Unit}, fmt.Sprintf("at least the start rate %s", c.Run.Ingest.Rate))
 	}
 	return nil
 }

@@ -256,10 +256,10 @@ func TestPeakConfigValidate(t *testing.T) {
 		edit func(*PeakConfig)
 		want string
 	}{
-		{"unit mismatch", func(c *PeakConfig) { c.Increase = RateStep{Add: pace.Rate{PerSecond: 1e6, Unit: pace.Bytes}} }, "count different things"},
-		{"no limit", func(c *PeakConfig) { c.MaxSteps = 0 }, "needs a limit"},
-		{"max below start", func(c *PeakConfig) { c.MaxRate = 500 }, "--max-rate 500 events/s is below --start 1000 events/s"},
-		{"no step", func(c *PeakConfig) { c.Increase = RateStep{} }, "--step"},
+		{"unit mismatch", func(c *PeakConfig) { c.Increase = RateStep{Add: pace.Rate{PerSecond: 1e6, Unit: pace.Bytes}} }, "want the unit of the start rate"},
+		{"no limit", func(c *PeakConfig) { c.MaxSteps = 0 }, "want a limit"},
+		{"max below start", func(c *PeakConfig) { c.MaxRate = 500 }, "maximum rate 500 events/s: want at least the start rate 1000 events/s"},
+		{"no step", func(c *PeakConfig) { c.Increase = RateStep{} }, "step +0 events/s: want a positive increment"},
 		{"bad run", func(c *PeakConfig) { c.Run.Ingest.BatchSize = 0 }, "batch size"},
 	} {
 		cfg := base()

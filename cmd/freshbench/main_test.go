@@ -105,7 +105,7 @@ func TestRunBadInput(t *testing.T) {
 		{"memory limit raised, still short", base("--batch-size", "2000000", "--max-memory", "8GB"), "more than the limit of 8.00 GB"},
 		{"unknown flag", base("--rates", "10"), "flag provided but not defined: -rates"},
 		{"stray argument", base("extra"), `unexpected argument "extra"`},
-		{"data dir under a file", base("--data-dir", filepath.Join(file, "data")), "choose another with --data-dir"},
+		{"data dir under a file", base("--data-dir", filepath.Join(file, "data")), "choose another data directory (--data-dir)"},
 		{"out under a file", base("--out", filepath.Join(file, "r.json")), "--out " + filepath.Join(file, "r.json") + ": directory cannot be created"},
 		{"out is a directory", base("--out", dir), "--out " + dir + ": is a directory"},
 		{"metrics address not host:port", base("--metrics-addr", "9464"), `invalid value "9464" for flag -metrics-addr: want host:port`},
@@ -140,7 +140,7 @@ func TestRunLockedDatabase(t *testing.T) {
 	}
 	defer conn.ExecContext(ctx, "ROLLBACK")
 	wantUsageError(t, shortRun("--data-dir", data, "--out", filepath.Join(dir, "r.json")),
-		"is locked by another process; stop it or choose another --data-dir")
+		"is locked by another process; stop it or choose another data directory (--data-dir)")
 	if _, err := os.Stat(filepath.Join(dir, "r.json")); !os.IsNotExist(err) {
 		t.Errorf("a results file was written although nothing ran: %v", err)
 	}

@@ -92,7 +92,7 @@ func (f *targetFlags) open(ctx context.Context) (target.Target, string, error) {
 	// process), that flag is what to change.
 	fail := func(err error) error {
 		if f.url == "" {
-			return usageError{err}
+			return usagef("%v (--data-dir)", err)
 		}
 		return err
 	}

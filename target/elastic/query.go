@@ -55,7 +55,7 @@ func (t *Target) SetupQueries(ctx context.Context) error {
 				if got == "" {
 					got = "not mapped"
 				}
-				return fmt.Errorf("%s: index %s maps %s as %s, the queries need %s; create the index with freshbench's mapping (--recreate)", t.display, index, f, got, queryFields[f])
+				return fmt.Errorf("%s: index %s maps %s as %s, the queries need %s; create the index again with freshbench's mapping (recreate it)", t.display, index, f, got, queryFields[f])
 			}
 		}
 	}

@@ -91,11 +91,11 @@ func Open(ctx context.Context, u *url.URL, opts target.Options) (target.Target, 
 // checkWritableDir creates dir if needed and proves a file can be made in it.
 func checkWritableDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("data directory %s cannot be created: %w; choose another with --data-dir", dir, errors.Unwrap(err))
+		return fmt.Errorf("data directory %s cannot be created: %w; choose another data directory", dir, errors.Unwrap(err))
 	}
 	f, err := os.CreateTemp(dir, ".freshbench-write-check-*")
 	if err != nil {
-		return fmt.Errorf("data directory %s is not writable: %w; choose another with --data-dir", dir, errors.Unwrap(err))
+		return fmt.Errorf("data directory %s is not writable: %w; choose another data directory", dir, errors.Unwrap(err))
 	}
 	f.Close()
 	return os.Remove(f.Name())
@@ -114,7 +114,7 @@ func (t *Target) wrap(op string, err error) error {
 type lockedError struct{ path string }
 
 func (e *lockedError) Error() string {
-	return fmt.Sprintf("database file %s is locked by another process; stop it or choose another --data-dir", e.path)
+	return fmt.Sprintf("database file %s is locked by another process; stop it or choose another data directory", e.path)
 }
 
 // Kind lets the run count lock waits as their own kind of error.

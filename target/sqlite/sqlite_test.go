@@ -148,8 +148,8 @@ func TestUnwritableDirectory(t *testing.T) {
 	dir := t.TempDir()
 	os.Chmod(dir, 0o500)
 	u, _ := url.Parse("sqlite://" + filepath.Join(dir, "x.db"))
-	if _, err := Open(context.Background(), u, target.Options{}); err == nil || !strings.Contains(err.Error(), "--data-dir") {
-		t.Fatalf("err = %v, want one naming --data-dir", err)
+	if _, err := Open(context.Background(), u, target.Options{}); err == nil || !strings.Contains(err.Error(), "choose another data directory") {
+		t.Fatalf("err = %v, want one saying to choose another data directory", err)
 	}
 }
 
@@ -157,8 +157,8 @@ func TestFileInPlaceOfDirectory(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(f, nil, 0o644)
 	u, _ := url.Parse("sqlite://" + filepath.Join(f, "x.db"))
-	if _, err := Open(context.Background(), u, target.Options{}); err == nil || !strings.Contains(err.Error(), "--data-dir") {
-		t.Fatalf("err = %v, want one naming --data-dir", err)
+	if _, err := Open(context.Background(), u, target.Options{}); err == nil || !strings.Contains(err.Error(), "choose another data directory") {
+		t.Fatalf("err = %v, want one saying to choose another data directory", err)
 	}
 }
 
