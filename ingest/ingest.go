@@ -216,7 +216,11 @@ func (s *sender) Build(d dispatch.Due) dispatch.Unit {
 	}
 }
 
-func (s *sender) Unsent(u dispatch.Unsent) { s.in.account.unsent(u) }
+func (s *sender) Unsent(u dispatch.Unsent) {
+	s.in.account.unsent(u)
+	perUnit := int64(u.Events / u.Units)
+	u.Spread(1000, func(intended time.Time, units int64) { s.in.series.Unsent(intended, units*perUnit) })
+}
 
 // build generates one batch whose events carry the batch's intended time
 // as _event_time, so that a driver or database that falls behind shows up

@@ -10,15 +10,16 @@ import (
 
 // Point is one interval of the run as it happened.
 type Point struct {
-	StartS         float64 `json:"t_s"`           // interval start, seconds since the run started
-	WidthS         float64 `json:"width_s"`       // interval width in seconds
-	TargetEvents   int64   `json:"target_events"` // events the schedule asked for in this interval
-	Batches        int64   `json:"batches"`       // batches dispatched
-	AckedEvents    int64   `json:"acked_events"`  // events acknowledged in this interval
-	AckedBytes     int64   `json:"acked_bytes"`   // serialized bytes acknowledged
-	FailedEvents   int64   `json:"failed_events"` // events whose write failed
-	LateBatches    int64   `json:"late_batches"`  // batches dispatched late
-	Inflight       int64   `json:"inflight_max"`  // most in-flight writes seen
+	StartS         float64 `json:"t_s"`                     // interval start, seconds since the run started
+	WidthS         float64 `json:"width_s"`                 // interval width in seconds
+	TargetEvents   int64   `json:"target_events"`           // events the schedule asked for in this interval
+	UnsentEvents   int64   `json:"unsent_events,omitempty"` // of those, never sent
+	Batches        int64   `json:"batches"`                 // batches dispatched
+	AckedEvents    int64   `json:"acked_events"`            // events acknowledged in this interval
+	AckedBytes     int64   `json:"acked_bytes"`             // serialized bytes acknowledged
+	FailedEvents   int64   `json:"failed_events"`           // events whose write failed
+	LateBatches    int64   `json:"late_batches"`            // batches dispatched late
+	Inflight       int64   `json:"inflight_max"`            // most in-flight writes seen
 	WriteP99Ms     float64 `json:"write_latency_p99_ms"`
 	WriteMaxMs     float64 `json:"write_latency_max_ms"`
 	FreshnessLagMs float64 `json:"freshness_lag_ms"`  // largest freshness lag sampled in the interval
@@ -100,6 +101,7 @@ func (s *Series) coarsen() {
 		if i+1 < len(s.points) {
 			q := s.points[i+1]
 			p.TargetEvents += q.TargetEvents
+			p.UnsentEvents += q.UnsentEvents
 			p.Batches += q.Batches
 			p.AckedEvents += q.AckedEvents
 			p.AckedBytes += q.AckedBytes
@@ -138,6 +140,16 @@ func (s *Series) Scheduled(t time.Time, events int64, late bool, inflight int64)
 		p.LateBatches++
 	}
 	p.Inflight = max(p.Inflight, inflight)
+}
+
+// Unsent records events due at t that were never sent: they are part of
+// the target all the same.
+func (s *Series) Unsent(t time.Time, events int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.at(t)
+	p.TargetEvents += events
+	p.UnsentEvents += events
 }
 
 // Written records a finished write at t.
