@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 )
@@ -123,4 +123,4 @@ func orDefault(s, def string) string {
 // targetURL is the results file's target URL as every output shows it:
 // through target.Redact once more, so that a file written before the
 // redactor knew a credential form, or edited by hand, shows no secret.
-func targetURL(r *bench.Result) string { return target.Redact(r.Environment.TargetURL) }
+func targetURL(r *results.Result) string { return target.Redact(r.Environment.TargetURL) }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/results"
 )
 
 // A results file written before the redactor knew a credential form (or
@@ -27,14 +27,14 @@ func TestRenderedTargetURLHidesCredentials(t *testing.T) {
 		peak := peakResult()
 		peak.Environment.TargetURL = raw
 		var out bytes.Buffer
-		for _, r := range []*bench.Result{res, q, peak} {
+		for _, r := range []*results.Result{res, q, peak} {
 			Console(&out, r)
 			if err := HTML(&out, r); err != nil {
 				t.Fatal(err)
 			}
 		}
 		ConsoleQueries(&out, q)
-		Compare(&out, []string{"a", "b"}, []*bench.Result{res, runResult(500, 4)})
+		Compare(&out, []string{"a", "b"}, []*results.Result{res, runResult(500, 4)})
 		if i := strings.Index(out.String(), secret); i >= 0 {
 			t.Errorf("%s: the rendered output shows the secret: …%s…", raw, out.String()[max(0, i-80):i+len(secret)])
 		}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/freshbench/freshbench/query"
-	"github.com/freshbench/freshbench/report"
+	"github.com/freshbench/freshbench/results"
 )
 
 func TestQueryBadInput(t *testing.T) {
@@ -63,7 +63,7 @@ func TestQueryCommand(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
 	}
-	res, err := report.ReadFile(beside)
+	res, err := results.ReadFile(beside)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestQueryCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("query alone: exit code %d\nstderr: %s", code, stderr.String())
 	}
-	res, err = report.ReadFile(alone)
+	res, err = results.ReadFile(alone)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestQuerySweepCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("sweep: exit code %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
-	res, err := report.ReadFile(out)
+	res, err := results.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestQuerySweepWritesEachStep(t *testing.T) {
 
 	deadline := time.After(30 * time.Second)
 	for {
-		res, err := report.ReadFile(out)
+		res, err := results.ReadFile(out)
 		if err == nil {
 			sw := res.QuerySweep
 			if sw == nil || len(sw.Steps) == 0 || sw.Reason != query.SweepUnderWay || !sw.Found || sw.QPS != 20 ||
@@ -187,7 +187,7 @@ func TestQuerySweepWritesEachStep(t *testing.T) {
 	if code := <-done; code != 0 {
 		t.Fatalf("interrupted sweep: exit code %d\nstderr: %s", code, stderr.String())
 	}
-	res, err := report.ReadFile(out)
+	res, err := results.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
