@@ -14,7 +14,7 @@ import (
 
 // Console writes the human summary of a run, or of a peak search.
 func Console(w io.Writer, r *results.Result) {
-	if len(r.Steps) > 0 {
+	if r.Kind == results.KindPeak {
 		consolePeak(w, r)
 		return
 	}

@@ -57,7 +57,7 @@ func runResult(rate float64, seed uint64) *results.Result {
 	}
 	warm := &results.Phase{Name: results.PhaseWarmup, Batches: 200, Acked: 10000, WriteLatency: histogram(200, 9*time.Millisecond, seed+3)}
 	res := &results.Result{
-		SchemaVersion: results.SchemaVersion, Command: "run",
+		SchemaVersion: results.SchemaVersion, Kind: results.KindRun, Command: "run",
 		Tool: results.Tool{Name: "freshbench", Version: "v0.9.0-test"},
 		Environment: results.Environment{
 			Host: "bench-host-1", OS: "linux", Arch: "amd64", Cores: 16, GoVersion: "go1.26.8",
@@ -101,11 +101,11 @@ func runResult(rate float64, seed uint64) *results.Result {
 // peakResult is a peak search of four steps; the third is the peak.
 func peakResult() *results.Result {
 	peak := runResult(3000, 100)
-	peak.Command = "peak"
+	peak.Kind, peak.Command = results.KindPeak, "peak"
 	sustainable := []bool{true, true, true, false}
 	for i, rate := range []float64{1000, 2000, 3000, 4000} {
 		st := runResult(rate, uint64(10*i))
-		st.Command = "peak step"
+		st.Kind, st.Command = results.KindStep, "peak step"
 		v := &stats.Verdict{Sustainable: sustainable[i], Achieved: 1}
 		if !v.Sustainable {
 			v.Reasons = []string{"achieved 81.0% of the target rate (< 98%)", "freshness lag grows 950 ms/s over the second half"}
@@ -378,7 +378,7 @@ func TestHTMLQueriesAlone(t *testing.T) {
 	q := queryResult(100, 9)
 	q.Beside = nil
 	res := &results.Result{
-		SchemaVersion: results.SchemaVersion, Command: "query",
+		SchemaVersion: results.SchemaVersion, Kind: results.KindQuery, Command: "query",
 		Environment: results.Environment{Target: "sqlite", TargetURL: "sqlite:///tmp/q.db", TargetVersion: "SQLite 3.50.0", Host: "bench-host-2"},
 		Config:      results.Config{DurationS: 20, WarmupS: 2, TargetSettings: map[string]string{"synchronous": "NORMAL"}},
 		Series:      []stats.Point{{StartS: 0, WidthS: 1, QueryCount: 100, QueryP99Ms: 9}, {StartS: 1, WidthS: 1, QueryCount: 98, QueryP99Ms: 11}},
@@ -414,7 +414,7 @@ func TestHTMLQueriesAlone(t *testing.T) {
 
 	// With an ingest beside, the queries join the ingest's sections.
 	run := runResult(5000, 1)
-	run.Queries = queryResult(100, 9)
+	run.Kind, run.Queries = results.KindQuery, queryResult(100, 9)
 	out = render(t, run)
 	for _, want := range []string{"Throughput over time", "Achieved rate", `id="completeness"`, `<section id="queries">`} {
 		if !strings.Contains(out, want) {

@@ -68,10 +68,11 @@ func ConsoleQueries(w io.Writer, r *results.Result) {
 	}
 }
 
-// queriesAlone tells whether r is a query load that ran without an ingest
-// (freshbench query without --rate): there were no writes to report.
+// queriesAlone tells whether r is a query load (its kind: one
+// measurement or a sweep) that ran without an ingest beside it (it has no
+// generators): there were no writes to report.
 func queriesAlone(r *results.Result) bool {
-	return r.Queries != nil && len(r.Generators) == 0
+	return (r.Kind == results.KindQuery || r.Kind == results.KindSweep) && len(r.Generators) == 0 && r.Queries != nil
 }
 
 // QueryStepLine writes one line about the i-th step (from 0) of a QPS

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,7 +49,7 @@ func TestQueriesInReports(t *testing.T) {
 	best.Verdict = &results.QueryVerdict{Met: true, LatencyMs: 9.5}
 	worse := queryResult(400, 8)
 	worse.Verdict = &results.QueryVerdict{LatencyMs: 250, Reason: "p95 latency 250.0 ms is not under 200ms"}
-	res.QuerySweep = &results.QuerySweep{SLO: "p95<200ms", Found: true, Best: 0, QPS: 200, AchievedQPS: 200,
+	res.Kind, res.QuerySweep = results.KindSweep, &results.QuerySweep{SLO: "p95<200ms", Found: true, Best: 0, QPS: 200, AchievedQPS: 200,
 		Reason: "at 400 QPS: p95 latency 250.0 ms is not under 200ms", Steps: []*results.Queries{best, worse}}
 
 	// The results file carries the query figures, histograms included.
@@ -108,5 +109,40 @@ func TestQueriesInReports(t *testing.T) {
 	ConsoleQueries(&con, &results.Result{})
 	if con.Len() != 0 {
 		t.Errorf("console of a run without queries: %q", con.String())
+	}
+}
+
+// The renderers go by the kind a file says (filled in from what an older
+// file holds): a query load alone read from a version 2 file shows no
+// ingest, and a peak search stopped before its first step is still shown
+// as a peak search, not as a run of nothing.
+func TestRenderedByKind(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v2.json")
+	v2 := `{"schema_version":2,"command":"query","config":{"duration_s":10},"queries":{"mode":"open","target_qps":50,"mix":"point:1","total":{"kind":"all"},"kinds":[{"kind":"point"}]}}`
+	if err := os.WriteFile(path, []byte(v2), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q, err := results.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	ConsoleQueries(&out, q)
+	if !strings.HasPrefix(out.String(), "freshbench query: ") {
+		t.Errorf("a query load alone is not introduced as one:\n%s", out.String())
+	}
+	if page := render(t, q); strings.Contains(page, "Throughput over time") {
+		t.Error("the page of a query load alone shows an ingest section")
+	}
+
+	peak := &results.Result{SchemaVersion: results.SchemaVersion, Kind: results.KindPeak, Command: "peak", EndedEarly: true, EndReason: "interrupted",
+		Peak: &results.Peak{Step: -1, Reason: "interrupted before step 1 (1000 events/s)"}}
+	out.Reset()
+	Console(&out, peak)
+	if !strings.Contains(out.String(), "0 step(s)") || !strings.Contains(out.String(), "interrupted before step 1") {
+		t.Errorf("a peak search with no step yet is not shown as a peak search:\n%s", out.String())
+	}
+	if page := render(t, peak); !strings.Contains(page, "interrupted before step 1") {
+		t.Error("the page of a peak search with no step yet does not say why it stopped")
 	}
 }

@@ -23,7 +23,7 @@ func TestRenderedTargetURLHidesCredentials(t *testing.T) {
 		q := runResult(1000, 2)
 		q.Queries = queryResult(100, 3)
 		q.Queries.Beside = nil
-		q.Command, q.Environment.TargetURL = "query", raw
+		q.Kind, q.Command, q.Environment.TargetURL = results.KindQuery, "query", raw
 		peak := peakResult()
 		peak.Environment.TargetURL = raw
 		var out bytes.Buffer

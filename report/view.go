@@ -115,7 +115,7 @@ func buildView(res *results.Result) *htmlView {
 		v.Cards = queryCards(res.Queries)
 		return v
 	}
-	if len(res.Steps) > 0 {
+	if res.Kind == results.KindPeak {
 		v.Peak = peakSection(res)
 		if detail != res {
 			v.DetailNote = fmt.Sprintf("The charts and tables below show step %d (target %s).", stepIndex(res, detail)+1, detail.Config.Rate)
@@ -224,7 +224,7 @@ func headerFacts(res *results.Result) []fact {
 		{"rate", orDash(c.Rate)},
 		{"duration", seconds(c.DurationS) + " (warm-up " + seconds(c.WarmupS) + ")"},
 	}
-	if n := len(res.Steps); n > 0 {
+	if n := len(res.Steps); res.Kind == results.KindPeak && n > 0 {
 		// A peak search has one rate per step; its own configuration is
 		// the first step's.
 		first, last := res.Steps[0], res.Steps[n-1]
@@ -291,7 +291,7 @@ func notices(res, detail *results.Result) []notice {
 		}
 		out = append(out, notice{"warn", strings.Join(parts, "; ") + "."})
 	}
-	if v := detail.Verdict; v != nil && len(res.Steps) == 0 {
+	if v := detail.Verdict; v != nil && res.Kind != results.KindPeak {
 		if v.Sustainable {
 			out = append(out, notice{"ok", "This step was sustainable."})
 		} else {
