@@ -146,6 +146,14 @@ func TestPeakConfirm(t *testing.T) {
 	if len(seen) != 3 || seen[0] != 1 || seen[2] != 3 {
 		t.Errorf("OnStep saw %v steps, want 1, 2, 3", seen)
 	}
+	if res.Kind != results.KindPeak {
+		t.Errorf("kind %q, want %q", res.Kind, results.KindPeak)
+	}
+	for i, st := range res.Steps {
+		if st.Kind != results.KindStep {
+			t.Errorf("step %d: kind %q, want %q", i+1, st.Kind, results.KindStep)
+		}
+	}
 }
 
 func TestPeakLimits(t *testing.T) {

@@ -67,6 +67,9 @@ func TestQueryCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if res.Kind != results.KindQuery {
+		t.Errorf("query beside an ingest: kind %q, want %q", res.Kind, results.KindQuery)
+	}
 	if q := res.Queries; res.Command != "query" || q == nil || q.Total.Queries < 30 || q.Beside == nil || len(q.Kinds) != 4 || res.Summary.EventsAcked == 0 {
 		t.Fatalf("results of a query run beside an ingest: command %q, queries %+v", res.Command, res.Queries)
 	}
@@ -86,6 +89,9 @@ func TestQueryCommand(t *testing.T) {
 	res, err = results.ReadFile(alone)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if res.Kind != results.KindQuery {
+		t.Errorf("query alone: kind %q, want %q", res.Kind, results.KindQuery)
 	}
 	if q := res.Queries; !res.EndedEarly || q == nil || q.Mode != "closed" || q.Total.Queries == 0 || q.Total.Empty != 0 || q.Beside != nil || len(res.Generators) != 0 {
 		t.Fatalf("results of an interrupted query run alone: ended early %v, queries %+v", res.EndedEarly, res.Queries)
@@ -132,6 +138,9 @@ func TestQuerySweepCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if res.Kind != results.KindSweep {
+		t.Errorf("sweep: kind %q, want %q", res.Kind, results.KindSweep)
+	}
 	sw := res.QuerySweep
 	if sw == nil || !sw.Found || sw.QPS != 20 || len(sw.Steps) != 2 || res.Queries.TargetQPS != 20 {
 		t.Fatalf("sweep %+v, want the best step at 20 QPS and a stop at 160", sw)
@@ -169,7 +178,7 @@ func TestQuerySweepWritesEachStep(t *testing.T) {
 		if err == nil {
 			sw := res.QuerySweep
 			if sw == nil || len(sw.Steps) == 0 || sw.Reason != query.SweepUnderWay || !sw.Found || sw.QPS != 20 ||
-				res.Queries.TargetQPS != 20 || res.Command != "query" || res.Environment.Target != "sim" {
+				res.Queries.TargetQPS != 20 || res.Command != "query" || res.Kind != results.KindSweep || res.Environment.Target != "sim" {
 				t.Fatalf("results file during the sweep: command %q, target %q, sweep %+v; want the step at 20 QPS as the best, under way",
 					res.Command, res.Environment.Target, sw)
 			}
