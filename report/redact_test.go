@@ -10,7 +10,7 @@ import (
 
 // A results file written before the redactor knew a credential form (or
 // edited by hand) still renders without the secret: every output shows the
-// target URL through target.Redact again.
+// target URL through redact.URL again.
 func TestRenderedTargetURLHidesCredentials(t *testing.T) {
 	const secret = "s3cretZZ"
 	for _, raw := range []string{
