@@ -1,3 +1,6 @@
+// Package report renders results files for people: the console summary,
+// the HTML report and comparisons. Nothing here measures, reads or writes
+// a file: everything is rendered from a results.Result, by its kind.
 package report
 
 import (
