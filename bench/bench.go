@@ -16,6 +16,7 @@ import (
 	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/probe"
 	"github.com/freshbench/freshbench/query"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 )
@@ -77,7 +78,7 @@ var ErrInterrupted = errors.New("interrupted")
 // Run measures one ingest against tgt, which must be set up already. It
 // always returns the results measured so far, also when ctx is cancelled
 // (the run then ends early and skips the drain).
-func Run(ctx context.Context, tgt target.Target, cfg Config) (*Result, error) {
+func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -113,8 +114,8 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*Result, error) {
 	}
 	fresh := probe.NewFreshness(tgt, gens, cfg.PollInterval, probe.NewClock(start), window, series, obs)
 
-	res := &Result{
-		SchemaVersion: SchemaVersion, StartedAt: start.UTC(), Generators: gens,
+	res := &results.Result{
+		SchemaVersion: results.SchemaVersion, Kind: results.KindRun, StartedAt: start.UTC(), Generators: gens,
 		Config: recordConfig(cfg),
 	}
 	freshCtx, stopFresh := context.WithCancel(context.WithoutCancel(ctx))
@@ -123,7 +124,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*Result, error) {
 	go func() { fresh.Run(freshCtx); done <- struct{}{} }()
 	go func() { vis.Run(visCtx); done <- struct{}{} }()
 
-	queries := make(chan *query.Result, 1)
+	queries := make(chan *results.Queries, 1)
 	if load != nil {
 		w := query.Window{Start: start, MeasureFrom: start.Add(cfg.Ingest.Warmup), End: start.Add(cfg.Ingest.Duration)}
 		go func() { queries <- load.Run(ctx, w, series) }()
@@ -134,7 +135,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*Result, error) {
 	go func() { acctCh <- in.Run(ctx, start, series) }()
 	acct = watch(ctx, start, cfg, series, fresh, obs, acctCh)
 	if cpuAfter, ok := processCPU(); ok && cpuOK {
-		res.DriverCPU = &DriverCPU{Seconds: (cpuAfter - cpuBefore).Seconds(), WallS: time.Since(start).Seconds()}
+		res.DriverCPU = &results.DriverCPU{Seconds: (cpuAfter - cpuBefore).Seconds(), WallS: time.Since(start).Seconds()}
 		res.DriverCPU.CorePercent = 100 * res.DriverCPU.Seconds / res.DriverCPU.WallS
 	}
 	if load != nil {
@@ -156,7 +157,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*Result, error) {
 	<-done
 
 	res.EndedAt = time.Now().UTC()
-	res.Phases = []*ingest.Phase{acct.Phase(ingest.PhaseWarmup), acct.Phase(ingest.PhaseMeasured), acct.Phase(ingest.PhaseTail)}
+	res.Phases = []*results.Phase{acct.Phase(results.PhaseWarmup), acct.Phase(results.PhaseMeasured), acct.Phase(results.PhaseTail)}
 	res.Freshness = fresh.Result()
 	res.Visibility = vis.Finish()
 	res.Series = series.Points()
@@ -175,7 +176,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*Result, error) {
 	res.Summary = summarize(res, cfg, acct)
 	if res.Queries != nil {
 		s := res.Summary
-		res.Queries.Beside = &query.Beside{
+		res.Queries.Beside = &results.Beside{
 			TargetEventsPerSec: s.TargetEventsPerSec, AchievedEventsPerSec: s.AchievedEventsPerSec,
 			WriteLatency: s.WriteLatency, FreshnessLag: s.FreshnessLag,
 		}
@@ -228,7 +229,7 @@ func queryLoad(ctx context.Context, tgt target.Target, cfg Config, obs stats.Obs
 // RunQueries measures the query workload alone against what q holds
 // already: for duration, of which the leading warmup is not recorded. Like
 // Run, it returns the results measured so far when ctx is cancelled.
-func RunQueries(ctx context.Context, q target.Querier, cfg query.Config, warmup, duration time.Duration, obs stats.Observer) (*Result, error) {
+func RunQueries(ctx context.Context, q target.Querier, cfg query.Config, warmup, duration time.Duration, obs stats.Observer) (*results.Result, error) {
 	if err := checkWarmup(warmup, duration); err != nil {
 		return nil, err
 	}
@@ -243,15 +244,15 @@ func RunQueries(ctx context.Context, q target.Querier, cfg query.Config, warmup,
 		obs = stats.NopObserver{}
 	}
 	if warmup > 0 {
-		obs.Phase(ingest.PhaseWarmup)
+		obs.Phase(results.PhaseWarmup)
 	}
-	measured := time.AfterFunc(warmup, func() { obs.Phase(ingest.PhaseMeasured) })
+	measured := time.AfterFunc(warmup, func() { obs.Phase(results.PhaseMeasured) })
 	defer measured.Stop()
 	start := time.Now()
 	series := stats.NewSeries(start, 0)
-	res := &Result{
-		SchemaVersion: SchemaVersion, StartedAt: start.UTC(),
-		Config:  ConfigRecord{DurationS: duration.Seconds(), WarmupS: warmup.Seconds()},
+	res := &results.Result{
+		SchemaVersion: results.SchemaVersion, Kind: results.KindQuery, StartedAt: start.UTC(),
+		Config:  results.Config{DurationS: duration.Seconds(), WarmupS: warmup.Seconds()},
 		Queries: load.Run(ctx, query.Window{Start: start, MeasureFrom: start.Add(warmup), End: start.Add(duration)}, series),
 	}
 	res.EndedAt = time.Now().UTC()
@@ -283,9 +284,9 @@ func watch(ctx context.Context, start time.Time, cfg Config, series *stats.Serie
 		at   time.Time
 		name string
 	}{
-		{start, ingest.PhaseWarmup},
-		{start.Add(cfg.Ingest.Warmup), ingest.PhaseMeasured},
-		{start.Add(cfg.Ingest.Duration), ingest.PhaseTail},
+		{start, results.PhaseWarmup},
+		{start.Add(cfg.Ingest.Warmup), results.PhaseMeasured},
+		{start.Add(cfg.Ingest.Duration), results.PhaseTail},
 	}
 	next := 0
 	change := time.NewTimer(0)
@@ -316,9 +317,9 @@ func watch(ctx context.Context, start time.Time, cfg Config, series *stats.Serie
 
 func progressAt(now, start time.Time, cfg Config, series *stats.Series, fresh *probe.Freshness) Progress {
 	p := Progress{Elapsed: now.Sub(start), Remaining: start.Add(cfg.Ingest.Duration).Sub(now), FreshnessLag: fresh.LastLag()}
-	p.Phase = ingest.PhaseMeasured
+	p.Phase = results.PhaseMeasured
 	if p.Elapsed < cfg.Ingest.Warmup {
-		p.Phase = ingest.PhaseWarmup
+		p.Phase = results.PhaseWarmup
 	}
 	pts := series.Points()
 	for i, pt := range pts {

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/target"
 )
 
@@ -24,8 +25,8 @@ func ToolVersion() string {
 // and applied to every results file the command writes.
 type Description struct {
 	Command        string
-	Tool           Tool
-	Environment    Environment
+	Tool           results.Tool
+	Environment    results.Environment
 	TargetSettings map[string]string
 }
 
@@ -34,8 +35,8 @@ func Describe(ctx context.Context, command string, tgt target.Target, rawURL str
 	host, _ := os.Hostname()
 	d := Description{
 		Command: command,
-		Tool:    Tool{Name: "freshbench", Version: ToolVersion()},
-		Environment: Environment{
+		Tool:    results.Tool{Name: "freshbench", Version: ToolVersion()},
+		Environment: results.Environment{
 			Host: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Cores: runtime.NumCPU(),
 			GoVersion: runtime.Version(), Target: tgt.Name(), TargetURL: target.Redact(rawURL),
 		},
@@ -57,7 +58,7 @@ func Describe(ctx context.Context, command string, tgt target.Target, rawURL str
 }
 
 // Apply writes the description into res.
-func (d Description) Apply(res *Result) {
+func (d Description) Apply(res *results.Result) {
 	res.Command, res.Tool, res.Environment = d.Command, d.Tool, d.Environment
 	res.Config.TargetSettings = d.TargetSettings
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/freshbench/freshbench/ingest"
 	"github.com/freshbench/freshbench/pace"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 )
@@ -69,7 +70,7 @@ type PeakConfig struct {
 	// stops; if the repeat is sustainable the search goes on.
 	Confirm bool
 	// OnStep, when set, sees the search so far after each step.
-	OnStep func(search *Result)
+	OnStep func(search *results.Result)
 }
 
 // Validate names the first bad setting.
@@ -103,13 +104,13 @@ func (c PeakConfig) Validate() error {
 // is reached). Every step is a full measured run, kept in the result's
 // Steps with its verdict. Like Run, it returns what was measured also when
 // ctx is cancelled; the step under way then has no verdict.
-func SearchPeak(ctx context.Context, tgt target.Target, cfg PeakConfig) (*Result, error) {
+func SearchPeak(ctx context.Context, tgt target.Target, cfg PeakConfig) (*results.Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	began := time.Now()
-	res := &Result{
-		SchemaVersion: SchemaVersion, Command: "peak", StartedAt: began.UTC(),
+	res := &results.Result{
+		SchemaVersion: results.SchemaVersion, Kind: results.KindPeak, Command: "peak", StartedAt: began.UTC(),
 		Config: recordConfig(cfg.Run),
 	}
 	search := recordSearch(cfg)
@@ -138,7 +139,7 @@ func SearchPeak(ctx context.Context, tgt target.Target, cfg PeakConfig) (*Result
 		if err != nil {
 			return nil, fmt.Errorf("step %d (%s): %w", n+1, rate, err)
 		}
-		step.Command = "peak step"
+		step.Kind, step.Command = results.KindStep, "peak step"
 		res.Steps = append(res.Steps, step)
 		res.Generators = append(res.Generators, step.Generators...)
 		res.EndedAt = step.EndedAt
@@ -201,7 +202,7 @@ func stepConfig(c Config, rate pace.Rate, n int) Config {
 
 // judge applies the rule to a finished step. Rates are compared in the
 // unit the rate was given in.
-func judge(step *Result, c Config, rule stats.Rule) stats.Verdict {
+func judge(step *results.Result, c Config, rule stats.Rule) stats.Verdict {
 	s := step.Summary
 	f := stats.StepFigures{
 		TargetPerSec: s.TargetEventsPerSec, AchievedPerSec: s.AchievedEventsPerSec,
@@ -213,7 +214,7 @@ func judge(step *Result, c Config, rule stats.Rule) stats.Verdict {
 		f.TargetPerSec, f.AchievedPerSec = s.TargetMBPerSec, s.AchievedMBPerSec
 	}
 	for _, p := range step.Phases {
-		if p != nil && p.Name == ingest.PhaseMeasured {
+		if p != nil && p.Name == results.PhaseMeasured {
 			f.Attempted, f.Failed = p.Acked+p.Failed, p.Failed
 		}
 	}
@@ -239,8 +240,8 @@ func measuredSeries(pts []stats.Point, c ingest.Config) []stats.Point {
 
 // peakOf is the highest sustainable step so far; stop says why the search
 // ended ("" while it goes on).
-func peakOf(search *PeakSearch, steps []*Result, stop string, began time.Time) *Peak {
-	p := &Peak{Search: search, Step: -1, Reason: stop, ElapsedS: time.Since(began).Seconds()}
+func peakOf(search *results.PeakSearch, steps []*results.Result, stop string, began time.Time) *results.Peak {
+	p := &results.Peak{Search: search, Step: -1, Reason: stop, ElapsedS: time.Since(began).Seconds()}
 	best := 0.0
 	for i, s := range steps {
 		if s.Verdict == nil || !s.Verdict.Sustainable || s.Config.RatePerSecond < best {
@@ -253,9 +254,9 @@ func peakOf(search *PeakSearch, steps []*Result, stop string, began time.Time) *
 	return p
 }
 
-func recordSearch(c PeakConfig) *PeakSearch {
+func recordSearch(c PeakConfig) *results.PeakSearch {
 	r := c.Rule
-	ps := &PeakSearch{
+	ps := &results.PeakSearch{
 		Start: c.Run.Ingest.Rate.String(), Increase: c.Increase.String(), MaxSteps: c.MaxSteps, MaxRate: c.MaxRate,
 		Confirm: c.Confirm, HoldS: (c.Run.Ingest.Duration - c.Run.Ingest.Warmup).Seconds(),
 		MinAchieved: r.MinAchieved, MaxErrorRate: r.MaxErrorRate, MaxLateShare: r.MaxLateShare,

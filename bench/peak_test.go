@@ -10,6 +10,7 @@ import (
 
 	"github.com/freshbench/freshbench/ingest"
 	"github.com/freshbench/freshbench/pace"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target/sim"
 )
@@ -107,7 +108,7 @@ func TestPeakFindsCapacity(t *testing.T) {
 	}
 }
 
-func logSteps(t *testing.T, res *Result) {
+func logSteps(t *testing.T, res *results.Result) {
 	t.Helper()
 	for i, s := range res.Steps {
 		reason := "no verdict"
@@ -127,7 +128,7 @@ func TestPeakConfirm(t *testing.T) {
 	cfg := searchOnly(peakConfig(1500, add(1000), 500*time.Millisecond, 1500*time.Millisecond))
 	cfg.Confirm = true
 	var seen []int
-	cfg.OnStep = func(r *Result) { seen = append(seen, len(r.Steps)) }
+	cfg.OnStep = func(r *results.Result) { seen = append(seen, len(r.Steps)) }
 	res, err := SearchPeak(context.Background(), sim.New(sim.Config{Capacity: 2000}), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -144,6 +145,14 @@ func TestPeakConfirm(t *testing.T) {
 	}
 	if len(seen) != 3 || seen[0] != 1 || seen[2] != 3 {
 		t.Errorf("OnStep saw %v steps, want 1, 2, 3", seen)
+	}
+	if res.Kind != results.KindPeak {
+		t.Errorf("kind %q, want %q", res.Kind, results.KindPeak)
+	}
+	for i, st := range res.Steps {
+		if st.Kind != results.KindStep {
+			t.Errorf("step %d: kind %q, want %q", i+1, st.Kind, results.KindStep)
+		}
 	}
 }
 
@@ -183,7 +192,7 @@ func TestPeakInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cfg := searchOnly(peakConfig(500, add(500), 300*time.Millisecond, 2*time.Second))
-	cfg.OnStep = func(r *Result) {
+	cfg.OnStep = func(r *results.Result) {
 		if len(r.Steps) == 1 {
 			time.AfterFunc(time.Second, cancel)
 		}
@@ -311,7 +320,7 @@ func TestStepVerdictAtCapacity(t *testing.T) {
 		sustainable bool
 	}{{1015, false}, {990, true}}
 	type outcome struct {
-		step *Result
+		step *results.Result
 		v    stats.Verdict
 		err  error
 	}

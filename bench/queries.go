@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/freshbench/freshbench/query"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 )
@@ -29,7 +30,7 @@ type QueryRun struct {
 	// OnStep, when set, is given the sweep so far after every step, as
 	// one result, so that a caller can keep it (a killed process then
 	// loses only the step under way).
-	OnStep func(*Result)
+	OnStep func(*results.Result)
 }
 
 // Validate names the first bad setting.
@@ -52,7 +53,7 @@ func (r QueryRun) Validate() error {
 // MeasureQueries runs r against tgt, set up already (SetupQueries
 // included). Like Run, it returns what was measured also when ctx is
 // cancelled; a sweep keeps every step measured when a later one fails.
-func MeasureQueries(ctx context.Context, tgt target.Target, r QueryRun) (*Result, error) {
+func MeasureQueries(ctx context.Context, tgt target.Target, r QueryRun) (*results.Result, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
@@ -63,24 +64,24 @@ func MeasureQueries(ctx context.Context, tgt target.Target, r QueryRun) (*Result
 	if r.Sweep == nil {
 		return r.measure(ctx, tgt, q, 0, 0)
 	}
-	var steps []*Result
+	var steps []*results.Result
 	// sweepResult is the sweep so far as one result: its best step (the
 	// last when none met the SLO) carrying every step.
-	sweepResult := func(sw *query.Sweep) *Result {
+	sweepResult := func(sw *results.QuerySweep) *results.Result {
 		res := *steps[len(steps)-1]
 		if sw.Found {
 			res = *steps[sw.Best]
 		}
-		res.QuerySweep = sw
+		res.Kind, res.QuerySweep = results.KindSweep, sw
 		return &res
 	}
 	sc := *r.Sweep
-	sc.OnStep = func(sw *query.Sweep) {
+	sc.OnStep = func(sw *results.QuerySweep) {
 		if r.OnStep != nil {
 			r.OnStep(sweepResult(sw))
 		}
 	}
-	sw, err := query.RunSweep(ctx, sc, func(ctx context.Context, qps float64) (*query.Result, error) {
+	sw, err := query.RunSweep(ctx, sc, func(ctx context.Context, qps float64) (*results.Queries, error) {
 		res, err := r.measure(ctx, tgt, q, qps, len(steps))
 		if err != nil {
 			return nil, err
@@ -96,7 +97,7 @@ func MeasureQueries(ctx context.Context, tgt target.Target, r QueryRun) (*Result
 
 // measure runs the workload once at qps (0: as configured), as the n-th
 // step (from 0) of a sweep.
-func (r QueryRun) measure(ctx context.Context, tgt target.Target, q target.Querier, qps float64, n int) (*Result, error) {
+func (r QueryRun) measure(ctx context.Context, tgt target.Target, q target.Querier, qps float64, n int) (*results.Result, error) {
 	c := r.Queries
 	if qps > 0 {
 		c.QPS = qps
@@ -111,5 +112,13 @@ func (r QueryRun) measure(ctx context.Context, tgt target.Target, q target.Queri
 	run.Ingest.Seed = stepSeed(run.Ingest.Seed, n)
 	run.Observer = r.Observer
 	run.Queries = &c
-	return Run(ctx, tgt, run)
+	res, err := Run(ctx, tgt, run)
+	if res != nil {
+		// Beside an ingest, one query measurement is of kind query too:
+		// what was asked for is the query workload, and its Generators
+		// and ingest figures say that an ingest ran beside it. (A sweep's
+		// result is marked sweep by MeasureQueries.)
+		res.Kind = results.KindQuery
+	}
+	return res, err
 }

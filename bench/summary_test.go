@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/target/sim"
 )
 
@@ -18,6 +19,9 @@ func TestSummaryIsTheMeasuredPhase(t *testing.T) {
 	res, err := Run(context.Background(), sim.New(sim.Config{}), cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if res.Kind != results.KindRun {
+		t.Errorf("kind %q, want %q", res.Kind, results.KindRun)
 	}
 	s := res.Summary
 	var m int64

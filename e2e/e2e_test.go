@@ -22,7 +22,7 @@ import (
 	"github.com/freshbench/freshbench/bench"
 	"github.com/freshbench/freshbench/ingest"
 	"github.com/freshbench/freshbench/pace"
-	"github.com/freshbench/freshbench/report"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/all"
@@ -164,7 +164,7 @@ func config(rate float64, d time.Duration, poll time.Duration) bench.Config {
 	}
 }
 
-func run(t *testing.T, tgt target.Target, cfg bench.Config) *bench.Result {
+func run(t *testing.T, tgt target.Target, cfg bench.Config) *results.Result {
 	t.Helper()
 	res, err := bench.Run(context.Background(), tgt, cfg)
 	if err != nil {
@@ -214,7 +214,7 @@ func TestRunKeepsUpAndLosesNothing(t *testing.T) {
 // checkAccounting checks that every event the schedule was due to send is
 // accounted for, and that the measured phase acknowledged at least what
 // its own write latencies imply.
-func checkAccounting(t *testing.T, cfg bench.Config, res *bench.Result) {
+func checkAccounting(t *testing.T, cfg bench.Config, res *results.Result) {
 	t.Helper()
 	due := int64(cfg.Ingest.Rate.PerSecond*cfg.Ingest.Duration.Seconds() + 0.5)
 	var dispatched, unsent, acked, failed int64
@@ -231,14 +231,14 @@ func checkAccounting(t *testing.T, cfg bench.Config, res *bench.Result) {
 	// Every event intended in the measured window at least the longest
 	// write latency before its end was acknowledged within it; only
 	// unsent or failed events and the batch cut at the edge escape.
-	var m *ingest.Phase
+	var m *results.Phase
 	for _, p := range res.Phases {
-		if p.Name == ingest.PhaseMeasured {
+		if p.Name == results.PhaseMeasured {
 			m = p
 		}
 	}
 	if m == nil {
-		t.Fatalf("no %s phase in the result", ingest.PhaseMeasured)
+		t.Fatalf("no %s phase in the result", results.PhaseMeasured)
 	}
 	window := (cfg.Ingest.Duration - cfg.Ingest.Warmup).Seconds()
 	longest := res.Summary.WriteLatency.MaxMs / 1000
@@ -252,7 +252,7 @@ func checkAccounting(t *testing.T, cfg bench.Config, res *bench.Result) {
 // checkSamples checks that each figure has the samples its schedule
 // allows: a freshness poll at least every 1.5 poll intervals plus the
 // longest query, a probe every 1/probe rate, each seen.
-func checkSamples(t *testing.T, cfg bench.Config, res *bench.Result) {
+func checkSamples(t *testing.T, cfg bench.Config, res *results.Result) {
 	t.Helper()
 	s := res.Summary
 	window := cfg.Ingest.Duration - cfg.Ingest.Warmup
@@ -304,7 +304,7 @@ func TestRefreshIntervalShowsInLatency(t *testing.T) {
 	}
 }
 
-func checkRefresh(t *testing.T, interval time.Duration, cfg bench.Config, res *bench.Result, h refreshHistory, rec *recorder) {
+func checkRefresh(t *testing.T, interval time.Duration, cfg bench.Config, res *results.Result, h refreshHistory, rec *recorder) {
 	t.Helper()
 	start := res.StartedAt
 	from, to := start.Add(cfg.Ingest.Warmup), start.Add(cfg.Ingest.Duration)
@@ -484,10 +484,10 @@ func TestOutageDuringRun(t *testing.T) {
 				t.Errorf("%d acknowledged events missing", s.Missing)
 			}
 			out := filepath.Join(t.TempDir(), "outage.json")
-			if err := report.WriteFile(out, res); err != nil {
+			if err := results.WriteFile(out, res); err != nil {
 				t.Fatal(err)
 			}
-			back, err := report.ReadFile(out)
+			back, err := results.ReadFile(out)
 			if err != nil || back.Summary.EventsFailed != s.EventsFailed {
 				t.Fatalf("results file: %v, failed %d", err, back.Summary.EventsFailed)
 			}
@@ -535,7 +535,7 @@ func TestPostgresRestartDuringRun(t *testing.T) {
 	}
 }
 
-func errorKinds(s bench.Summary) map[string]int64 {
+func errorKinds(s results.Summary) map[string]int64 {
 	m := map[string]int64{}
 	for k, e := range s.Errors {
 		m[k] = e.Count

@@ -5,59 +5,9 @@ import (
 	"time"
 
 	"github.com/freshbench/freshbench/dispatch"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 )
-
-// Phase names. A batch belongs to the phase of its intended time, so that
-// every phase balances: due = dispatched + unsent, dispatched = acknowledged
-// + failed. Throughput is different: it counts acknowledgements when they
-// arrive, so that a database that falls behind shows a lower achieved
-// rate; those that arrive after the schedule ended go to tail.
-const (
-	PhaseWarmup   = "warmup"
-	PhaseMeasured = "measured"
-	PhaseTail     = "tail"
-)
-
-// Phase holds the write figures of one part of the run.
-type Phase struct {
-	Name        string `json:"name"`
-	Batches     int64  `json:"batches"`
-	LateBatches int64  `json:"late_batches"`
-	// Events by intended time: Due = Dispatched + Unsent and
-	// Dispatched = Acked + Failed.
-	Due        int64 `json:"events_due"`
-	Dispatched int64 `json:"events_dispatched"`
-	Unsent     int64 `json:"events_unsent"`
-	Acked      int64 `json:"events_acked"`
-	AckedBytes int64 `json:"bytes_acked"`
-	Failed     int64 `json:"events_failed"`
-	// AckedOnRetry are acknowledged events whose retry was answered
-	// "already stored": the attempt that timed out had stored them.
-	AckedOnRetry int64                        `json:"events_acked_on_retry,omitempty"`
-	Retries      int64                        `json:"retries"`
-	Errors       map[string]*stats.ErrorCount `json:"errors,omitempty"`
-	WriteLatency *stats.Histogram             `json:"write_latency"` // intended time → acknowledged
-	ServiceTime  *stats.Histogram             `json:"service_time"`  // sent → acknowledged
-	Lateness     *stats.Histogram             `json:"lateness"`      // intended time → sent
-	// UnsentWait is, per batch never sent, how long it had been due when
-	// the run gave it up: a lower bound of the write latency it would
-	// have had, kept apart from WriteLatency because it is censored.
-	UnsentWait *stats.Histogram `json:"unsent_wait"`
-
-	// Throughput: events and bytes acknowledged while the phase lasted,
-	// whatever their intended time.
-	Throughput      int64 `json:"throughput_events_acked"`
-	ThroughputBytes int64 `json:"throughput_bytes_acked"`
-}
-
-func newPhase(name string) *Phase {
-	return &Phase{
-		Name: name, Errors: make(map[string]*stats.ErrorCount),
-		WriteLatency: stats.NewHistogram(), ServiceTime: stats.NewHistogram(),
-		Lateness: stats.NewHistogram(), UnsentWait: stats.NewHistogram(),
-	}
-}
 
 // Accounting is the outcome of every batch of a run, by phase.
 type Accounting struct {
@@ -65,38 +15,38 @@ type Accounting struct {
 	start     time.Time
 	warmupEnd time.Time
 	end       time.Time // end of the schedule; moved to the instant the run was stopped
-	phases    map[string]*Phase
+	phases    map[string]*results.Phase
 }
 
 func newAccounting(start time.Time, warmup, duration time.Duration) *Accounting {
 	a := &Accounting{
 		start: start, warmupEnd: start.Add(warmup), end: start.Add(duration),
-		phases: map[string]*Phase{},
+		phases: map[string]*results.Phase{},
 	}
-	for _, n := range []string{PhaseWarmup, PhaseMeasured, PhaseTail} {
-		a.phases[n] = newPhase(n)
+	for _, n := range []string{results.PhaseWarmup, results.PhaseMeasured, results.PhaseTail} {
+		a.phases[n] = results.NewPhase(n)
 	}
 	return a
 }
 
 // phaseAt says which phase an instant belongs to. Callers hold a.mu.
-func (a *Accounting) phaseAt(t time.Time) *Phase {
+func (a *Accounting) phaseAt(t time.Time) *results.Phase {
 	switch {
 	case t.Before(a.warmupEnd):
-		return a.phases[PhaseWarmup]
+		return a.phases[results.PhaseWarmup]
 	case t.Before(a.end):
-		return a.phases[PhaseMeasured]
+		return a.phases[results.PhaseMeasured]
 	}
-	return a.phases[PhaseTail]
+	return a.phases[results.PhaseTail]
 }
 
 // intendedPhase is the phase of a batch due at t: warm-up or measured
 // (every due batch is due before the end).
-func (a *Accounting) intendedPhase(t time.Time) *Phase {
+func (a *Accounting) intendedPhase(t time.Time) *results.Phase {
 	if t.Before(a.warmupEnd) {
-		return a.phases[PhaseWarmup]
+		return a.phases[results.PhaseWarmup]
 	}
-	return a.phases[PhaseMeasured]
+	return a.phases[results.PhaseMeasured]
 }
 
 func (a *Accounting) dispatched(d dispatch.Due, events int) {
@@ -165,8 +115,8 @@ func (a *Accounting) stop(t time.Time) {
 	}
 }
 
-// Phase returns the named phase (PhaseWarmup, PhaseMeasured, PhaseTail).
-func (a *Accounting) Phase(name string) *Phase {
+// Phase returns the named phase (results.PhaseWarmup, results.PhaseMeasured, results.PhaseTail).
+func (a *Accounting) Phase(name string) *results.Phase {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.phases[name]

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/freshbench/freshbench/pace"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target/sim"
 )
@@ -35,7 +36,7 @@ func BenchmarkDriver(b *testing.B) {
 				start := time.Now()
 				a := in.Run(context.Background(), start, stats.NewSeries(start, 0))
 				elapsed += time.Since(start)
-				for _, p := range []string{PhaseWarmup, PhaseMeasured, PhaseTail} {
+				for _, p := range []string{results.PhaseWarmup, results.PhaseMeasured, results.PhaseTail} {
 					bytes += a.Phase(p).AckedBytes
 					events += a.Phase(p).Acked
 				}

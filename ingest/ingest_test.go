@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/freshbench/freshbench/pace"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/sim"
@@ -33,9 +34,9 @@ func run(t *testing.T, cfg Config, tgt target.Target) *Accounting {
 func TestAchievedRateMatchesTarget(t *testing.T) {
 	cfg := testConfig(4000, 20, 3*time.Second)
 	a := run(t, cfg, sim.New(sim.Config{Discard: true}))
-	m := a.Phase(PhaseMeasured)
+	m := a.Phase(results.PhaseMeasured)
 	want := 4000 * 3.0
-	if got := float64(m.Acked + a.Phase(PhaseTail).Acked); math.Abs(got-want) > 0.01*want {
+	if got := float64(m.Acked + a.Phase(results.PhaseTail).Acked); math.Abs(got-want) > 0.01*want {
 		t.Fatalf("acked %v events in 3 s, want %v ± 1 %%", got, want)
 	}
 	if m.Failed != 0 || m.Unsent != 0 {
@@ -50,7 +51,7 @@ func TestByteRate(t *testing.T) {
 	cfg.DocSize = 2000
 	a := run(t, cfg, sim.New(sim.Config{Discard: true}))
 	var bytes int64
-	for _, p := range []string{PhaseWarmup, PhaseMeasured, PhaseTail} {
+	for _, p := range []string{results.PhaseWarmup, results.PhaseMeasured, results.PhaseTail} {
 		bytes += a.Phase(p).AckedBytes
 	}
 	if want := 4e6; math.Abs(float64(bytes)-want) > 0.02*want {
@@ -65,7 +66,7 @@ func TestSlowTargetMakesBatchesLate(t *testing.T) {
 	cfg := testConfig(1000, 10, 2*time.Second) // 100 batches/s
 	cfg.MaxInflight = 2                        // 2 in flight × 50 ms = 40 batches/s at most
 	a := run(t, cfg, sim.New(sim.Config{WriteDelay: 50 * time.Millisecond}))
-	m := a.Phase(PhaseMeasured)
+	m := a.Phase(results.PhaseMeasured)
 	if m.LateBatches == 0 {
 		t.Fatal("no late batches although the target could take only 40 % of the schedule")
 	}
@@ -92,7 +93,7 @@ func TestFailedWritesAreCounted(t *testing.T) {
 	cfg.WriteRetries = 1
 	a := run(t, cfg, failing{})
 	var failed, acked, retries int64
-	for _, p := range []string{PhaseWarmup, PhaseMeasured, PhaseTail} {
+	for _, p := range []string{results.PhaseWarmup, results.PhaseMeasured, results.PhaseTail} {
 		ph := a.Phase(p)
 		failed += ph.Failed
 		acked += ph.Acked

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/freshbench/freshbench/pace"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/sim"
 )
 
-func allPhases(a *Accounting) []*Phase {
-	return []*Phase{a.Phase(PhaseWarmup), a.Phase(PhaseMeasured), a.Phase(PhaseTail)}
+func allPhases(a *Accounting) []*results.Phase {
+	return []*results.Phase{a.Phase(results.PhaseWarmup), a.Phase(results.PhaseMeasured), a.Phase(results.PhaseTail)}
 }
 
 // A request that failed as a whole acknowledged no byte.

@@ -16,6 +16,7 @@ import (
 	"github.com/freshbench/freshbench/bench"
 	"github.com/freshbench/freshbench/ingest"
 	"github.com/freshbench/freshbench/pace"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/sim"
@@ -141,7 +142,7 @@ func TestPrometheusScrapesRun(t *testing.T) {
 	if got := labels(`freshbench_events_written_total`, LabelGenerator); !slices.Equal(got, gens) {
 		t.Errorf("generator label values %q, want the run's generators %q", got, gens)
 	}
-	if got := labels(`freshbench_visibility_latency_seconds_count`, LabelPhase); !slices.Contains(got, ingest.PhaseMeasured) || !slices.Contains(got, "drain") {
+	if got := labels(`freshbench_visibility_latency_seconds_count`, LabelPhase); !slices.Contains(got, results.PhaseMeasured) || !slices.Contains(got, "drain") {
 		t.Errorf("visibility latency phases %q, want measured and drain among them", got)
 	}
 

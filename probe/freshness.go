@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 )
@@ -56,26 +57,6 @@ func (w *Window) Close(t time.Time) {
 	}
 }
 
-// FreshnessResult is the freshness lag over the measured window.
-type FreshnessResult struct {
-	// Lag is T − newest visible _event_time, one value per poll. A poll
-	// that failed or timed out enters it too, as a lower bound: the
-	// reader's view was at least as old as the newest event it last saw
-	// (Censored says how many values are such lower bounds, Errors why).
-	Lag          *stats.Histogram `json:"lag"`
-	QueryService *stats.Histogram `json:"query_service"` // the freshness query's own time, answered polls only
-	Samples      int64            `json:"samples"`       // polls that answered
-	Empty        int64            `json:"samples_seeing_nothing"`
-	// Errors counts the polls that failed, by kind ("timeout", …);
-	// each of them is one of the Censored values of Lag.
-	Errors   map[string]*stats.ErrorCount `json:"errors,omitempty"`
-	Censored int64                        `json:"censored_lower_bounds"`
-	// NotMeasured, when set, says why there is no freshness lag (the
-	// target keeps no events); the other figures are then empty.
-	NotMeasured string        `json:"not_measured,omitempty"`
-	Last        time.Duration `json:"-"`
-}
-
 // Freshness samples RockBench's data latency: every poll interval, the
 // newest _event_time each generator's events show in a query.
 type Freshness struct {
@@ -89,7 +70,7 @@ type Freshness struct {
 	timeout time.Duration // one query's bound
 
 	mu     sync.Mutex
-	res    FreshnessResult
+	res    results.Freshness
 	newest map[string]int64 // newest _event_time seen per generator
 }
 
@@ -98,7 +79,7 @@ func NewFreshness(tgt target.Reader, gens []string, poll time.Duration, clock Cl
 	return &Freshness{
 		tgt: tgt, gens: gens, poll: poll, clock: clock, window: window, series: series, obs: obs,
 		timeout: queryBound(poll), newest: map[string]int64{},
-		res: FreshnessResult{Lag: stats.NewHistogram(), QueryService: stats.NewHistogram(), Errors: map[string]*stats.ErrorCount{}},
+		res: results.Freshness{Lag: stats.NewHistogram(), QueryService: stats.NewHistogram(), Errors: map[string]*stats.ErrorCount{}},
 	}
 }
 
@@ -176,7 +157,7 @@ func (f *Freshness) sample(ctx context.Context, gen string) bool {
 }
 
 // Result returns the figures so far.
-func (f *Freshness) Result() FreshnessResult {
+func (f *Freshness) Result() results.Freshness {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.res

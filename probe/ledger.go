@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"sync"
 
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/target"
 )
 
@@ -45,25 +46,10 @@ func (l *Ledger) AckedCount(gen string) int64 {
 	return 0
 }
 
-// Completeness is the audit of one generator after the drain.
-type Completeness struct {
-	Generator     string  `json:"generator"`
-	Acknowledged  int64   `json:"acknowledged"`
-	Visible       int64   `json:"visible"`    // distinct events a search returned
-	Missing       int64   `json:"missing"`    // acknowledged, never visible: lost writes
-	Unexpected    int64   `json:"unexpected"` // visible, never acknowledged
-	Duplicates    int64   `json:"duplicates"` // extra copies of a visible event
-	MissingSample []int64 `json:"missing_seq_sample,omitempty"`
-	// NotMeasured, when set, says why there is no audit (the target keeps
-	// no events); Visible, Missing, Unexpected and Duplicates are then 0
-	// and mean nothing.
-	NotMeasured string `json:"not_measured,omitempty"`
-}
-
 // Audit compares what the target shows of gen with what it acknowledged.
 // A target that keeps no events (target.ErrNotKept) is not an error: the
 // result says "not measured".
-func (l *Ledger) Audit(ctx context.Context, tgt target.Reader, gen string) (Completeness, error) {
+func (l *Ledger) Audit(ctx context.Context, tgt target.Reader, gen string) (results.Completeness, error) {
 	seen := &seqSet{}
 	var dups int64
 	err := tgt.Seqs(ctx, gen, func(seq int64) {
@@ -78,12 +64,12 @@ func (l *Ledger) Audit(ctx context.Context, tgt target.Reader, gen string) (Comp
 		acked = &seqSet{}
 	}
 	if errors.Is(err, target.ErrNotKept) {
-		return Completeness{Generator: gen, Acknowledged: acked.n, NotMeasured: err.Error()}, nil
+		return results.Completeness{Generator: gen, Acknowledged: acked.n, NotMeasured: err.Error()}, nil
 	}
 	if err != nil {
-		return Completeness{}, fmt.Errorf("completeness audit of generator %s: %w", gen, err)
+		return results.Completeness{}, fmt.Errorf("completeness audit of generator %s: %w", gen, err)
 	}
-	c := Completeness{Generator: gen, Acknowledged: acked.n, Visible: seen.n, Duplicates: dups}
+	c := results.Completeness{Generator: gen, Acknowledged: acked.n, Visible: seen.n, Duplicates: dups}
 	// Walk block by block: two full blocks agree without a look at
 	// their bits, so a long clean run is audited at memory speed.
 	for i := 0; i < max(len(acked.blocks), len(seen.blocks)); i++ {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/sim"
 )
@@ -60,7 +61,7 @@ func TestLedgerAuditMatchesSets(t *testing.T) {
 		l.Acked("g", batches[0]) // an acknowledgement repeated counts once
 
 		var stored []int64
-		want := Completeness{Generator: "g", Acknowledged: int64(len(acked))}
+		want := results.Completeness{Generator: "g", Acknowledged: int64(len(acked))}
 		for s := int64(0); s < int64(n)+50; s++ {
 			switch {
 			case acked[s] && r.Float64() < loseShare:

@@ -14,7 +14,7 @@ import (
 // batch at the same age and turns a spread of latencies into one value.
 // The interval is only the pause between polls: each poll also takes the
 // queries' own time, which is why the visibility resolution is measured
-// (VisibilityResult.Gap) rather than derived from the interval.
+// (results.Visibility.Gap) rather than derived from the interval.
 func everyPoll(ctx context.Context, poll time.Duration, first bool, fn func()) {
 	if first {
 		fn()

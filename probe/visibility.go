@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 )
@@ -65,36 +66,6 @@ func (g *genProbes) chunk(max int) []pending {
 	return out
 }
 
-// VisibilityResult is the visibility latency of the probes whose events
-// were due in the measured window.
-type VisibilityResult struct {
-	// Latency is _event_time → the first query that saw the probe. It also
-	// holds, as lower bounds, the probes never seen: each at its age when
-	// the measurement ended (Censored says how many).
-	Latency      *stats.Histogram `json:"latency"`
-	QueryService *stats.Histogram `json:"query_service"` // the probe query's own time
-	// Gap is, for each probe seen, the time from the last instant it was
-	// known not to be visible (its dispatch, or the start of the last
-	// query that missed it) to the end of the query that saw it: the
-	// window in which it became visible, by how much its latency may
-	// overstate. It includes the pause between polls and the time every
-	// query of the poll took.
-	Gap *stats.Histogram `json:"poll_gap"`
-	// ResolutionMs is the measured p99 of Gap, ResolutionMaxMs its
-	// maximum (0 when no probe was seen).
-	ResolutionMs    float64                      `json:"resolution_ms"`
-	ResolutionMaxMs float64                      `json:"resolution_max_ms"`
-	Probes          int64                        `json:"probes"`
-	Seen            int64                        `json:"seen"`
-	NeverSeen       int64                        `json:"never_seen"`
-	Censored        int64                        `json:"censored_lower_bounds"` // values of Latency that are lower bounds
-	Dropped         int64                        `json:"dropped_write_failed"`
-	Errors          map[string]*stats.ErrorCount `json:"errors,omitempty"`
-	// NotMeasured, when set, says why there is no visibility latency (the
-	// target keeps no events); the other figures are then empty.
-	NotMeasured string `json:"not_measured,omitempty"`
-}
-
 // Visibility tracks sampled probe events until a search sees them. The
 // latency of each is taken at the completion of the first query that saw
 // it, so it is an upper bound whose resolution is the measured Gap.
@@ -107,14 +78,14 @@ type Visibility struct {
 
 	mu      sync.Mutex
 	pending map[string]*genProbes
-	res     VisibilityResult
+	res     results.Visibility
 }
 
 // NewVisibility prepares a probe tracker.
 func NewVisibility(tgt target.Reader, poll time.Duration, window *Window, obs stats.Observer) *Visibility {
 	return &Visibility{
 		tgt: tgt, poll: poll, window: window, obs: obs, timeout: queryBound(poll), pending: map[string]*genProbes{},
-		res: VisibilityResult{
+		res: results.Visibility{
 			Latency: stats.NewHistogram(), QueryService: stats.NewHistogram(), Gap: stats.NewHistogram(),
 			Errors: map[string]*stats.ErrorCount{},
 		},
@@ -272,7 +243,7 @@ func (v *Visibility) record(gen string, asked []string, seen map[string]bool, er
 // Finish counts the probes still unseen, enters each in the latency at
 // its age now (a lower bound: it was not visible yet, as far as any query
 // could tell), and returns the figures. The probes are forgotten.
-func (v *Visibility) Finish() VisibilityResult {
+func (v *Visibility) Finish() results.Visibility {
 	now := time.Now()
 	v.mu.Lock()
 	defer v.mu.Unlock()

@@ -36,6 +36,7 @@ import (
 	"github.com/freshbench/freshbench/dispatch"
 	"github.com/freshbench/freshbench/docgen"
 	"github.com/freshbench/freshbench/pace"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 )
@@ -196,7 +197,7 @@ func Explain(ctx context.Context, q target.Querier, mix Mix, limit int) (map[tar
 // so that their outcome counts. The first query goes out once there is
 // a parameter to draw: at w.Start after Prepare found stored documents,
 // otherwise when the first written ones have settled (waited_s).
-func (l *Load) Run(ctx context.Context, w Window, series *stats.Series) *Result {
+func (l *Load) Run(ctx context.Context, w Window, series *stats.Series) *results.Queries {
 	begin := l.waitReady(ctx, w)
 	examples, _ := texts(l.pool, l.q, l.cfg.Mix, l.cfg.Limit)
 	rec := newRecorder(l.cfg, w, begin, examples)

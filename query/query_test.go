@@ -11,6 +11,7 @@ import (
 
 	"github.com/freshbench/freshbench/docgen"
 	"github.com/freshbench/freshbench/query"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/sim"
@@ -221,10 +222,10 @@ func TestSweepFindsTheKnee(t *testing.T) {
 	sc := query.SweepConfig{Start: 25, Step: 50, Max: 175, SLO: slo, MaxErrorShare: query.DefaultMaxErrorShare, MinAchievedShare: query.DefaultMinAchievedShare}
 	// OnStep sees the sweep as it stands after each step.
 	var seen []string
-	sc.OnStep = func(sw *query.Sweep) {
+	sc.OnStep = func(sw *results.QuerySweep) {
 		seen = append(seen, fmt.Sprintf("%d steps, best %g QPS, %s", len(sw.Steps), sw.QPS, sw.Reason))
 	}
-	sw, err := query.RunSweep(context.Background(), sc, func(ctx context.Context, qps float64) (*query.Result, error) {
+	sw, err := query.RunSweep(context.Background(), sc, func(ctx context.Context, qps float64) (*results.Queries, error) {
 		cfg := baseConfig()
 		cfg.QPS, cfg.MaxInflight = qps, 1
 		return simLoad(t, tgt, cfg).Run(ctx, window(100*time.Millisecond, 800*time.Millisecond), nil), nil

@@ -5,91 +5,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 )
 
-// Result is what one workload measured over its measured window: data
-// first, rendered by the report package. Histograms are encoded HDR, so
-// results of several runs or machines merge exactly.
-type Result struct {
-	Mode        string  `json:"mode"` // "open" (at a target QPS) or "closed" (fixed concurrency)
-	TargetQPS   float64 `json:"target_qps,omitempty"`
-	MaxInflight int     `json:"max_inflight,omitempty"`
-	Concurrency int     `json:"concurrency,omitempty"`
-	Mix         string  `json:"mix"`
-	MissShare   float64 `json:"miss_share"`
-	Limit       int     `json:"limit"`
-	TimeoutS    float64 `json:"timeout_s"`
-	SettleS     float64 `json:"settle_s"`
-	Seed        uint64  `json:"seed,omitempty"`
-
-	// WaitedS is how long after the window's start the first query could
-	// be drawn (written documents settling); when that is past the
-	// warm-up, the measured window starts then.
-	WaitedS   float64 `json:"waited_s"`
-	MeasuredS float64 `json:"measured_s"`
-	// AchievedQPS counts answers when they arrive within the measured
-	// window, so a target that falls behind shows a lower rate.
-	AchievedQPS float64 `json:"achieved_qps"`
-	// Unsent counts queries due in the measured window that were never
-	// sent: the open loop was waiting for an in-flight slot at the end.
-	Unsent int64 `json:"unsent"`
-
-	Total *KindResult   `json:"total"` // every kind together
-	Kinds []*KindResult `json:"kinds"` // in the order of the mix
-
-	// Beside is what the ingest running beside measured over the same
-	// window, when one ran.
-	Beside *Beside `json:"beside_ingest,omitempty"`
-	// Verdict is set on the steps of a sweep.
-	Verdict *Verdict `json:"verdict,omitempty"`
-}
-
-// KindResult holds one kind's figures (or all kinds', in Result.Total).
-// Every figure but AchievedQPS counts the queries whose intended time
-// falls in the measured window.
-type KindResult struct {
-	Kind        string                       `json:"kind"` // a target.QueryKind, or "all"
-	Weight      int                          `json:"weight,omitempty"`
-	TargetQPS   float64                      `json:"target_qps,omitempty"` // its share of the target QPS
-	Text        string                       `json:"query_text,omitempty"` // as sent, with an example parameter
-	Queries     int64                        `json:"queries"`
-	AchievedQPS float64                      `json:"achieved_qps"`
-	Late        int64                        `json:"late"`
-	Misses      int64                        `json:"misses"`        // sent with a parameter never written
-	Empty       int64                        `json:"empty_results"` // answered with no row
-	Rows        int64                        `json:"rows"`          // rows answered in total
-	Failed      int64                        `json:"failed"`
-	Errors      map[string]*stats.ErrorCount `json:"errors,omitempty"`
-
-	Latency              stats.Summary    `json:"latency"`      // intended time → answered
-	ServiceTime          stats.Summary    `json:"service_time"` // sent → answered
-	LatencyHistogram     *stats.Histogram `json:"latency_histogram"`
-	ServiceTimeHistogram *stats.Histogram `json:"service_time_histogram"`
-
-	answeredInWindow int64
-}
-
-// RowsPerQuery is the mean number of rows an answered query returned.
-func (k *KindResult) RowsPerQuery() float64 {
-	if n := k.Queries - k.Failed; n > 0 {
-		return float64(k.Rows) / float64(n)
-	}
-	return 0
-}
-
-// Beside is the ingest's side of a run with queries and ingest together,
-// over the same measured window.
-type Beside struct {
-	TargetEventsPerSec   float64       `json:"target_events_per_s"`
-	AchievedEventsPerSec float64       `json:"achieved_events_per_s"`
-	WriteLatency         stats.Summary `json:"write_latency"`
-	FreshnessLag         stats.Summary `json:"freshness_lag"`
-}
-
-func newKind(name string, weight int) *KindResult {
-	return &KindResult{
+func newKind(name string, weight int) *results.QueryKind {
+	return &results.QueryKind{
 		Kind: name, Weight: weight, Errors: map[string]*stats.ErrorCount{},
 		LatencyHistogram: stats.NewHistogram(), ServiceTimeHistogram: stats.NewHistogram(),
 	}
@@ -103,7 +25,10 @@ type recorder struct {
 	mu       sync.Mutex
 	from, to time.Time
 	unsentN  int64
-	kinds    map[target.QueryKind]*KindResult
+	kinds    map[target.QueryKind]*results.QueryKind
+	// answered counts, by kind, the answers that arrived within the
+	// measured window, whatever their intended time: the achieved QPS.
+	answered map[target.QueryKind]int64
 }
 
 type outcome struct {
@@ -115,7 +40,7 @@ type outcome struct {
 }
 
 func newRecorder(cfg Config, w Window, begin time.Time, texts map[target.QueryKind]string) *recorder {
-	r := &recorder{cfg: cfg, start: w.Start, begin: begin, from: w.MeasureFrom, to: w.End, kinds: map[target.QueryKind]*KindResult{}}
+	r := &recorder{cfg: cfg, start: w.Start, begin: begin, from: w.MeasureFrom, to: w.End, kinds: map[target.QueryKind]*results.QueryKind{}, answered: map[target.QueryKind]int64{}}
 	if begin.After(r.from) {
 		r.from = begin
 	}
@@ -138,7 +63,7 @@ func (r *recorder) record(o outcome) {
 	defer r.mu.Unlock()
 	k := r.kinds[o.kind]
 	if o.err == nil && r.in(o.done) {
-		k.answeredInWindow++
+		r.answered[o.kind]++
 	}
 	if !r.in(o.intended) {
 		return
@@ -187,11 +112,11 @@ func (r *recorder) stop(t time.Time) {
 	}
 }
 
-func (r *recorder) result() *Result {
+func (r *recorder) result() *results.Queries {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := r.cfg
-	res := &Result{
+	res := &results.Queries{
 		Mix: c.Mix.String(), MissShare: c.MissShare, Limit: c.Limit,
 		TimeoutS: c.Timeout.Seconds(), SettleS: c.Settle.Seconds(), Seed: c.Seed,
 		WaitedS:   max(r.begin.Sub(r.start), 0).Seconds(),
@@ -206,11 +131,12 @@ func (r *recorder) result() *Result {
 		res.Mode, res.Concurrency = "closed", c.Concurrency
 	}
 	t := res.Total
+	var answered int64
 	for _, m := range c.Mix {
 		k := r.kinds[m.Kind]
 		k.Latency, k.ServiceTime = k.LatencyHistogram.Summarize(), k.ServiceTimeHistogram.Summarize()
 		if res.MeasuredS > 0 {
-			k.AchievedQPS = float64(k.answeredInWindow) / res.MeasuredS
+			k.AchievedQPS = float64(r.answered[m.Kind]) / res.MeasuredS
 		}
 		t.Queries += k.Queries
 		t.Late += k.Late
@@ -218,7 +144,7 @@ func (r *recorder) result() *Result {
 		t.Empty += k.Empty
 		t.Rows += k.Rows
 		t.Failed += k.Failed
-		t.answeredInWindow += k.answeredInWindow
+		answered += r.answered[m.Kind]
 		for kind, e := range k.Errors {
 			stats.AddError(t.Errors, kind, e.Count, e.Sample)
 		}
@@ -228,7 +154,7 @@ func (r *recorder) result() *Result {
 	}
 	t.Latency, t.ServiceTime = t.LatencyHistogram.Summarize(), t.ServiceTimeHistogram.Summarize()
 	if res.MeasuredS > 0 {
-		t.AchievedQPS = float64(t.answeredInWindow) / res.MeasuredS
+		t.AchievedQPS = float64(answered) / res.MeasuredS
 	}
 	res.AchievedQPS = t.AchievedQPS
 	return res

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 )
 
@@ -18,22 +19,6 @@ const (
 	DefaultMaxErrorShare    = 0.01
 	DefaultMinAchievedShare = 0.98
 )
-
-// Verdict is how one step of a sweep fared against the SLO. Its latency
-// counts every query whose intended time fell in the measured window and
-// that was sent: the answered ones at their latency, the failed and
-// timed-out ones at the query timeout (a lower bound of what their caller
-// waited; leaving them out would let a step whose slowest queries time out
-// look fast). Queries never sent (Unsent) have no latency at all; the
-// achieved share judges them.
-type Verdict struct {
-	Met             bool    `json:"met"`
-	LatencyMs       float64 `json:"latency_ms"` // latency at the SLO's percentile, failed queries at the timeout
-	Reason          string  `json:"reason,omitempty"`
-	Answered        int64   `json:"answered"`          // queries in the percentile at their measured latency
-	FailedAtTimeout int64   `json:"failed_at_timeout"` // failed or timed-out queries in the percentile at the timeout
-	Unsent          int64   `json:"unsent"`            // due but never sent: in no latency figure
-}
 
 // SweepConfig steps the target QPS from Start by Step up to Max and holds
 // every step to SLO, a percentile of latency (from intended time, all
@@ -46,7 +31,7 @@ type SweepConfig struct {
 	// OnStep, when set, sees the sweep so far after each step: the step
 	// with its verdict last in Steps, the best step so far, and the
 	// reason it stopped or SweepUnderWay.
-	OnStep func(sw *Sweep)
+	OnStep func(sw *results.QuerySweep)
 }
 
 // Validate names the first bad setting by its flag.
@@ -79,7 +64,7 @@ func (c SweepConfig) Rates() []float64 {
 }
 
 // Check holds r (an open-loop result) to the sweep's bounds.
-func (c SweepConfig) Check(r *Result) Verdict {
+func (c SweepConfig) Check(r *results.Queries) results.QueryVerdict {
 	t := r.Total
 	timeout := time.Duration(r.TimeoutS * float64(time.Second))
 	// The percentile is taken over answered ∪ failed, the failed counted
@@ -93,7 +78,7 @@ func (c SweepConfig) Check(r *Result) Verdict {
 		lat.RecordN(timeout, t.Failed)
 	}
 	q := lat.Quantile(c.SLO.Quantile)
-	v := Verdict{
+	v := results.QueryVerdict{
 		LatencyMs: float64(q.Microseconds()) / 1000,
 		Answered:  t.Queries - t.Failed, FailedAtTimeout: t.Failed, Unsent: r.Unsent,
 	}
@@ -116,33 +101,21 @@ func (c SweepConfig) Check(r *Result) Verdict {
 	return v
 }
 
-// Sweep is the outcome of a QPS sweep: every step, in order, and the
-// highest target QPS whose step met the SLO.
-type Sweep struct {
-	SLO         string    `json:"slo"`
-	Found       bool      `json:"found"`     // some step met the SLO
-	Best        int       `json:"best_step"` // index into Steps of the highest QPS that met it; -1 when none did
-	QPS         float64   `json:"qps"`       // that step's target QPS
-	AchievedQPS float64   `json:"achieved_qps"`
-	Reason      string    `json:"reason"` // why the sweep stopped, or SweepUnderWay
-	Steps       []*Result `json:"steps"`
-}
-
 // SweepUnderWay is the reason of a sweep that has more steps to run.
 const SweepUnderWay = "under way"
 
 // StepFunc measures one step at a target QPS: the workload alone, or
 // beside an ingest.
-type StepFunc func(ctx context.Context, qps float64) (*Result, error)
+type StepFunc func(ctx context.Context, qps float64) (*results.Queries, error)
 
 // RunSweep runs step at each rate of cfg and stops after the first step
 // that misses the SLO, or when ctx ends; the steps measured so far are
 // always returned, also with an error.
-func RunSweep(ctx context.Context, cfg SweepConfig, step StepFunc) (*Sweep, error) {
+func RunSweep(ctx context.Context, cfg SweepConfig, step StepFunc) (*results.QuerySweep, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	sw := &Sweep{SLO: cfg.SLO.Text, Best: -1}
+	sw := &results.QuerySweep{SLO: cfg.SLO.Text, Best: -1}
 	rates := cfg.Rates()
 	for i, qps := range rates {
 		r, err := step(ctx, qps)

@@ -6,17 +6,18 @@ import (
 	"time"
 
 	"github.com/freshbench/freshbench/query"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 )
 
 // stepResult is an open-loop step of 1000 queries at 100 QPS: answered
 // ones took answered each, failed ones failed (a timeout of timeout).
-func stepResult(answered time.Duration, failed int64, timeout time.Duration) *query.Result {
+func stepResult(answered time.Duration, failed int64, timeout time.Duration) *results.Queries {
 	h := stats.NewHistogram()
 	h.RecordN(answered, 1000-failed)
-	return &query.Result{
+	return &results.Queries{
 		Mode: "open", TargetQPS: 100, AchievedQPS: 100, TimeoutS: timeout.Seconds(), MeasuredS: 10,
-		Total: &query.KindResult{Kind: "all", Queries: 1000, Failed: failed, LatencyHistogram: h},
+		Total: &results.QueryKind{Kind: "all", Queries: 1000, Failed: failed, LatencyHistogram: h},
 	}
 }
 

@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/freshbench/freshbench/bench"
 	"github.com/freshbench/freshbench/report/internal/svg"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 )
 
@@ -44,7 +44,7 @@ func seriesEnd(pts []stats.Point) float64 {
 
 // phaseBands shades the warm-up and the time after the schedule, so that
 // nobody reads figures from them as measured ones.
-func phaseBands(c *svg.Chart, r *bench.Result, x svg.Scale, end float64) {
+func phaseBands(c *svg.Chart, r *results.Result, x svg.Scale, end float64) {
 	if w := r.Config.WarmupS; w > 0 {
 		c.Bands = append(c.Bands, svg.Shape{Class: "band-warmup", X: x.At(0), Y: c.Plot.Y, W: x.At(w) - x.At(0), H: c.Plot.H, Title: "warm-up: not measured"})
 		c.Texts = append(c.Texts, svg.Text{X: x.At(0) + 6, Y: c.Plot.Y + 14, Class: "band-label", Value: "warm-up"})
@@ -54,7 +54,7 @@ func phaseBands(c *svg.Chart, r *bench.Result, x svg.Scale, end float64) {
 	}
 }
 
-func throughputChart(r *bench.Result) chartView {
+func throughputChart(r *results.Result) chartView {
 	cv := chartView{
 		Title:  "Throughput over time",
 		Note:   "Events per second, target against acknowledged. Red bands: intervals with failed writes or no acknowledgement at all.",
@@ -155,7 +155,7 @@ func throughputChart(r *bench.Result) chartView {
 	return cv
 }
 
-func writeLatencyChart(r *bench.Result) chartView {
+func writeLatencyChart(r *results.Result) chartView {
 	cv := chartView{
 		Title:  "Write latency over time",
 		Note:   "Per interval, from each batch's intended time to its acknowledgement.",
@@ -192,7 +192,7 @@ func writeLatencyChart(r *bench.Result) chartView {
 	return cv
 }
 
-func freshnessChart(r *bench.Result) chartView {
+func freshnessChart(r *results.Result) chartView {
 	cv := chartView{
 		Title:  "Freshness lag over time",
 		Note:   "Per interval, the largest lag sampled: how stale the newest queryable event was.",
@@ -303,7 +303,7 @@ func percentileChart(title, note, class string, h *stats.Histogram) chartView {
 
 // stepRateChart shows target and achieved rate per peak-search step, the
 // bars coloured by verdict and the peak marked.
-func stepRateChart(res *bench.Result, peak int) chartView {
+func stepRateChart(res *results.Result, peak int) chartView {
 	cv := chartView{
 		Title:  "Achieved vs target per step",
 		Note:   "Outline: target rate; bar: acknowledged rate, green when the step was sustainable.",
@@ -352,7 +352,7 @@ func stepRateChart(res *bench.Result, peak int) chartView {
 
 // stepLatencyChart shows how the latencies move from step to step; a
 // backlog shows as freshness lag taking off at the last steps.
-func stepLatencyChart(res *bench.Result, peak int) chartView {
+func stepLatencyChart(res *results.Result, peak int) chartView {
 	cv := chartView{
 		Title:  "Latency per step",
 		Note:   "Freshness lag p95, visibility latency p95 and write latency p99; log scale.",
@@ -381,11 +381,11 @@ func stepLatencyChart(res *bench.Result, peak int) chartView {
 	c.CategoryTicks = true
 	series := []struct {
 		class string
-		get   func(bench.Summary) float64
+		get   func(results.Summary) float64
 	}{
-		{"c-fresh", func(s bench.Summary) float64 { return s.FreshnessLag.P95Ms }},
-		{"c-vis", func(s bench.Summary) float64 { return s.VisibilityLatency.P95Ms }},
-		{"c-write", func(s bench.Summary) float64 { return s.WriteLatency.P99Ms }},
+		{"c-fresh", func(s results.Summary) float64 { return s.FreshnessLag.P95Ms }},
+		{"c-vis", func(s results.Summary) float64 { return s.VisibilityLatency.P95Ms }},
+		{"c-write", func(s results.Summary) float64 { return s.WriteLatency.P99Ms }},
 	}
 	if peak >= 0 {
 		cx := c.Plot.X + slot*(float64(peak)+0.5)

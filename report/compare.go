@@ -11,7 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 )
 
@@ -21,65 +21,65 @@ import (
 // difference in figures means little until one knows what else changed.
 // names label the results; a missing name is replaced by the result's
 // position.
-func Compare(w io.Writer, names []string, results []*bench.Result) {
-	if len(results) == 0 {
+func Compare(w io.Writer, names []string, rs []*results.Result) {
+	if len(rs) == 0 {
 		fmt.Fprintln(w, "compare: no results")
 		return
 	}
-	labels := make([]string, len(results))
-	for i := range results {
+	labels := make([]string, len(rs))
+	for i := range rs {
 		labels[i] = "#" + strconv.Itoa(i+1)
 		if i < len(names) && strings.TrimSpace(names[i]) != "" {
 			labels[i] = names[i]
 		}
-		if results[i] == nil {
-			results[i] = &bench.Result{}
+		if rs[i] == nil {
+			rs[i] = &results.Result{}
 		}
 	}
-	fmt.Fprintf(w, "freshbench compare: %d results, baseline %s\n\n", len(results), labels[0])
-	compareFigures(w, labels, results)
+	fmt.Fprintf(w, "freshbench compare: %d results, baseline %s\n\n", len(rs), labels[0])
+	compareFigures(w, labels, rs)
 	fmt.Fprintln(w, "\nratio = value / baseline; for latencies, failed and missing events lower is better.")
 	fmt.Fprintln(w)
-	compareSettings(w, "configuration", labels, configValues(results))
+	compareSettings(w, "configuration", labels, configValues(rs))
 	fmt.Fprintln(w)
-	compareSettings(w, "environment", labels, environmentValues(results))
+	compareSettings(w, "environment", labels, environmentValues(rs))
 }
 
 // metric is one compared figure: its value in a result and whether the
 // result has it at all (a latency without samples is not zero).
 type metric struct {
 	name string
-	get  func(*bench.Result) (float64, bool)
+	get  func(*results.Result) (float64, bool)
 	text func(float64) string
 }
 
-func compareMetrics(results []*bench.Result) []metric {
-	sum := func(r *bench.Result) bench.Summary { return detailResult(r).Summary }
-	events := func(f func(bench.Summary) float64) func(*bench.Result) (float64, bool) {
-		return func(r *bench.Result) (float64, bool) { return f(sum(r)), sum(r).MeasuredS > 0 }
+func compareMetrics(rs []*results.Result) []metric {
+	sum := func(r *results.Result) results.Summary { return detailResult(r).Summary }
+	events := func(f func(results.Summary) float64) func(*results.Result) (float64, bool) {
+		return func(r *results.Result) (float64, bool) { return f(sum(r)), sum(r).MeasuredS > 0 }
 	}
-	lat := func(h func(bench.Summary) stats.Summary, q func(stats.Summary) float64) func(*bench.Result) (float64, bool) {
-		return func(r *bench.Result) (float64, bool) {
+	lat := func(h func(results.Summary) stats.Summary, q func(stats.Summary) float64) func(*results.Result) (float64, bool) {
+		return func(r *results.Result) (float64, bool) {
 			s := h(sum(r))
 			return q(s), s.Count > 0
 		}
 	}
-	counted := func(f func(bench.Summary) int64) func(*bench.Result) (float64, bool) {
-		return func(r *bench.Result) (float64, bool) { return float64(f(sum(r))), true }
+	counted := func(f func(results.Summary) int64) func(*results.Result) (float64, bool) {
+		return func(r *results.Result) (float64, bool) { return float64(f(sum(r))), true }
 	}
-	write := func(s bench.Summary) stats.Summary { return s.WriteLatency }
-	service := func(s bench.Summary) stats.Summary { return s.ServiceTime }
-	fresh := func(s bench.Summary) stats.Summary { return s.FreshnessLag }
-	vis := func(s bench.Summary) stats.Summary { return s.VisibilityLatency }
+	write := func(s results.Summary) stats.Summary { return s.WriteLatency }
+	service := func(s results.Summary) stats.Summary { return s.ServiceTime }
+	fresh := func(s results.Summary) stats.Summary { return s.FreshnessLag }
+	vis := func(s results.Summary) stats.Summary { return s.VisibilityLatency }
 	p50 := func(s stats.Summary) float64 { return s.P50Ms }
 	p95 := func(s stats.Summary) float64 { return s.P95Ms }
 	p99 := func(s stats.Summary) float64 { return s.P99Ms }
 	intText := func(v float64) string { return count(int64(v)) }
 
 	list := []metric{
-		{"target events/s", events(func(s bench.Summary) float64 { return s.TargetEventsPerSec }), rate},
-		{"achieved events/s", events(func(s bench.Summary) float64 { return s.AchievedEventsPerSec }), rate},
-		{"achieved MB/s", events(func(s bench.Summary) float64 { return s.AchievedMBPerSec }), mbps},
+		{"target events/s", events(func(s results.Summary) float64 { return s.TargetEventsPerSec }), rate},
+		{"achieved events/s", events(func(s results.Summary) float64 { return s.AchievedEventsPerSec }), rate},
+		{"achieved MB/s", events(func(s results.Summary) float64 { return s.AchievedMBPerSec }), mbps},
 		{"write latency p50 ms", lat(write, p50), ms},
 		{"write latency p99 ms", lat(write, p99), ms},
 		{"service time p99 ms", lat(service, p99), ms},
@@ -88,17 +88,17 @@ func compareMetrics(results []*bench.Result) []metric {
 		{"freshness lag p99 ms", lat(fresh, p99), ms},
 		{"visibility latency p50 ms", lat(vis, p50), ms},
 		{"visibility latency p95 ms", lat(vis, p95), ms},
-		{"failed events", counted(func(s bench.Summary) int64 { return s.EventsFailed }), intText},
-		{"late batches", counted(func(s bench.Summary) int64 { return s.LateBatches }), intText},
-		{"missing events", func(r *bench.Result) (float64, bool) {
+		{"failed events", counted(func(s results.Summary) int64 { return s.EventsFailed }), intText},
+		{"late batches", counted(func(s results.Summary) int64 { return s.LateBatches }), intText},
+		{"missing events", func(r *results.Result) (float64, bool) {
 			s := sum(r)
 			return float64(s.Missing), s.Audited
 		}, intText},
 	}
 	// The peak row appears only when some result is a peak search.
-	for _, r := range results {
+	for _, r := range rs {
 		if r.Peak != nil {
-			list = append(list, metric{"peak sustainable events/s", func(r *bench.Result) (float64, bool) {
+			list = append(list, metric{"peak sustainable events/s", func(r *results.Result) (float64, bool) {
 				if r.Peak == nil || !r.Peak.Found {
 					return 0, false
 				}
@@ -110,8 +110,8 @@ func compareMetrics(results []*bench.Result) []metric {
 	return list
 }
 
-func compareFigures(w io.Writer, labels []string, results []*bench.Result) {
-	metrics := compareMetrics(results)
+func compareFigures(w io.Writer, labels []string, rs []*results.Result) {
+	metrics := compareMetrics(rs)
 	// Labels are padded by hand so that they read left-aligned while
 	// tabwriter right-aligns the figures.
 	width := 0
@@ -125,9 +125,9 @@ func compareFigures(w io.Writer, labels []string, results []*bench.Result) {
 	}
 	fmt.Fprintln(tw)
 	for _, m := range metrics {
-		base, baseOK := m.get(results[0])
+		base, baseOK := m.get(rs[0])
 		fmt.Fprintf(tw, "%-*s\t%s\t", width, m.name, valueText(m, base, baseOK))
-		for _, r := range results[1:] {
+		for _, r := range rs[1:] {
 			v, ok := m.get(r)
 			fmt.Fprintf(tw, "%s\t%s\t", valueText(m, v, ok), ratio(base, baseOK, v, ok))
 		}
@@ -173,17 +173,17 @@ const unset = "(unset)"
 // configValues lists every configuration field of every result, the
 // fields by their results-file name so that new fields show up without
 // a change here.
-func configValues(results []*bench.Result) []setting {
-	out := fieldValues(results, func(r *bench.Result) any { return r.Config }, "TargetSettings")
+func configValues(rs []*results.Result) []setting {
+	out := fieldValues(rs, func(r *results.Result) any { return r.Config }, "TargetSettings")
 	keys := map[string]bool{}
-	for _, r := range results {
+	for _, r := range rs {
 		for k := range r.Config.TargetSettings {
 			keys[k] = true
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		s := setting{name: "target setting " + k}
-		for _, r := range results {
+		for _, r := range rs {
 			v, ok := r.Config.TargetSettings[k]
 			if !ok {
 				v = unset
@@ -195,23 +195,23 @@ func configValues(results []*bench.Result) []setting {
 	return out
 }
 
-func environmentValues(results []*bench.Result) []setting {
-	out := fieldValues(results, func(r *bench.Result) any {
+func environmentValues(rs []*results.Result) []setting {
+	out := fieldValues(rs, func(r *results.Result) any {
 		e := r.Environment
 		e.TargetURL = targetURL(r)
 		return e
 	})
 	extra := []struct {
 		name string
-		get  func(*bench.Result) string
+		get  func(*results.Result) string
 	}{
-		{"tool", func(r *bench.Result) string { return strings.TrimSpace(r.Tool.Name + " " + r.Tool.Version) }},
-		{"command", func(r *bench.Result) string { return r.Command }},
-		{"schema_version", func(r *bench.Result) string { return strconv.Itoa(r.SchemaVersion) }},
+		{"tool", func(r *results.Result) string { return strings.TrimSpace(r.Tool.Name + " " + r.Tool.Version) }},
+		{"command", func(r *results.Result) string { return r.Command }},
+		{"schema_version", func(r *results.Result) string { return strconv.Itoa(r.SchemaVersion) }},
 	}
 	for _, e := range extra {
 		s := setting{name: e.name}
-		for _, r := range results {
+		for _, r := range rs {
 			s.values = append(s.values, e.get(r))
 		}
 		out = append(out, s)
@@ -221,9 +221,9 @@ func environmentValues(results []*bench.Result) []setting {
 
 // fieldValues reads the exported fields of the struct get returns, named
 // by their JSON tags, skipping the named fields.
-func fieldValues(results []*bench.Result, get func(*bench.Result) any, skip ...string) []setting {
+func fieldValues(rs []*results.Result, get func(*results.Result) any, skip ...string) []setting {
 	var out []setting
-	t := reflect.TypeOf(get(results[0]))
+	t := reflect.TypeOf(get(rs[0]))
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		if !f.IsExported() || slices.Contains(skip, f.Name) {
@@ -234,7 +234,7 @@ func fieldValues(results []*bench.Result, get func(*bench.Result) any, skip ...s
 			name = f.Name
 		}
 		s := setting{name: name}
-		for _, r := range results {
+		for _, r := range rs {
 			s.values = append(s.values, fmt.Sprint(reflect.ValueOf(get(r)).Field(i).Interface()))
 		}
 		out = append(out, s)

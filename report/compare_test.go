@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/results"
 )
 
 // twoResults are the same run against two databases that differ in
 // version, batch size and one target setting.
-func twoResults() (*bench.Result, *bench.Result) {
+func twoResults() (*results.Result, *results.Result) {
 	a := runResult(2000, 1)
 	b := runResult(2000, 1)
 	b.Environment.TargetVersion = "OpenSearch 2.17.1"
@@ -25,7 +25,7 @@ func twoResults() (*bench.Result, *bench.Result) {
 	return a, b
 }
 
-func compareText(names []string, rs ...*bench.Result) string {
+func compareText(names []string, rs ...*results.Result) string {
 	var buf bytes.Buffer
 	Compare(&buf, names, rs)
 	return buf.String()
@@ -128,7 +128,7 @@ func TestCompareIdentical(t *testing.T) {
 func TestComparePeakAndMissingFigures(t *testing.T) {
 	a, _ := twoResults()
 	p := peakResult()
-	empty := &bench.Result{}
+	empty := &results.Result{}
 	out := compareText([]string{"run", "peak", "empty"}, a, p, empty)
 	t.Log("\n" + out)
 	got := row(t, out, "peak sustainable events/s")

@@ -1,3 +1,6 @@
+// Package report renders results files for people: the console summary,
+// the HTML report and comparisons. Nothing here measures, reads or writes
+// a file: everything is rendered from a results.Result, by its kind.
 package report
 
 import (
@@ -8,13 +11,13 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 )
 
 // Console writes the human summary of a run, or of a peak search.
-func Console(w io.Writer, r *bench.Result) {
-	if len(r.Steps) > 0 {
+func Console(w io.Writer, r *results.Result) {
+	if r.Kind == results.KindPeak {
 		consolePeak(w, r)
 		return
 	}
@@ -107,7 +110,7 @@ func Console(w io.Writer, r *bench.Result) {
 
 // consoleProbes says how the freshness and visibility figures were taken
 // and which of their values are lower bounds.
-func consoleProbes(w io.Writer, r *bench.Result) {
+func consoleProbes(w io.Writer, r *results.Result) {
 	f, v := r.Freshness, r.Visibility
 	if f.NotMeasured != "" {
 		fmt.Fprintf(w, "freshness: not measured: %s\n", f.NotMeasured)
@@ -128,7 +131,7 @@ func consoleProbes(w io.Writer, r *bench.Result) {
 
 // consoleWrites accounts for every event due in the measured phase, and
 // says where the events of the other phases went.
-func consoleWrites(w io.Writer, r *bench.Result) {
+func consoleWrites(w io.Writer, r *results.Result) {
 	s := r.Summary
 	retried := ""
 	if s.EventsAckedOnRetry > 0 {
@@ -152,7 +155,7 @@ func consoleWrites(w io.Writer, r *bench.Result) {
 }
 
 // consolePeak writes a peak search: one row per step and the peak.
-func consolePeak(w io.Writer, r *bench.Result) {
+func consolePeak(w io.Writer, r *results.Result) {
 	c := r.Config
 	fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, targetURL(r), r.Environment.TargetVersion)
 	fmt.Fprintf(w, "%d step(s) of %s after %s warm-up; %d generator(s), batch size %d, doc size %d B, max in-flight %d\n",
@@ -190,14 +193,14 @@ func consolePeak(w io.Writer, r *bench.Result) {
 
 // StepLine writes one line about the i-th step (from 0) of a peak search,
 // as it finishes.
-func StepLine(w io.Writer, i int, st *bench.Result) {
+func StepLine(w io.Writer, i int, st *results.Result) {
 	s := st.Summary
 	fmt.Fprintf(w, "step %d  %s: achieved %.0f events/s (%.2f MB/s), write p99 %s ms, freshness lag p95 %s ms, visibility p95 %s ms, %d failed: %s\n",
 		i+1, st.Config.Rate, s.AchievedEventsPerSec, s.AchievedMBPerSec, msOrDash(s.WriteLatency, s.WriteLatency.P99Ms),
 		msOrDash(s.FreshnessLag, s.FreshnessLag.P95Ms), msOrDash(s.VisibilityLatency, s.VisibilityLatency.P95Ms), s.EventsFailed, verdictText(st))
 }
 
-func verdictText(st *bench.Result) string {
+func verdictText(st *results.Result) string {
 	switch {
 	case st.Verdict == nil:
 		return "not judged (" + orDefault(st.EndReason, "no verdict") + ")"

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/redact"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
-	"github.com/freshbench/freshbench/target"
 )
 
 // ms writes milliseconds with two decimals below 10, one below 100 and
@@ -121,6 +121,6 @@ func orDefault(s, def string) string {
 }
 
 // targetURL is the results file's target URL as every output shows it:
-// through target.Redact once more, so that a file written before the
+// through redact.URL once more, so that a file written before the
 // redactor knew a credential form, or edited by hand, shows no secret.
-func targetURL(r *bench.Result) string { return target.Redact(r.Environment.TargetURL) }
+func targetURL(r *results.Result) string { return redact.URL(r.Environment.TargetURL) }

@@ -8,8 +8,8 @@ import (
 	"html/template"
 	"io"
 
-	"github.com/freshbench/freshbench/bench"
 	"github.com/freshbench/freshbench/report/internal/svg"
+	"github.com/freshbench/freshbench/results"
 )
 
 // The page and its style are embedded so that a report is one file that
@@ -24,7 +24,7 @@ var htmlCSS string
 // HTML writes a self-contained HTML report of res. The charts are inline
 // SVG drawn here, so the page needs neither JavaScript nor network access,
 // and every string from the results file is escaped by html/template.
-func HTML(w io.Writer, res *bench.Result) error {
+func HTML(w io.Writer, res *results.Result) error {
 	if res == nil {
 		return errors.New("html report: no result")
 	}

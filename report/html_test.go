@@ -10,10 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/freshbench/freshbench/bench"
-	"github.com/freshbench/freshbench/ingest"
-	"github.com/freshbench/freshbench/probe"
 	"github.com/freshbench/freshbench/report/internal/svg"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 )
 
@@ -33,7 +31,7 @@ func histogram(n int, base time.Duration, seed uint64) *stats.Histogram {
 
 // runResult builds a run at rate events/s over 30 s with a 2 s outage at
 // 15 s, as a results file would hold it.
-func runResult(rate float64, seed uint64) *bench.Result {
+func runResult(rate float64, seed uint64) *results.Result {
 	const warmup, duration = 5, 30
 	var series []stats.Point
 	for s := 0; s < duration+1; s++ {
@@ -51,21 +49,21 @@ func runResult(rate float64, seed uint64) *bench.Result {
 		}
 		series = append(series, p)
 	}
-	measured := &ingest.Phase{
-		Name: ingest.PhaseMeasured, Batches: 1000, LateBatches: 4, Dispatched: 50000, Acked: 48000, AckedBytes: 48e6, Failed: 2000,
+	measured := &results.Phase{
+		Name: results.PhaseMeasured, Batches: 1000, LateBatches: 4, Dispatched: 50000, Acked: 48000, AckedBytes: 48e6, Failed: 2000,
 		Errors:       map[string]*stats.ErrorCount{"timeout": {Count: 2000, Sample: "<script>alert('x')</script> write timed out"}},
 		WriteLatency: histogram(1000, 8*time.Millisecond, seed), ServiceTime: histogram(1000, 5*time.Millisecond, seed+1),
 		Lateness: histogram(1000, 100*time.Microsecond, seed+2),
 	}
-	warm := &ingest.Phase{Name: ingest.PhaseWarmup, Batches: 200, Acked: 10000, WriteLatency: histogram(200, 9*time.Millisecond, seed+3)}
-	res := &bench.Result{
-		SchemaVersion: bench.SchemaVersion, Command: "run",
-		Tool: bench.Tool{Name: "freshbench", Version: "v0.9.0-test"},
-		Environment: bench.Environment{
+	warm := &results.Phase{Name: results.PhaseWarmup, Batches: 200, Acked: 10000, WriteLatency: histogram(200, 9*time.Millisecond, seed+3)}
+	res := &results.Result{
+		SchemaVersion: results.SchemaVersion, Kind: results.KindRun, Command: "run",
+		Tool: results.Tool{Name: "freshbench", Version: "v0.9.0-test"},
+		Environment: results.Environment{
 			Host: "bench-host-1", OS: "linux", Arch: "amd64", Cores: 16, GoVersion: "go1.26.8",
 			Target: "elasticsearch", TargetURL: "elasticsearch://es-test:9200/events", TargetVersion: "Elasticsearch 8.19.0",
 		},
-		Config: bench.ConfigRecord{
+		Config: results.Config{
 			Rate: fmt.Sprint(rate), RateUnit: "events/s", RatePerSecond: rate, BatchSize: 50, DurationS: duration, WarmupS: warmup,
 			Generators: 2, MaxInflight: 16, DocSize: 1000, Seed: 7, WriteTimeoutS: 30, ProbeRate: 20, PollIntervalS: 0.2, DrainS: 30,
 			TargetSettings: map[string]string{"refresh_interval": "1s", "shards": "3"},
@@ -73,22 +71,22 @@ func runResult(rate float64, seed uint64) *bench.Result {
 		StartedAt:  time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC),
 		EndedAt:    time.Date(2025, 3, 1, 12, 1, 0, 0, time.UTC),
 		Generators: []string{"111", "222"},
-		Phases:     []*ingest.Phase{warm, measured},
-		Freshness: probe.FreshnessResult{
+		Phases:     []*results.Phase{warm, measured},
+		Freshness: results.Freshness{
 			Lag: histogram(125, 310*time.Millisecond, seed+4), QueryService: histogram(125, 2*time.Millisecond, seed+5), Samples: 125,
 			Errors: map[string]*stats.ErrorCount{"connection_refused": {Count: 3, Sample: "dial tcp: connection refused"}},
 		},
-		Visibility: probe.VisibilityResult{
+		Visibility: results.Visibility{
 			Latency: histogram(500, 420*time.Millisecond, seed+6), QueryService: histogram(500, 3*time.Millisecond, seed+7),
 			ResolutionMs: 200, Probes: 500, Seen: 498, NeverSeen: 2,
 		},
-		Completeness: []probe.Completeness{
+		Completeness: []results.Completeness{
 			{Generator: "111", Acknowledged: 29000, Visible: 28998, Missing: 2, MissingSample: []int64{17, 4242}},
 			{Generator: "222", Acknowledged: 29000, Visible: 29000},
 		},
 		Series: series,
 	}
-	res.Summary = bench.Summary{
+	res.Summary = results.Summary{
 		MeasuredS: duration - warmup, TargetEventsPerSec: rate, AchievedEventsPerSec: rate * 0.92,
 		TargetMBPerSec: rate / 1000, AchievedMBPerSec: rate * 0.92 / 1000,
 		EventsAcked: 58000, EventsFailed: 2000, Batches: 1000, LateBatches: 4,
@@ -101,13 +99,13 @@ func runResult(rate float64, seed uint64) *bench.Result {
 }
 
 // peakResult is a peak search of four steps; the third is the peak.
-func peakResult() *bench.Result {
+func peakResult() *results.Result {
 	peak := runResult(3000, 100)
-	peak.Command = "peak"
+	peak.Kind, peak.Command = results.KindPeak, "peak"
 	sustainable := []bool{true, true, true, false}
 	for i, rate := range []float64{1000, 2000, 3000, 4000} {
 		st := runResult(rate, uint64(10*i))
-		st.Command = "peak step"
+		st.Kind, st.Command = results.KindStep, "peak step"
 		v := &stats.Verdict{Sustainable: sustainable[i], Achieved: 1}
 		if !v.Sustainable {
 			v.Reasons = []string{"achieved 81.0% of the target rate (< 98%)", "freshness lag grows 950 ms/s over the second half"}
@@ -117,11 +115,11 @@ func peakResult() *bench.Result {
 		st.Verdict = v
 		peak.Steps = append(peak.Steps, st)
 	}
-	peak.Peak = &bench.Peak{Found: true, Step: 2, Rate: "3000", AchievedEventsPerSec: 2760, AchievedMBPerSec: 2.76, Reason: "step 4000 was not sustainable", ElapsedS: 140}
+	peak.Peak = &results.Peak{Found: true, Step: 2, Rate: "3000", AchievedEventsPerSec: 2760, AchievedMBPerSec: 2.76, Reason: "step 4000 was not sustainable", ElapsedS: 140}
 	return peak
 }
 
-func render(t *testing.T, res *bench.Result) string {
+func render(t *testing.T, res *results.Result) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := HTML(&b, res); err != nil {
@@ -200,7 +198,7 @@ func TestHTMLFromFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res bench.Result
+	var res results.Result
 	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +210,7 @@ func TestHTMLFromFile(t *testing.T) {
 }
 
 func TestHTMLEmpty(t *testing.T) {
-	out := render(t, &bench.Result{})
+	out := render(t, &results.Result{})
 	for _, want := range []string{"no per-interval series", "no samples", "not audited"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("empty report lacks %q", want)
@@ -367,7 +365,7 @@ func TestHTMLConfigRate(t *testing.T) {
 		{"10MB/s", "bytes/s", 1e7, "10MB/s (10000000 bytes/s)"},
 		{"", "events/s", 500, "500 events/s"},
 	} {
-		res := &bench.Result{Config: bench.ConfigRecord{Rate: c.rate, RateUnit: c.unit, RatePerSecond: c.per}}
+		res := &results.Result{Config: results.Config{Rate: c.rate, RateUnit: c.unit, RatePerSecond: c.per}}
 		if got := configFacts(res)[0]; got.Label != "rate" || got.Value != c.want {
 			t.Errorf("rate %q: %q = %q, want %q", c.rate, got.Label, got.Value, c.want)
 		}
@@ -379,10 +377,10 @@ func TestHTMLConfigRate(t *testing.T) {
 func TestHTMLQueriesAlone(t *testing.T) {
 	q := queryResult(100, 9)
 	q.Beside = nil
-	res := &bench.Result{
-		SchemaVersion: bench.SchemaVersion, Command: "query",
-		Environment: bench.Environment{Target: "sqlite", TargetURL: "sqlite:///tmp/q.db", TargetVersion: "SQLite 3.50.0", Host: "bench-host-2"},
-		Config:      bench.ConfigRecord{DurationS: 20, WarmupS: 2, TargetSettings: map[string]string{"synchronous": "NORMAL"}},
+	res := &results.Result{
+		SchemaVersion: results.SchemaVersion, Kind: results.KindQuery, Command: "query",
+		Environment: results.Environment{Target: "sqlite", TargetURL: "sqlite:///tmp/q.db", TargetVersion: "SQLite 3.50.0", Host: "bench-host-2"},
+		Config:      results.Config{DurationS: 20, WarmupS: 2, TargetSettings: map[string]string{"synchronous": "NORMAL"}},
 		Series:      []stats.Point{{StartS: 0, WidthS: 1, QueryCount: 100, QueryP99Ms: 9}, {StartS: 1, WidthS: 1, QueryCount: 98, QueryP99Ms: 11}},
 		Queries:     q,
 	}
@@ -416,7 +414,7 @@ func TestHTMLQueriesAlone(t *testing.T) {
 
 	// With an ingest beside, the queries join the ingest's sections.
 	run := runResult(5000, 1)
-	run.Queries = queryResult(100, 9)
+	run.Kind, run.Queries = results.KindQuery, queryResult(100, 9)
 	out = render(t, run)
 	for _, want := range []string{"Throughput over time", "Achieved rate", `id="completeness"`, `<section id="queries">`} {
 		if !strings.Contains(out, want) {

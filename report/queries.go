@@ -9,8 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/freshbench/freshbench/bench"
-	"github.com/freshbench/freshbench/query"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 )
 
@@ -18,7 +17,7 @@ import (
 // per kind, and the ingest's figures over the same window when it ran
 // beside; for a sweep, one row per step first. It writes nothing when r
 // has no query results.
-func ConsoleQueries(w io.Writer, r *bench.Result) {
+func ConsoleQueries(w io.Writer, r *results.Result) {
 	q := r.Queries
 	if q == nil {
 		return
@@ -69,15 +68,16 @@ func ConsoleQueries(w io.Writer, r *bench.Result) {
 	}
 }
 
-// queriesAlone tells whether r is a query load that ran without an ingest
-// (freshbench query without --rate): there were no writes to report.
-func queriesAlone(r *bench.Result) bool {
-	return r.Queries != nil && len(r.Generators) == 0
+// queriesAlone tells whether r is a query load (its kind: one
+// measurement or a sweep) that ran without an ingest beside it (it has no
+// generators): there were no writes to report.
+func queriesAlone(r *results.Result) bool {
+	return (r.Kind == results.KindQuery || r.Kind == results.KindSweep) && len(r.Generators) == 0 && r.Queries != nil
 }
 
 // QueryStepLine writes one line about the i-th step (from 0) of a QPS
 // sweep, as it finishes.
-func QueryStepLine(w io.Writer, i int, st *query.Result) {
+func QueryStepLine(w io.Writer, i int, st *results.Queries) {
 	l := st.Total.Latency
 	fresh := ""
 	if b := st.Beside; b != nil {
@@ -87,7 +87,7 @@ func QueryStepLine(w io.Writer, i int, st *query.Result) {
 		i+1, st.TargetQPS, rate(st.AchievedQPS), msOrDash(l, l.P50Ms), msOrDash(l, l.P99Ms), st.Total.Failed, st.Unsent, fresh, sweepVerdict(st))
 }
 
-func consoleSweep(w io.Writer, sw *query.Sweep) {
+func consoleSweep(w io.Writer, sw *results.QuerySweep) {
 	fmt.Fprintf(w, "query sweep: %d step(s) held to %s\n", len(sw.Steps), sw.SLO)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "step\ttarget QPS\tachieved\tlatency at SLO ms\tp99 ms\tfailed\tunsent\tfreshness lag p95 ms\t  verdict\n")
@@ -113,28 +113,28 @@ func consoleSweep(w io.Writer, sw *query.Sweep) {
 	fmt.Fprintf(w, "stopped: %s\n", sw.Reason)
 }
 
-func loopText(q *query.Result) string {
+func loopText(q *results.Queries) string {
 	if q.Mode == "open" {
 		return fmt.Sprintf("open loop at %g QPS (at most %d in flight)", q.TargetQPS, q.MaxInflight)
 	}
 	return fmt.Sprintf("closed loop with %d worker(s): latency equals service time", q.Concurrency)
 }
 
-func targetQPS(k *query.KindResult) string {
+func targetQPS(k *results.QueryKind) string {
 	if k.TargetQPS == 0 {
 		return "–"
 	}
 	return rate(k.TargetQPS)
 }
 
-func stepLatency(st *query.Result) string {
+func stepLatency(st *results.Queries) string {
 	if st.Verdict == nil || st.Total.Latency.Count == 0 {
 		return "–"
 	}
 	return ms(st.Verdict.LatencyMs)
 }
 
-func sweepVerdict(st *query.Result) string {
+func sweepVerdict(st *results.Queries) string {
 	switch {
 	case st.Verdict == nil:
 		return "not judged"
@@ -145,7 +145,7 @@ func sweepVerdict(st *query.Result) string {
 }
 
 // queryErrors lists the failed queries by kind of query and of error.
-func queryErrors(q *query.Result) []errorRow {
+func queryErrors(q *results.Queries) []errorRow {
 	var rows []errorRow
 	for _, k := range q.Kinds {
 		for _, e := range slices.Sorted(maps.Keys(k.Errors)) {
@@ -192,7 +192,7 @@ type sweepRow struct {
 }
 
 // queryLoad renders the query-load results of res, or nil when it has none.
-func queryLoad(res *bench.Result) *queriesView {
+func queryLoad(res *results.Result) *queriesView {
 	q := res.Queries
 	if q == nil {
 		return nil
@@ -240,7 +240,7 @@ func queryLoad(res *bench.Result) *queriesView {
 
 // queryCards are the HTML report's headline figures of a query load that
 // ran alone.
-func queryCards(q *query.Result) []card {
+func queryCards(q *results.Queries) []card {
 	t := q.Total
 	l := t.Latency
 	qps := card{Label: "Achieved QPS", Value: rate(q.AchievedQPS), Unit: "QPS", Sub: loopText(q)}
@@ -266,7 +266,7 @@ func queryCards(q *query.Result) []card {
 }
 
 // queryConfigFacts is the configuration of a query load.
-func queryConfigFacts(q *query.Result) []fact {
+func queryConfigFacts(q *results.Queries) []fact {
 	seed := "random"
 	if q.Seed != 0 {
 		seed = strconv.FormatUint(q.Seed, 10)
@@ -289,7 +289,7 @@ func lagText(s stats.Summary) string {
 	return ms(s.P50Ms) + " · " + ms(s.P95Ms) + " · " + ms(s.P99Ms) + " ms"
 }
 
-func sweepSection(sw *query.Sweep) *sweepView {
+func sweepSection(sw *results.QuerySweep) *sweepView {
 	if sw == nil {
 		return nil
 	}

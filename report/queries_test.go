@@ -2,22 +2,22 @@ package report
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/freshbench/freshbench/bench"
-	"github.com/freshbench/freshbench/query"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 )
 
 // queryResult builds the query figures of an open-loop run at qps, as a
 // results file would hold them.
-func queryResult(qps float64, seed uint64) *query.Result {
-	kind := func(name string, weight int, base time.Duration, text string) *query.KindResult {
+func queryResult(qps float64, seed uint64) *results.Queries {
+	kind := func(name string, weight int, base time.Duration, text string) *results.QueryKind {
 		lat, svc := histogram(400, base, seed), histogram(400, base*3/4, seed+1)
-		return &query.KindResult{
+		return &results.QueryKind{
 			Kind: name, Weight: weight, TargetQPS: qps * float64(weight) / 10, Text: text,
 			Queries: 400, AchievedQPS: qps * float64(weight) / 10, Rows: 4000, Failed: 2,
 			Errors:  map[string]*stats.ErrorCount{"timeout": {Count: 2, Sample: "point query: <b>no response</b> within 10s"}},
@@ -27,17 +27,17 @@ func queryResult(qps float64, seed uint64) *query.Result {
 	point := kind("point", 6, 4*time.Millisecond, `SELECT doc FROM events WHERE doc->>'processBy' = $1 LIMIT $2`+"\n-- $1 = 'worker-042', $2 = 10")
 	newest := kind("newest", 4, 2*time.Millisecond, "POST /fb/_search\n{\"size\": 10}")
 	newest.Errors = nil
-	total := &query.KindResult{Kind: "all", TargetQPS: qps, Queries: 800, AchievedQPS: qps, Rows: 8000, Failed: 2,
+	total := &results.QueryKind{Kind: "all", TargetQPS: qps, Queries: 800, AchievedQPS: qps, Rows: 8000, Failed: 2,
 		Errors: point.Errors, LatencyHistogram: stats.NewHistogram(), ServiceTimeHistogram: stats.NewHistogram()}
-	for _, k := range []*query.KindResult{point, newest} {
+	for _, k := range []*results.QueryKind{point, newest} {
 		total.LatencyHistogram.Merge(k.LatencyHistogram)
 		total.ServiceTimeHistogram.Merge(k.ServiceTimeHistogram)
 	}
 	total.Latency, total.ServiceTime = total.LatencyHistogram.Summarize(), total.ServiceTimeHistogram.Summarize()
-	return &query.Result{
+	return &results.Queries{
 		Mode: "open", TargetQPS: qps, MaxInflight: 256, Mix: "point=6,newest=4", Limit: 10, TimeoutS: 10,
-		MeasuredS: 20, AchievedQPS: qps, Unsent: 3, Total: total, Kinds: []*query.KindResult{point, newest},
-		Beside: &query.Beside{TargetEventsPerSec: 5000, AchievedEventsPerSec: 4990,
+		MeasuredS: 20, AchievedQPS: qps, Unsent: 3, Total: total, Kinds: []*results.QueryKind{point, newest},
+		Beside: &results.Beside{TargetEventsPerSec: 5000, AchievedEventsPerSec: 4990,
 			FreshnessLag: stats.Summary{Count: 100, P50Ms: 812, P95Ms: 1234, P99Ms: 1500}, WriteLatency: stats.Summary{Count: 10, P99Ms: 42}},
 	}
 }
@@ -46,18 +46,18 @@ func TestQueriesInReports(t *testing.T) {
 	res := runResult(5000, 1)
 	res.Queries = queryResult(200, 7)
 	best := res.Queries
-	best.Verdict = &query.Verdict{Met: true, LatencyMs: 9.5}
+	best.Verdict = &results.QueryVerdict{Met: true, LatencyMs: 9.5}
 	worse := queryResult(400, 8)
-	worse.Verdict = &query.Verdict{LatencyMs: 250, Reason: "p95 latency 250.0 ms is not under 200ms"}
-	res.QuerySweep = &query.Sweep{SLO: "p95<200ms", Found: true, Best: 0, QPS: 200, AchievedQPS: 200,
-		Reason: "at 400 QPS: p95 latency 250.0 ms is not under 200ms", Steps: []*query.Result{best, worse}}
+	worse.Verdict = &results.QueryVerdict{LatencyMs: 250, Reason: "p95 latency 250.0 ms is not under 200ms"}
+	res.Kind, res.QuerySweep = results.KindSweep, &results.QuerySweep{SLO: "p95<200ms", Found: true, Best: 0, QPS: 200, AchievedQPS: 200,
+		Reason: "at 400 QPS: p95 latency 250.0 ms is not under 200ms", Steps: []*results.Queries{best, worse}}
 
 	// The results file carries the query figures, histograms included.
 	path := filepath.Join(t.TempDir(), "r.json")
-	if err := WriteFile(path, res); err != nil {
+	if err := results.WriteFile(path, res); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadFile(path)
+	back, err := results.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,8 +106,43 @@ func TestQueriesInReports(t *testing.T) {
 		t.Error("a run without queries shows a query section")
 	}
 	con.Reset()
-	ConsoleQueries(&con, &bench.Result{})
+	ConsoleQueries(&con, &results.Result{})
 	if con.Len() != 0 {
 		t.Errorf("console of a run without queries: %q", con.String())
+	}
+}
+
+// The renderers go by the kind a file says (filled in from what an older
+// file holds): a query load alone read from a version 2 file shows no
+// ingest, and a peak search stopped before its first step is still shown
+// as a peak search, not as a run of nothing.
+func TestRenderedByKind(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v2.json")
+	v2 := `{"schema_version":2,"command":"query","config":{"duration_s":10},"queries":{"mode":"open","target_qps":50,"mix":"point:1","total":{"kind":"all"},"kinds":[{"kind":"point"}]}}`
+	if err := os.WriteFile(path, []byte(v2), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q, err := results.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	ConsoleQueries(&out, q)
+	if !strings.HasPrefix(out.String(), "freshbench query: ") {
+		t.Errorf("a query load alone is not introduced as one:\n%s", out.String())
+	}
+	if page := render(t, q); strings.Contains(page, "Throughput over time") {
+		t.Error("the page of a query load alone shows an ingest section")
+	}
+
+	peak := &results.Result{SchemaVersion: results.SchemaVersion, Kind: results.KindPeak, Command: "peak", EndedEarly: true, EndReason: "interrupted",
+		Peak: &results.Peak{Step: -1, Reason: "interrupted before step 1 (1000 events/s)"}}
+	out.Reset()
+	Console(&out, peak)
+	if !strings.Contains(out.String(), "0 step(s)") || !strings.Contains(out.String(), "interrupted before step 1") {
+		t.Errorf("a peak search with no step yet is not shown as a peak search:\n%s", out.String())
+	}
+	if page := render(t, peak); !strings.Contains(page, "interrupted before step 1") {
+		t.Error("the page of a peak search with no step yet does not say why it stopped")
 	}
 }

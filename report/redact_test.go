@@ -5,12 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/results"
 )
 
 // A results file written before the redactor knew a credential form (or
 // edited by hand) still renders without the secret: every output shows the
-// target URL through target.Redact again.
+// target URL through redact.URL again.
 func TestRenderedTargetURLHidesCredentials(t *testing.T) {
 	const secret = "s3cretZZ"
 	for _, raw := range []string{
@@ -23,18 +23,18 @@ func TestRenderedTargetURLHidesCredentials(t *testing.T) {
 		q := runResult(1000, 2)
 		q.Queries = queryResult(100, 3)
 		q.Queries.Beside = nil
-		q.Command, q.Environment.TargetURL = "query", raw
+		q.Kind, q.Command, q.Environment.TargetURL = results.KindQuery, "query", raw
 		peak := peakResult()
 		peak.Environment.TargetURL = raw
 		var out bytes.Buffer
-		for _, r := range []*bench.Result{res, q, peak} {
+		for _, r := range []*results.Result{res, q, peak} {
 			Console(&out, r)
 			if err := HTML(&out, r); err != nil {
 				t.Fatal(err)
 			}
 		}
 		ConsoleQueries(&out, q)
-		Compare(&out, []string{"a", "b"}, []*bench.Result{res, runResult(500, 4)})
+		Compare(&out, []string{"a", "b"}, []*results.Result{res, runResult(500, 4)})
 		if i := strings.Index(out.String(), secret); i >= 0 {
 			t.Errorf("%s: the rendered output shows the secret: …%s…", raw, out.String()[max(0, i-80):i+len(secret)])
 		}

@@ -12,8 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/freshbench/freshbench/bench"
-	"github.com/freshbench/freshbench/ingest"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 )
 
@@ -94,7 +93,7 @@ type stepRow struct {
 	Sustainable, Peak                                                                            bool
 }
 
-func buildView(res *bench.Result) *htmlView {
+func buildView(res *results.Result) *htmlView {
 	detail := detailResult(res)
 	s := detail.Summary
 	v := &htmlView{
@@ -116,7 +115,7 @@ func buildView(res *bench.Result) *htmlView {
 		v.Cards = queryCards(res.Queries)
 		return v
 	}
-	if len(res.Steps) > 0 {
+	if res.Kind == results.KindPeak {
 		v.Peak = peakSection(res)
 		if detail != res {
 			v.DetailNote = fmt.Sprintf("The charts and tables below show step %d (target %s).", stepIndex(res, detail)+1, detail.Config.Rate)
@@ -128,7 +127,7 @@ func buildView(res *bench.Result) *htmlView {
 	v.Throughput = throughputChart(detail)
 	v.WriteLatency = writeLatencyChart(detail)
 	v.Freshness = freshnessChart(detail)
-	measured := phase(detail, ingest.PhaseMeasured)
+	measured := phase(detail, results.PhaseMeasured)
 	var writeH, serviceH, latenessH *stats.Histogram
 	if measured != nil {
 		writeH, serviceH, latenessH = measured.WriteLatency, measured.ServiceTime, measured.Lateness
@@ -157,7 +156,7 @@ func buildView(res *bench.Result) *htmlView {
 // detailResult is the run whose series and histograms the page shows. A
 // peak search may keep them only in its steps; then the peak step (or the
 // last step when none was sustainable) stands in.
-func detailResult(res *bench.Result) *bench.Result {
+func detailResult(res *results.Result) *results.Result {
 	if len(res.Series) > 0 || len(res.Steps) == 0 {
 		return res
 	}
@@ -167,7 +166,7 @@ func detailResult(res *bench.Result) *bench.Result {
 	return res.Steps[len(res.Steps)-1]
 }
 
-func stepIndex(res, step *bench.Result) int {
+func stepIndex(res, step *results.Result) int {
 	for i, s := range res.Steps {
 		if s == step {
 			return i
@@ -176,7 +175,7 @@ func stepIndex(res, step *bench.Result) int {
 	return -1
 }
 
-func phase(res *bench.Result, name string) *ingest.Phase {
+func phase(res *results.Result, name string) *results.Phase {
 	for _, p := range res.Phases {
 		if p != nil && p.Name == name {
 			return p
@@ -192,7 +191,7 @@ func summarize(h *stats.Histogram) stats.Summary {
 	return h.Summarize()
 }
 
-func subtitle(res *bench.Result) string {
+func subtitle(res *results.Result) string {
 	parts := []string{}
 	if res.Command != "" {
 		parts = append(parts, "freshbench "+res.Command)
@@ -209,7 +208,7 @@ func subtitle(res *bench.Result) string {
 	return strings.Join(parts, " · ")
 }
 
-func headerFacts(res *bench.Result) []fact {
+func headerFacts(res *results.Result) []fact {
 	c := res.Config
 	if queriesAlone(res) {
 		q := res.Queries
@@ -225,7 +224,7 @@ func headerFacts(res *bench.Result) []fact {
 		{"rate", orDash(c.Rate)},
 		{"duration", seconds(c.DurationS) + " (warm-up " + seconds(c.WarmupS) + ")"},
 	}
-	if n := len(res.Steps); n > 0 {
+	if n := len(res.Steps); res.Kind == results.KindPeak && n > 0 {
 		// A peak search has one rate per step; its own configuration is
 		// the first step's.
 		first, last := res.Steps[0], res.Steps[n-1]
@@ -245,7 +244,7 @@ func headerFacts(res *bench.Result) []fact {
 }
 
 // targetSettingFacts lists the target's own settings, each label prefixed.
-func targetSettingFacts(c bench.ConfigRecord, prefix string) []fact {
+func targetSettingFacts(c results.Config, prefix string) []fact {
 	var facts []fact
 	for _, k := range slices.Sorted(maps.Keys(c.TargetSettings)) {
 		facts = append(facts, fact{prefix + k, c.TargetSettings[k]})
@@ -253,7 +252,7 @@ func targetSettingFacts(c bench.ConfigRecord, prefix string) []fact {
 	return facts
 }
 
-func notices(res, detail *bench.Result) []notice {
+func notices(res, detail *results.Result) []notice {
 	var out []notice
 	switch {
 	case res.EndedEarly && queriesAlone(res):
@@ -292,7 +291,7 @@ func notices(res, detail *bench.Result) []notice {
 		}
 		out = append(out, notice{"warn", strings.Join(parts, "; ") + "."})
 	}
-	if v := detail.Verdict; v != nil && len(res.Steps) == 0 {
+	if v := detail.Verdict; v != nil && res.Kind != results.KindPeak {
 		if v.Sustainable {
 			out = append(out, notice{"ok", "This step was sustainable."})
 		} else {
@@ -302,7 +301,7 @@ func notices(res, detail *bench.Result) []notice {
 	return out
 }
 
-func headlineCards(res, detail *bench.Result) []card {
+func headlineCards(res, detail *results.Result) []card {
 	s := detail.Summary
 	var cards []card
 	if p := res.Peak; p != nil {
@@ -352,7 +351,7 @@ func latencyCard(label string, h stats.Summary, v float64, sub string) card {
 	return card{Label: label, Value: value, Unit: unit, Sub: sub}
 }
 
-func completenessCard(r *bench.Result) card {
+func completenessCard(r *results.Result) card {
 	s := r.Summary
 	c := card{Label: "Completeness"}
 	if !s.Audited {
@@ -381,7 +380,7 @@ func completenessCard(r *bench.Result) card {
 }
 
 // notAudited says why the completeness audit measured nothing, if so.
-func notAudited(r *bench.Result) string {
+func notAudited(r *results.Result) string {
 	for _, c := range r.Completeness {
 		if c.NotMeasured != "" {
 			return c.NotMeasured
@@ -390,7 +389,7 @@ func notAudited(r *bench.Result) string {
 	return ""
 }
 
-func visibilityNote(s bench.Summary) string {
+func visibilityNote(s results.Summary) string {
 	if s.VisibilityResolution > 0 {
 		return "event time → first query that saw it (±" + msUnit(s.VisibilityResolution) + ")"
 	}
@@ -412,7 +411,7 @@ func latency(name string, s stats.Summary) latencyRow {
 	return r
 }
 
-func phaseRows(r *bench.Result) []phaseRow {
+func phaseRows(r *results.Result) []phaseRow {
 	var rows []phaseRow
 	for _, p := range r.Phases {
 		if p == nil {
@@ -430,7 +429,7 @@ func phaseRows(r *bench.Result) []phaseRow {
 	return rows
 }
 
-func errorRows(r *bench.Result) []errorRow {
+func errorRows(r *results.Result) []errorRow {
 	var rows []errorRow
 	add := func(source string, m map[string]*stats.ErrorCount) {
 		for _, k := range slices.Sorted(maps.Keys(m)) {
@@ -451,7 +450,7 @@ func errorRows(r *bench.Result) []errorRow {
 	return rows
 }
 
-func completeness(r *bench.Result) completenessView {
+func completeness(r *results.Result) completenessView {
 	s := r.Summary
 	v := completenessView{Missing: s.Missing > 0}
 	switch {
@@ -500,7 +499,7 @@ func completeness(r *bench.Result) completenessView {
 	return v
 }
 
-func configFacts(res *bench.Result) []fact {
+func configFacts(res *results.Result) []fact {
 	c := res.Config
 	if queriesAlone(res) {
 		facts := []fact{
@@ -534,7 +533,7 @@ func configFacts(res *bench.Result) []fact {
 	return append(facts, targetSettingFacts(c, "target setting ")...)
 }
 
-func environmentFacts(res *bench.Result) []fact {
+func environmentFacts(res *results.Result) []fact {
 	e := res.Environment
 	facts := []fact{
 		{"target", orDash(e.Target)},
@@ -562,7 +561,7 @@ func environmentFacts(res *bench.Result) []fact {
 	return facts
 }
 
-func peakSection(res *bench.Result) *peakView {
+func peakSection(res *results.Result) *peakView {
 	pv := &peakView{}
 	peakIdx := -1
 	if p := res.Peak; p != nil {

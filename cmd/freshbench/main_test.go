@@ -17,8 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/freshbench/freshbench/bench"
-	"github.com/freshbench/freshbench/report"
+	"github.com/freshbench/freshbench/results"
 )
 
 // lockedBuffer is a stderr that the test reads while Main writes to it.
@@ -170,7 +169,7 @@ func TestRunReportCompare(t *testing.T) {
 	if !strings.Contains(stdout.String(), "results: "+sqliteOut) {
 		t.Errorf("run did not name its results file:\n%s", stdout.String())
 	}
-	res, err := report.ReadFile(sqliteOut)
+	res, err := results.ReadFile(sqliteOut)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +250,7 @@ func TestRunReportCompare(t *testing.T) {
 		otherJSON := filepath.Join(dir, "package.json")
 		os.WriteFile(otherJSON, []byte(`["a", "b"]`), 0o644)
 		future := filepath.Join(dir, "future.json")
-		b, _ := json.Marshal(map[string]any{"schema_version": bench.SchemaVersion + 1})
+		b, _ := json.Marshal(map[string]any{"schema_version": results.SchemaVersion + 1})
 		os.WriteFile(future, b, 0o644)
 		missing := filepath.Join(dir, "missing.json")
 		for _, c := range []struct {
@@ -263,13 +262,13 @@ func TestRunReportCompare(t *testing.T) {
 			{[]string{"report", missing}, "no such file or directory"},
 			{[]string{"report", notResults}, "is not valid freshbench JSON"},
 			{[]string{"report", otherJSON}, "is not valid freshbench JSON"},
-			{[]string{"report", future}, fmt.Sprintf("has schema version %d; this freshbench reads versions 1 to %d", bench.SchemaVersion+1, bench.SchemaVersion)},
+			{[]string{"report", future}, fmt.Sprintf("has schema version %d; this freshbench reads versions 1 to %d", results.SchemaVersion+1, results.SchemaVersion)},
 			{[]string{"report", sqliteOut, "-o", filepath.Join(notResults, "x.html")}, "-o " + filepath.Join(notResults, "x.html") + ":"},
 			{[]string{"report", "-x", sqliteOut}, "flag provided but not defined: -x"},
 			{[]string{"compare"}, "want two or more results files, got 0"},
 			{[]string{"compare", sqliteOut}, "want two or more results files, got 1"},
 			{[]string{"compare", sqliteOut, missing}, "no such file or directory"},
-			{[]string{"compare", future, sqliteOut}, fmt.Sprintf("schema version %d", bench.SchemaVersion+1)},
+			{[]string{"compare", future, sqliteOut}, fmt.Sprintf("schema version %d", results.SchemaVersion+1)},
 		} {
 			wantUsageError(t, c.args, c.want)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/freshbench/freshbench/bench"
 	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/report"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 )
 
@@ -52,7 +53,7 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stderr, "peak search: from %s, step %s, each step %s after %s warm-up; %s\n",
 		pc.Run.Ingest.Rate, pc.Increase, *hold, pc.Run.Ingest.Warmup, limits(pc))
-	pc.OnStep = func(r *bench.Result) {
+	pc.OnStep = func(r *results.Result) {
 		report.StepLine(stdout, len(r.Steps)-1, r.Steps[len(r.Steps)-1])
 		sess.keep(r, stderr, "peak")
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/freshbench/freshbench/report"
+	"github.com/freshbench/freshbench/results"
 )
 
 // shortPeak is a peak search of short steps (0.5 s warm-up, 1.5 s held)
@@ -72,7 +72,7 @@ func TestPeakCommand(t *testing.T) {
 	if !strings.Contains(stderr, "peak search: from 1000 events/s, step +1000 events/s") {
 		t.Errorf("stderr does not describe the search: %s", stderr)
 	}
-	res, err := report.ReadFile(out)
+	res, err := results.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestPeakInterruptedWritesResults(t *testing.T) {
 	if code := <-done; code != 0 {
 		t.Fatalf("exit code %d\nstderr: %s", code, stderr.String())
 	}
-	res, err := report.ReadFile(out)
+	res, err := results.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/freshbench/freshbench/bench"
 	"github.com/freshbench/freshbench/query"
 	"github.com/freshbench/freshbench/report"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 )
@@ -176,7 +177,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			fmt.Fprintf(stderr, "query load on %s: %s for %s (warm-up %s)%s\n", target.Redact(raw), loop(c), lf.duration, lf.warmup, besideText(qr.Ingest))
 		}
 	}
-	qr.OnStep = func(r *bench.Result) {
+	qr.OnStep = func(r *results.Result) {
 		i := len(r.QuerySweep.Steps) - 1
 		report.QueryStepLine(stdout, i, r.QuerySweep.Steps[i])
 		sess.keep(r, stderr, "query")

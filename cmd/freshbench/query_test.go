@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/freshbench/freshbench/query"
-	"github.com/freshbench/freshbench/report"
+	"github.com/freshbench/freshbench/results"
 )
 
 func TestQueryBadInput(t *testing.T) {
@@ -63,9 +63,12 @@ func TestQueryCommand(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
 	}
-	res, err := report.ReadFile(beside)
+	res, err := results.ReadFile(beside)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if res.Kind != results.KindQuery {
+		t.Errorf("query beside an ingest: kind %q, want %q", res.Kind, results.KindQuery)
 	}
 	if q := res.Queries; res.Command != "query" || q == nil || q.Total.Queries < 30 || q.Beside == nil || len(q.Kinds) != 4 || res.Summary.EventsAcked == 0 {
 		t.Fatalf("results of a query run beside an ingest: command %q, queries %+v", res.Command, res.Queries)
@@ -83,9 +86,12 @@ func TestQueryCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("query alone: exit code %d\nstderr: %s", code, stderr.String())
 	}
-	res, err = report.ReadFile(alone)
+	res, err = results.ReadFile(alone)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if res.Kind != results.KindQuery {
+		t.Errorf("query alone: kind %q, want %q", res.Kind, results.KindQuery)
 	}
 	if q := res.Queries; !res.EndedEarly || q == nil || q.Mode != "closed" || q.Total.Queries == 0 || q.Total.Empty != 0 || q.Beside != nil || len(res.Generators) != 0 {
 		t.Fatalf("results of an interrupted query run alone: ended early %v, queries %+v", res.EndedEarly, res.Queries)
@@ -128,9 +134,12 @@ func TestQuerySweepCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("sweep: exit code %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
-	res, err := report.ReadFile(out)
+	res, err := results.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if res.Kind != results.KindSweep {
+		t.Errorf("sweep: kind %q, want %q", res.Kind, results.KindSweep)
 	}
 	sw := res.QuerySweep
 	if sw == nil || !sw.Found || sw.QPS != 20 || len(sw.Steps) != 2 || res.Queries.TargetQPS != 20 {
@@ -165,11 +174,11 @@ func TestQuerySweepWritesEachStep(t *testing.T) {
 
 	deadline := time.After(30 * time.Second)
 	for {
-		res, err := report.ReadFile(out)
+		res, err := results.ReadFile(out)
 		if err == nil {
 			sw := res.QuerySweep
 			if sw == nil || len(sw.Steps) == 0 || sw.Reason != query.SweepUnderWay || !sw.Found || sw.QPS != 20 ||
-				res.Queries.TargetQPS != 20 || res.Command != "query" || res.Environment.Target != "sim" {
+				res.Queries.TargetQPS != 20 || res.Command != "query" || res.Kind != results.KindSweep || res.Environment.Target != "sim" {
 				t.Fatalf("results file during the sweep: command %q, target %q, sweep %+v; want the step at 20 QPS as the best, under way",
 					res.Command, res.Environment.Target, sw)
 			}
@@ -187,7 +196,7 @@ func TestQuerySweepWritesEachStep(t *testing.T) {
 	if code := <-done; code != 0 {
 		t.Fatalf("interrupted sweep: exit code %d\nstderr: %s", code, stderr.String())
 	}
-	res, err := report.ReadFile(out)
+	res, err := results.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/freshbench/freshbench/bench"
 	"github.com/freshbench/freshbench/report"
+	"github.com/freshbench/freshbench/results"
 )
 
 func reportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
@@ -59,20 +59,20 @@ func compareCmd(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(files) < 2 {
 		return usagef("want two or more results files, got %d: freshbench compare a.json b.json ... (the first is the baseline)", len(files))
 	}
-	results := make([]*bench.Result, len(files))
+	rs := make([]*results.Result, len(files))
 	for i, f := range files {
-		if results[i], err = readResults(f); err != nil {
+		if rs[i], err = readResults(f); err != nil {
 			return err
 		}
 	}
-	report.Compare(stdout, compareNames(files), results)
+	report.Compare(stdout, compareNames(files), rs)
 	return nil
 }
 
 // readResults reads a results file given on the command line; a file that
 // is missing or is not a results file of this version is bad input.
-func readResults(path string) (*bench.Result, error) {
-	res, err := report.ReadFile(path)
+func readResults(path string) (*results.Result, error) {
+	res, err := results.ReadFile(path)
 	if err != nil {
 		return nil, usageError{err}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/freshbench/freshbench/ingest"
 	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/report"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/all"
 )
@@ -179,7 +180,7 @@ func resultsPath(out *string, command string) error {
 	if *out == "" {
 		*out = filepath.Join("results", fmt.Sprintf("%s-%s.json", command, time.Now().Format("20060102-150405")))
 	}
-	if err := report.CheckWritable(*out); err != nil {
+	if err := results.CheckWritable(*out); err != nil {
 		return usagef("--out %v", err)
 	}
 	return nil

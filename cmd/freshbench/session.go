@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/freshbench/freshbench/bench"
-	"github.com/freshbench/freshbench/report"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 )
@@ -45,13 +45,13 @@ func newSession(ctx context.Context, command string, tgt target.Target, raw stri
 }
 
 // write writes res, described, to the results file.
-func (s *session) write(res *bench.Result) error {
+func (s *session) write(res *results.Result) error {
 	s.desc.Apply(res)
-	return report.WriteFile(s.out, res)
+	return results.WriteFile(s.out, res)
 }
 
 // keep writes a partial result (a step) and goes on when it cannot.
-func (s *session) keep(res *bench.Result, stderr io.Writer, command string) {
+func (s *session) keep(res *results.Result, stderr io.Writer, command string) {
 	if err := s.write(res); err != nil {
 		fmt.Fprintf(stderr, "freshbench %s: %v (the measurement goes on)\n", command, err)
 	}

@@ -1,20 +1,15 @@
-// Package report writes and reads results files and renders them for
-// people: the console summary, the HTML report and comparisons. Nothing
-// here measures; everything is rendered from a results file.
-package report
+package results
 
 import (
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"github.com/freshbench/freshbench/bench"
 )
 
 // WriteFile writes res as indented JSON, atomically: a reader never sees
 // half a file, and an existing file is replaced only by a complete one.
-func WriteFile(path string, res *bench.Result) error {
+func WriteFile(path string, res *Result) error {
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode results: %w", err)
@@ -60,20 +55,20 @@ func CheckWritable(path string) error {
 }
 
 // ReadFile reads a results file, checking its schema version.
-func ReadFile(path string) (*bench.Result, error) {
+func ReadFile(path string) (*Result, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read results: %w", err)
 	}
-	var res bench.Result
+	var res Result
 	if err := json.Unmarshal(b, &res); err != nil {
 		return nil, fmt.Errorf("results file %s is not valid freshbench JSON: %w", path, err)
 	}
 	if res.SchemaVersion == 0 {
 		return nil, fmt.Errorf("%s is not a freshbench results file (it has no schema_version)", path)
 	}
-	if res.SchemaVersion < 1 || res.SchemaVersion > bench.SchemaVersion {
-		return nil, fmt.Errorf("results file %s has schema version %d; this freshbench reads versions 1 to %d", path, res.SchemaVersion, bench.SchemaVersion)
+	if res.SchemaVersion < 1 || res.SchemaVersion > SchemaVersion {
+		return nil, fmt.Errorf("results file %s has schema version %d; this freshbench reads versions 1 to %d", path, res.SchemaVersion, SchemaVersion)
 	}
 	migrate(&res)
 	return &res, nil
@@ -81,8 +76,8 @@ func ReadFile(path string) (*bench.Result, error) {
 
 // migrate brings an older results file to the current schema, marking
 // what it could not recover.
-func migrate(res *bench.Result) {
-	if res.SchemaVersion >= bench.SchemaVersion {
+func migrate(res *Result) {
+	if res.SchemaVersion >= SchemaVersion {
 		return
 	}
 	// Version 1 counted a phase's acknowledged events and bytes when they
@@ -95,10 +90,32 @@ func migrate(res *bench.Result) {
 		}
 		res.Summary.EventsDue = res.Summary.EventsAcked + res.Summary.EventsFailed + res.Summary.EventsUnsent
 	}
+	if res.SchemaVersion < 3 && res.Kind == "" {
+		res.Kind = kindOf(res)
+	}
 	for _, s := range res.Steps {
 		s.SchemaVersion = res.SchemaVersion
 		migrate(s)
+		if res.Kind == KindPeak {
+			s.Kind = KindStep
+		}
 	}
 	res.MigratedFrom = res.SchemaVersion
-	res.SchemaVersion = bench.SchemaVersion
+	res.SchemaVersion = SchemaVersion
+}
+
+// kindOf tells the kind of a result written before the file said it
+// (version 1 and 2), from what it holds and the command that wrote it.
+func kindOf(res *Result) string {
+	switch {
+	case len(res.Steps) > 0 || res.Peak != nil:
+		return KindPeak
+	case res.Command == "peak step":
+		return KindStep
+	case res.QuerySweep != nil:
+		return KindSweep
+	case res.Queries != nil && (len(res.Generators) == 0 || res.Command == "query"):
+		return KindQuery
+	}
+	return KindRun
 }

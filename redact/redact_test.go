@@ -1,4 +1,4 @@
-package target
+package redact
 
 import (
 	"slices"
@@ -32,12 +32,12 @@ func TestRedactEveryCredentialForm(t *testing.T) {
 		{"postgres://u@h:5432/db?table=events&sslmode=disable", "postgres://u@h:5432/db?table=events&sslmode=disable"},
 		{"host=h dbname=d", "host=h dbname=d"},
 	} {
-		got := Redact(c.raw)
+		got := URL(c.raw)
 		if got != c.want {
-			t.Errorf("Redact(%q) = %q, want %q", c.raw, got, c.want)
+			t.Errorf("URL(%q) = %q, want %q", c.raw, got, c.want)
 		}
 		if strings.Contains(got, s) || strings.Contains(got, "s3c%40ret") {
-			t.Errorf("Redact(%q) = %q shows the secret", c.raw, got)
+			t.Errorf("URL(%q) = %q shows the secret", c.raw, got)
 		}
 	}
 }
@@ -60,12 +60,12 @@ func TestSecretsAndRedactSecrets(t *testing.T) {
 		}
 	}
 	msg := "dial: user u password p@ss-word (and p%40ss-word), key aWQ6a2V5, option qu ery, about a cab"
-	got := RedactSecrets(msg, secrets)
+	got := Text(msg, secrets)
 	if want := "dial: user u password xxxxx (and xxxxx), key xxxxx, option xxxxx, about a cab"; got != want {
-		t.Errorf("RedactSecrets = %q, want %q", got, want)
+		t.Errorf("Text = %q, want %q", got, want)
 	}
 	// The longest first: a secret that contains another is hidden whole.
-	if got := RedactSecrets("token abcdefgh", []string{"abcd", "abcdefgh"}); got != "token xxxxx" {
-		t.Errorf("RedactSecrets with nested secrets = %q, want %q", got, "token xxxxx")
+	if got := Text("token abcdefgh", []string{"abcd", "abcdefgh"}); got != "token xxxxx" {
+		t.Errorf("Text with nested secrets = %q, want %q", got, "token xxxxx")
 	}
 }

@@ -1,0 +1,72 @@
+package results
+
+import (
+	"time"
+
+	"github.com/freshbench/freshbench/stats"
+)
+
+// Freshness is the freshness lag over the measured window.
+type Freshness struct {
+	// Lag is T − newest visible _event_time, one value per poll. A poll
+	// that failed or timed out enters it too, as a lower bound: the
+	// reader's view was at least as old as the newest event it last saw
+	// (Censored says how many values are such lower bounds, Errors why).
+	Lag          *stats.Histogram `json:"lag"`
+	QueryService *stats.Histogram `json:"query_service"` // the freshness query's own time, answered polls only
+	Samples      int64            `json:"samples"`       // polls that answered
+	Empty        int64            `json:"samples_seeing_nothing"`
+	// Errors counts the polls that failed, by kind ("timeout", …);
+	// each of them is one of the Censored values of Lag.
+	Errors   map[string]*stats.ErrorCount `json:"errors,omitempty"`
+	Censored int64                        `json:"censored_lower_bounds"`
+	// NotMeasured, when set, says why there is no freshness lag (the
+	// target keeps no events); the other figures are then empty.
+	NotMeasured string        `json:"not_measured,omitempty"`
+	Last        time.Duration `json:"-"`
+}
+
+// Visibility is the visibility latency of the probes whose events
+// were due in the measured window.
+type Visibility struct {
+	// Latency is _event_time → the first query that saw the probe. It also
+	// holds, as lower bounds, the probes never seen: each at its age when
+	// the measurement ended (Censored says how many).
+	Latency      *stats.Histogram `json:"latency"`
+	QueryService *stats.Histogram `json:"query_service"` // the probe query's own time
+	// Gap is, for each probe seen, the time from the last instant it was
+	// known not to be visible (its dispatch, or the start of the last
+	// query that missed it) to the end of the query that saw it: the
+	// window in which it became visible, by how much its latency may
+	// overstate. It includes the pause between polls and the time every
+	// query of the poll took.
+	Gap *stats.Histogram `json:"poll_gap"`
+	// ResolutionMs is the measured p99 of Gap, ResolutionMaxMs its
+	// maximum (0 when no probe was seen).
+	ResolutionMs    float64                      `json:"resolution_ms"`
+	ResolutionMaxMs float64                      `json:"resolution_max_ms"`
+	Probes          int64                        `json:"probes"`
+	Seen            int64                        `json:"seen"`
+	NeverSeen       int64                        `json:"never_seen"`
+	Censored        int64                        `json:"censored_lower_bounds"` // values of Latency that are lower bounds
+	Dropped         int64                        `json:"dropped_write_failed"`
+	Errors          map[string]*stats.ErrorCount `json:"errors,omitempty"`
+	// NotMeasured, when set, says why there is no visibility latency (the
+	// target keeps no events); the other figures are then empty.
+	NotMeasured string `json:"not_measured,omitempty"`
+}
+
+// Completeness is the audit of one generator after the drain.
+type Completeness struct {
+	Generator     string  `json:"generator"`
+	Acknowledged  int64   `json:"acknowledged"`
+	Visible       int64   `json:"visible"`    // distinct events a search returned
+	Missing       int64   `json:"missing"`    // acknowledged, never visible: lost writes
+	Unexpected    int64   `json:"unexpected"` // visible, never acknowledged
+	Duplicates    int64   `json:"duplicates"` // extra copies of a visible event
+	MissingSample []int64 `json:"missing_seq_sample,omitempty"`
+	// NotMeasured, when set, says why there is no audit (the target keeps
+	// no events); Visible, Missing, Unexpected and Duplicates are then 0
+	// and mean nothing.
+	NotMeasured string `json:"not_measured,omitempty"`
+}

@@ -1,0 +1,189 @@
+// Package results is the results file: its versioned schema, which the
+// runners (bench, ingest, probe, query) fill and which report, compare and
+// merge read alone, and the reading, migrating and writing of the file.
+// Nothing here measures; it imports only the measurement primitives of
+// stats.
+package results
+
+import (
+	"time"
+
+	"github.com/freshbench/freshbench/stats"
+)
+
+// SchemaVersion of the results file. Bump it on any change that a reader
+// of an older file would misread.
+//
+// 2: phase events are counted by intended time (events_due, throughput_*
+// by the time of acknowledgement); the summary is of the measured phase
+// alone. ReadFile migrates version 1 files.
+//
+// 3: kind (run, peak, step, query, sweep, merged); ReadFile fills it in
+// older files from what they hold.
+const SchemaVersion = 3
+
+// Kinds of result. A reader renders a result by its kind rather than
+// guessing from the fields that happen to be set.
+const (
+	// KindRun is one ingest run (bench.Run), with or without a query
+	// workload beside it.
+	KindRun = "run"
+	// KindPeak is a peak search: its steps, each of KindStep, and the
+	// peak found.
+	KindPeak = "peak"
+	// KindStep is one step of a peak search.
+	KindStep = "step"
+	// KindQuery is one measurement of a query workload, alone or beside
+	// an ingest (then Generators and the ingest's figures are set too).
+	KindQuery = "query"
+	// KindSweep is a QPS sweep (QuerySweep), alone or beside an ingest;
+	// the result's own figures are those of its best step.
+	KindSweep = "sweep"
+	// KindMerged is reserved for results merged from several files.
+	KindMerged = "merged"
+)
+
+// Result is everything one run measured: data first, rendered later by the
+// report package. Histograms are encoded HDR, so results of many runs or
+// machines merge exactly.
+type Result struct {
+	SchemaVersion int         `json:"schema_version"`
+	MigratedFrom  int         `json:"migrated_from,omitempty"` // the schema version of the file as read
+	Kind          string      `json:"kind"`                    // what the file holds: KindRun, KindPeak, …
+	Command       string      `json:"command"`                 // run, peak step, …
+	Tool          Tool        `json:"tool"`
+	Environment   Environment `json:"environment"`
+	Config        Config      `json:"config"`
+	StartedAt     time.Time   `json:"started_at"`
+	EndedAt       time.Time   `json:"ended_at"`
+	EndedEarly    bool        `json:"ended_early"`
+	EndReason     string      `json:"end_reason,omitempty"`
+	Generators    []string    `json:"generators"`
+
+	Summary      Summary        `json:"summary"`
+	Phases       []*Phase       `json:"phases"`
+	Freshness    Freshness      `json:"freshness"`
+	Visibility   Visibility     `json:"visibility"`
+	Completeness []Completeness `json:"completeness,omitempty"`
+	AuditError   string         `json:"audit_error,omitempty"`
+	Series       []stats.Point  `json:"series"`
+	DriverCPU    *DriverCPU     `json:"driver_cpu,omitempty"`
+
+	// The query workload, when one ran (beside the ingest, or alone); a
+	// QPS sweep keeps every step, and Queries is its best step.
+	Queries    *Queries    `json:"queries,omitempty"`
+	QuerySweep *QuerySweep `json:"query_sweep,omitempty"`
+
+	// A step of a peak search carries its verdict; the peak search's own
+	// result carries its steps, in order, and the peak found.
+	Verdict *stats.Verdict `json:"verdict,omitempty"`
+	Steps   []*Result      `json:"steps,omitempty"`
+	Peak    *Peak          `json:"peak,omitempty"`
+}
+
+// Peak is the outcome of a peak search.
+type Peak struct {
+	Found                bool        `json:"found"` // some step was sustainable
+	Step                 int         `json:"step"`  // index into Steps of the highest sustainable step
+	Rate                 string      `json:"rate"`  // its target rate as given
+	AchievedEventsPerSec float64     `json:"achieved_events_per_s"`
+	AchievedMBPerSec     float64     `json:"achieved_mb_per_s"`
+	Reason               string      `json:"reason"` // why the search stopped
+	ElapsedS             float64     `json:"elapsed_s"`
+	Search               *PeakSearch `json:"search,omitempty"`
+}
+
+// PeakSearch is how a peak search stepped and judged its steps.
+type PeakSearch struct {
+	Start          string  `json:"start"`
+	Increase       string  `json:"increase"`
+	HoldS          float64 `json:"hold_s"`
+	MaxSteps       int     `json:"max_steps,omitempty"`
+	MaxRate        float64 `json:"max_rate,omitempty"` // in the start rate's unit
+	Confirm        bool    `json:"confirm"`
+	MinAchieved    float64 `json:"min_achieved_share"`
+	MaxErrorRate   float64 `json:"max_error_rate"`
+	MaxLateShare   float64 `json:"max_late_share"`
+	MaxTrendMsPerS float64 `json:"max_trend_ms_per_s"` // steepest write latency / freshness lag trend tolerated (stats.Rule.MaxGrowth)
+	SLO            string  `json:"slo,omitempty"`
+}
+
+// DriverCPU is the CPU time freshbench itself used while it streamed
+// (warm-up included), so that a reader can tell a database limit from a
+// driver limit.
+type DriverCPU struct {
+	Seconds     float64 `json:"cpu_s"`
+	WallS       float64 `json:"wall_s"`
+	CorePercent float64 `json:"core_percent"` // 100 = one core busy all the time
+}
+
+// Tool identifies the program that wrote the file.
+type Tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Environment describes where the run happened.
+type Environment struct {
+	Host          string `json:"host"`
+	OS            string `json:"os"`
+	Arch          string `json:"arch"`
+	Cores         int    `json:"cores"`
+	GoVersion     string `json:"go_version"`
+	Target        string `json:"target"`         // scheme
+	TargetURL     string `json:"target_url"`     // credentials removed
+	TargetVersion string `json:"target_version"` // as the server reports it
+}
+
+// Config is the run's configuration as written to the results file.
+type Config struct {
+	Rate           string            `json:"rate"`
+	RateUnit       string            `json:"rate_unit"` // events/s or bytes/s
+	RatePerSecond  float64           `json:"rate_per_second"`
+	BatchSize      int               `json:"batch_size"`
+	DurationS      float64           `json:"duration_s"`
+	WarmupS        float64           `json:"warmup_s"`
+	Generators     int               `json:"generators"`
+	MaxInflight    int               `json:"max_inflight"`
+	DocSize        int               `json:"doc_size"`
+	Seed           uint64            `json:"seed"`
+	IDNonce        uint64            `json:"id_nonce,omitempty"` // mixed into the ids; 0 = the ids the seed alone gives
+	WriteTimeoutS  float64           `json:"write_timeout_s"`
+	WriteRetries   int               `json:"write_retries"`
+	ProbeRate      float64           `json:"probe_rate"`
+	PollIntervalS  float64           `json:"poll_interval_s"`
+	DrainS         float64           `json:"drain_s"`
+	TargetSettings map[string]string `json:"target_settings,omitempty"`
+}
+
+// Summary holds the headline figures of the measured phase, every one of
+// them: events by their intended time (due = acknowledged + failed +
+// unsent), throughput by the time of acknowledgement within the window.
+// The phases say where the rest went.
+type Summary struct {
+	MeasuredS            float64                      `json:"measured_s"`
+	TargetEventsPerSec   float64                      `json:"target_events_per_s"`
+	AchievedEventsPerSec float64                      `json:"achieved_events_per_s"`
+	TargetMBPerSec       float64                      `json:"target_mb_per_s"` // MB = 10^6 bytes
+	AchievedMBPerSec     float64                      `json:"achieved_mb_per_s"`
+	EventsDue            int64                        `json:"events_due"`
+	EventsAcked          int64                        `json:"events_acked"`
+	EventsAckedOnRetry   int64                        `json:"events_acked_on_retry,omitempty"`
+	EventsFailed         int64                        `json:"events_failed"`
+	EventsUnsent         int64                        `json:"events_unsent"`
+	UnsentWait           stats.Summary                `json:"unsent_wait"` // lower bound of the latency of unsent batches
+	Batches              int64                        `json:"batches"`
+	LateBatches          int64                        `json:"late_batches"`
+	Retries              int64                        `json:"retries"`
+	WriteLatency         stats.Summary                `json:"write_latency"`
+	ServiceTime          stats.Summary                `json:"service_time"`
+	FreshnessLag         stats.Summary                `json:"freshness_lag"`
+	VisibilityLatency    stats.Summary                `json:"visibility_latency"`
+	VisibilityResolution float64                      `json:"visibility_resolution_ms"`
+	ProbeQueryService    stats.Summary                `json:"probe_query_service"`
+	Errors               map[string]*stats.ErrorCount `json:"errors,omitempty"`
+	Missing              int64                        `json:"missing"`
+	Unexpected           int64                        `json:"unexpected"`
+	Duplicates           int64                        `json:"duplicates"`
+	Audited              bool                         `json:"audited"`
+}
