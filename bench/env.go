@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"github.com/freshbench/freshbench/redact"
 	"net/url"
 	"os"
 	"runtime"
@@ -38,7 +39,7 @@ func Describe(ctx context.Context, command string, tgt target.Target, rawURL str
 		Tool:    results.Tool{Name: "freshbench", Version: ToolVersion()},
 		Environment: results.Environment{
 			Host: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Cores: runtime.NumCPU(),
-			GoVersion: runtime.Version(), Target: tgt.Name(), TargetURL: target.Redact(rawURL),
+			GoVersion: runtime.Version(), Target: tgt.Name(), TargetURL: redact.URL(rawURL),
 		},
 	}
 	if s, ok := tgt.(target.Describer); ok {

@@ -31,6 +31,7 @@ package metrics
 
 import (
 	"errors"
+	"github.com/freshbench/freshbench/redact"
 	"maps"
 	"strconv"
 	"sync"
@@ -40,7 +41,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/freshbench/freshbench/stats"
-	freshtarget "github.com/freshbench/freshbench/target"
 )
 
 // Namespace prefixes every metric name.
@@ -142,11 +142,11 @@ var _ stats.Observer = (*Observer)(nil)
 // that reg already holds for the same target are reused, so several
 // Observers for one target (one per peak step, say) add up instead of
 // failing. The target label is the URL as the results file records it, with
-// every credential hidden by target.Redact: labels are readable by whoever
+// every credential hidden by redact.URL: labels are readable by whoever
 // can scrape. It panics if reg holds incompatible
 // metrics of the same names, as prometheus.MustRegister does.
 func New(reg prometheus.Registerer, target string) *Observer {
-	constLabels := prometheus.Labels{LabelTarget: freshtarget.Redact(target)}
+	constLabels := prometheus.Labels{LabelTarget: redact.URL(target)}
 	buckets := Buckets()
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
 		c := prometheus.NewCounterVec(prometheus.CounterOpts{

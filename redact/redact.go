@@ -35,7 +35,7 @@ func secretKey(key string) bool {
 // as a libpq key=value connection string (host=h password=…) and its secret
 // values are hidden the same way. Every output that shows a target (console,
 // results file, metric labels, progress, HTML report, error messages) shows
-// it through URL (target.Redact for the targets).
+// it through URL.
 func URL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/freshbench/freshbench/redact"
 	"maps"
 	"net/url"
 	"slices"
@@ -199,7 +200,7 @@ var ErrBadURL = errors.New("bad target URL")
 func (r *Registry) Open(ctx context.Context, raw string, opts Options) (Target, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme == "" {
-		return nil, fmt.Errorf("%w %q: want scheme://…, one of %s", ErrBadURL, Redact(raw), strings.Join(r.Schemes(), ", "))
+		return nil, fmt.Errorf("%w %q: want scheme://…, one of %s", ErrBadURL, redact.URL(raw), strings.Join(r.Schemes(), ", "))
 	}
 	r.mu.RLock()
 	d, ok := r.drivers[u.Scheme]

@@ -8,13 +8,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/freshbench/freshbench/redact"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/freshbench/freshbench/bench"
-	"github.com/freshbench/freshbench/target"
 )
 
 // usageError is bad input: printed as one line, exit code 2.
@@ -73,7 +73,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			if fixable {
 				msg = inFlagWords(err)
 			}
-			msg = target.RedactSecrets(msg, target.Secrets(os.Getenv, args[1:]...))
+			msg = redact.Text(msg, redact.Secrets(os.Getenv, args[1:]...))
 			fmt.Fprintf(stderr, "freshbench %s: %s\n", c.name, msg)
 			if fixable {
 				return 2

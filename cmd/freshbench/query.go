@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/freshbench/freshbench/redact"
 	"io"
 	"time"
 
@@ -162,7 +163,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err := q.SetupQueries(ctx); err != nil {
 		tgt.Close()
-		return fmt.Errorf("set up the queries on %s: %w", target.Redact(raw), err)
+		return fmt.Errorf("set up the queries on %s: %w", redact.URL(raw), err)
 	}
 	sess, err := newSession(ctx, "query", tgt, raw, metricsAddr, *out, stderr)
 	if err != nil {
@@ -174,7 +175,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if !*quiet {
 		qr.Starting = func(c query.Config) {
-			fmt.Fprintf(stderr, "query load on %s: %s for %s (warm-up %s)%s\n", target.Redact(raw), loop(c), lf.duration, lf.warmup, besideText(qr.Ingest))
+			fmt.Fprintf(stderr, "query load on %s: %s for %s (warm-up %s)%s\n", redact.URL(raw), loop(c), lf.duration, lf.warmup, besideText(qr.Ingest))
 		}
 	}
 	qr.OnStep = func(r *results.Result) {
@@ -186,7 +187,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	switch {
 	case res == nil && errors.Is(err, query.ErrNoParameters):
 		sess.close(ctx, false)
-		return fmt.Errorf("%w in %s: write events first (freshbench run), or give --rate to stream them in beside the queries", err, target.Redact(raw))
+		return fmt.Errorf("%w in %s: write events first (freshbench run), or give --rate to stream them in beside the queries", err, redact.URL(raw))
 	case res == nil:
 		sess.close(ctx, false)
 		return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/freshbench/freshbench/redact"
 	"io"
 	"maps"
 	"os"
@@ -104,7 +105,7 @@ func (f *targetFlags) open(ctx context.Context) (target.Target, string, error) {
 	defer cancel()
 	if err := tgt.Setup(sctx); err != nil {
 		tgt.Close()
-		return nil, "", fail(fmt.Errorf("set up %s: %w", target.Redact(raw), err))
+		return nil, "", fail(fmt.Errorf("set up %s: %w", redact.URL(raw), err))
 	}
 	return tgt, raw, nil
 }

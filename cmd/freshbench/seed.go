@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/freshbench/freshbench/redact"
 	"io"
 	"math"
 	"runtime"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/seed"
-	"github.com/freshbench/freshbench/target"
 )
 
 func seedCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -130,7 +130,7 @@ func describePlan(w io.Writer, p *seed.Plan, raw string) {
 	fmt.Fprintf(w, "data set %x: %d events of %d B (%s) in %d stream(s) of up to %d events\n",
 		c.Seed, c.Events, c.DocSize, pace.FormatBytes(float64(c.Events)*float64(c.DocSize)), len(p.Streams), c.StreamEvents)
 	fmt.Fprintf(w, "%s holds %d of them: %d stream(s) complete, %d partial, %d empty\n",
-		target.Redact(raw), p.Present, complete, partial, len(p.Streams)-complete-partial)
+		redact.URL(raw), p.Present, complete, partial, len(p.Streams)-complete-partial)
 	if p.Beyond > 0 {
 		fmt.Fprintf(w, "it also holds at least %d events past them: a larger data set was seeded before (seed never removes events; --recreate starts afresh)\n", p.Beyond)
 	}

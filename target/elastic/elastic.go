@@ -65,6 +65,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/freshbench/freshbench/redact"
 	"io"
 	"net"
 	"net/http"
@@ -132,7 +133,7 @@ type config struct {
 // tests do not depend on (or modify) the process environment.
 func parseConfig(u *url.URL, opts target.Options, getenv func(string) string) (config, error) {
 	var c config
-	display := target.Redact(u.String())
+	display := redact.URL(u.String())
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w %q: %s", target.ErrBadURL, display, fmt.Sprintf(format, a...))
 	}

@@ -66,6 +66,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"github.com/freshbench/freshbench/redact"
 	"net/url"
 	"strings"
 	"time"
@@ -170,7 +171,7 @@ func redactURL(u *url.URL) string {
 	if changed {
 		c.RawQuery = q.Encode()
 	}
-	return target.Redact(c.String())
+	return redact.URL(c.String())
 }
 
 func parseConfig(u *url.URL, opts target.Options) (*config, error) {

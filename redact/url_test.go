@@ -1,8 +1,8 @@
-package target
+package redact
 
 import "testing"
 
-func TestRedact(t *testing.T) {
+func TestURLForms(t *testing.T) {
 	for raw, want := range map[string]string{
 		"sim://?visibility_delay=300ms":                      "sim://?visibility_delay=300ms",
 		"discard://":                                         "discard://",
@@ -12,8 +12,8 @@ func TestRedact(t *testing.T) {
 		"opensearch+https://127.0.0.1:9200/i?api_key=s3cret": "opensearch+https://127.0.0.1:9200/i?api_key=xxxxx",
 		"postgres://u:pw@127.0.0.1:5432/db?table=events":     "postgres://u:xxxxx@127.0.0.1:5432/db?table=events",
 	} {
-		if got := Redact(raw); got != want {
-			t.Errorf("Redact(%q) = %q, want %q", raw, got, want)
+		if got := URL(raw); got != want {
+			t.Errorf("URL(%q) = %q, want %q", raw, got, want)
 		}
 	}
 }
