@@ -6,9 +6,9 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -554,12 +554,20 @@ func hostOf(t *testing.T, raw string) string {
 
 // proxy forwards loopback TCP connections to a server and can be taken
 // down (listener and every connection closed) and brought back on the same
-// address.
+// address, or hold the server's answers for a while: what a client sees
+// of a stopped server, or of a slow network after the server did the work.
 type proxy struct {
 	addr, upstream string
 	mu             sync.Mutex
 	ln             net.Listener
 	conns          map[net.Conn]bool
+
+	trigger []byte        // a client message containing it arms the hold
+	next    int           // …which starts with the next-th message after it
+	armed   bool          // the trigger was seen
+	holdFor time.Duration // how long the answers are held
+	until   time.Time     // answers are held until then
+	holds   int           // holds started
 }
 
 func startProxy(t *testing.T, upstream string) *proxy {
@@ -604,9 +612,75 @@ func (p *proxy) forward(c net.Conn) {
 	}
 	p.conns[c], p.conns[u] = true, true
 	p.mu.Unlock()
-	go func() { io.Copy(u, c); u.Close() }()
-	io.Copy(c, u)
+	go func() { p.toServer(u, c); u.Close() }()
+	p.toClient(c, u)
 	c.Close()
+}
+
+// holdAfter arms the proxy: the next-th client message after the first
+// that contains trigger (case-insensitive; 0: that one) holds the
+// server's answers for d from then.
+func (p *proxy) holdAfter(trigger string, next int, d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.trigger, p.next, p.holdFor = []byte(strings.ToLower(trigger)), next, d
+}
+
+// fired counts the holds started.
+func (p *proxy) fired() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.holds
+}
+
+// toServer copies the client's bytes, starting the hold on the trigger.
+func (p *proxy) toServer(s, c net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := c.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			switch {
+			case p.armed && p.next > 0:
+				p.next--
+			case p.trigger != nil && bytes.Contains(bytes.ToLower(buf[:n]), p.trigger):
+				p.armed, p.trigger = true, nil
+			}
+			if p.armed && p.next == 0 {
+				p.until, p.armed = time.Now().Add(p.holdFor), false
+				p.holds++
+			}
+			p.mu.Unlock()
+			if _, werr := s.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// toClient copies the server's bytes, holding them while a hold lasts.
+func (p *proxy) toClient(c, s net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := s.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			wait := time.Until(p.until)
+			p.mu.Unlock()
+			if wait > 0 {
+				time.Sleep(wait)
+			}
+			if _, werr := c.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 func (p *proxy) down() {

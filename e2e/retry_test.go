@@ -1,12 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"net"
 	"net/url"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -53,7 +49,7 @@ func retryCommitted(t *testing.T, raw string, settings map[string]string, trigge
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := startHoldingProxy(t, u.Host)
+	p := startProxy(t, u.Host)
 	u.Host = p.addr
 	if u.Scheme == "postgres" || u.Scheme == "postgresql" {
 		q := u.Query()
@@ -100,110 +96,5 @@ func retryCommitted(t *testing.T, raw string, settings map[string]string, trigge
 	// which is the case under test.
 	if a.AckedOnRetry != 20 {
 		t.Fatalf("%d of 20 acknowledged on a re-send that found them stored, want all: the first attempt did not commit, so the case was not tested", a.AckedOnRetry)
-	}
-}
-
-// holdingProxy forwards loopback TCP connections and, while told to, holds
-// every byte the server sends until the hold ends: what a client sees of
-// a slow network after the server has done the work.
-type holdingProxy struct {
-	addr, upstream string
-	mu             sync.Mutex
-	until          time.Time
-	trigger        []byte // a client message containing it arms the hold
-	next           int    // …which starts with the next-th message after it
-	armed          bool
-	holdFor        time.Duration // how long
-	holds          int
-}
-
-func startHoldingProxy(t *testing.T, upstream string) *holdingProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	p := &holdingProxy{addr: ln.Addr().String(), upstream: upstream}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go p.forward(c)
-		}
-	}()
-	return p
-}
-
-// holdAfter arms the proxy: the next-th client message after the first
-// that contains trigger (case-insensitive; 0: that one) holds the
-// server's answers for d from then.
-func (p *holdingProxy) holdAfter(trigger string, next int, d time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.trigger, p.next, p.holdFor = []byte(strings.ToLower(trigger)), next, d
-}
-
-func (p *holdingProxy) fired() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.holds
-}
-
-// toServer copies the client's bytes, starting the hold on the trigger.
-func (p *holdingProxy) toServer(s, c net.Conn) {
-	defer s.Close()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := c.Read(buf)
-		if n > 0 {
-			p.mu.Lock()
-			switch {
-			case p.armed && p.next > 0:
-				p.next--
-			case p.trigger != nil && bytes.Contains(bytes.ToLower(buf[:n]), p.trigger):
-				p.armed, p.trigger = true, nil
-			}
-			if p.armed && p.next == 0 {
-				p.until, p.armed = time.Now().Add(p.holdFor), false
-				p.holds++
-			}
-			p.mu.Unlock()
-			if _, werr := s.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-func (p *holdingProxy) forward(c net.Conn) {
-	defer c.Close()
-	s, err := net.Dial("tcp", p.upstream)
-	if err != nil {
-		return
-	}
-	defer s.Close()
-	go p.toServer(s, c)
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := s.Read(buf)
-		if n > 0 {
-			p.mu.Lock()
-			wait := time.Until(p.until)
-			p.mu.Unlock()
-			if wait > 0 {
-				time.Sleep(wait)
-			}
-			if _, werr := c.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
 	}
 }
