@@ -32,7 +32,7 @@ func TestServerQueriesNeedTheMapping(t *testing.T) {
 			t.Fatal(err)
 		}
 		err := tg.SetupQueries(ctx)
-		if err == nil || !strings.Contains(err.Error(), "--recreate") {
+		if err == nil || !strings.Contains(err.Error(), "recreate it") {
 			t.Fatalf("setup queries on a dynamically mapped index: %v, want an error that says to recreate it", err)
 		}
 		t.Logf("refused: %v", err)
