@@ -351,6 +351,9 @@ func drain(ctx context.Context, tgt target.Target, cfg Config, gens []string, le
 func allVisible(ctx context.Context, tgt target.Target, gens []string, ledger *probe.Ledger) bool {
 	for _, g := range gens {
 		n, err := tgt.Count(ctx, g)
+		if errors.Is(err, target.ErrNotKept) {
+			continue // nothing will ever show: nothing to wait for
+		}
 		if err != nil || n < ledger.AckedCount(g) {
 			return false
 		}

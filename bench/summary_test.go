@@ -69,3 +69,21 @@ func TestRepeatedRuns(t *testing.T) {
 		t.Fatalf("second run with the seed's own ids on the same target: %v, want ErrGeneratorInUse", err)
 	}
 }
+
+// A target that keeps nothing has nothing to wait for: the drain ends at
+// once instead of lasting its whole bound.
+func TestDiscardDoesNotWaitOutTheDrain(t *testing.T) {
+	cfg := simConfig(2 * time.Second)
+	cfg.Drain = 30 * time.Second
+	start := time.Now()
+	res, err := Run(context.Background(), sim.New(sim.Config{Discard: true}), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 15*time.Second {
+		t.Fatalf("a 2 s run against a target that keeps nothing took %s: it waited out the drain", took.Round(time.Second))
+	}
+	if res.Summary.Audited || res.Freshness.NotMeasured == "" {
+		t.Fatalf("audited %v, freshness not measured %q: want neither measured", res.Summary.Audited, res.Freshness.NotMeasured)
+	}
+}

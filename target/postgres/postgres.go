@@ -65,6 +65,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/freshbench/freshbench/redact"
 	"net/url"
@@ -298,12 +299,22 @@ func (s *store) Name() string { return "postgres" }
 
 // request bounds one request by the configured timeout.
 func (s *store) request(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, s.cfg.timeout)
+	return context.WithTimeoutCause(ctx, s.cfg.timeout, errRequestTimeout)
 }
 
-// fail wraps err for the operation op as one line without the password.
-func (s *store) fail(op string, err error) error {
-	return &opError{op: "postgres " + op + " " + s.cfg.table, msg: describe(err, s.cfg.timeout), err: err}
+// errRequestTimeout is the cause of a request context that ran out of
+// the target's own request timeout, told apart from a caller's deadline.
+var errRequestTimeout = errors.New("request timeout")
+
+// fail wraps err, which ended an operation op under ctx, as one line
+// without the password. A timeout names the bound that fired: the
+// request timeout, or the caller's own shorter deadline.
+func (s *store) fail(ctx context.Context, op string, err error) error {
+	msg := describe(err, s.cfg.timeout)
+	if errors.Is(err, context.DeadlineExceeded) && !errors.Is(context.Cause(ctx), errRequestTimeout) {
+		msg = fmt.Sprintf("timed out (the caller's deadline, before the request timeout %s)", s.cfg.timeout)
+	}
+	return &opError{op: "postgres " + op + " " + s.cfg.table, msg: msg, err: err}
 }
 
 // Setup creates the table and indexes. It runs in one transaction under an
@@ -329,7 +340,7 @@ func (s *store) Setup(ctx context.Context) error {
 		return nil
 	})
 	if err != nil {
-		return s.fail("setup", err)
+		return s.fail(ctx, "setup", err)
 	}
 	return nil
 }
@@ -338,7 +349,7 @@ func (s *store) Teardown(ctx context.Context) error {
 	ctx, cancel := s.request(ctx)
 	defer cancel()
 	if _, err := s.pool.Exec(ctx, s.qDrop); err != nil {
-		return s.fail("teardown", err)
+		return s.fail(ctx, "teardown", err)
 	}
 	return nil
 }
@@ -348,7 +359,7 @@ func (s *store) Freshness(ctx context.Context, generator string) (int64, bool, e
 	defer cancel()
 	var newest *int64
 	if err := s.pool.QueryRow(ctx, s.qFreshness, generator).Scan(&newest); err != nil {
-		return 0, false, s.fail("freshness query on", err)
+		return 0, false, s.fail(ctx, "freshness query on", err)
 	}
 	if newest == nil {
 		return 0, false, nil
@@ -368,7 +379,7 @@ func (s *store) Visible(ctx context.Context, generator string, ids []string) (ma
 	defer cancel()
 	rows, err := s.pool.Query(ctx, s.qVisible, generator, ids)
 	if err != nil {
-		return nil, s.fail("visibility query on", err)
+		return nil, s.fail(ctx, "visibility query on", err)
 	}
 	var id string
 	_, err = pgx.ForEachRow(rows, []any{&id}, func() error {
@@ -376,7 +387,7 @@ func (s *store) Visible(ctx context.Context, generator string, ids []string) (ma
 		return nil
 	})
 	if err != nil {
-		return nil, s.fail("visibility query on", err)
+		return nil, s.fail(ctx, "visibility query on", err)
 	}
 	return out, nil
 }
@@ -386,7 +397,7 @@ func (s *store) Count(ctx context.Context, generator string) (int64, error) {
 	defer cancel()
 	var n int64
 	if err := s.pool.QueryRow(ctx, s.qCount, generator).Scan(&n); err != nil {
-		return 0, s.fail("count on", err)
+		return 0, s.fail(ctx, "count on", err)
 	}
 	return n, nil
 }
@@ -398,7 +409,7 @@ func (s *store) Seqs(ctx context.Context, generator string, fn func(seq int64)) 
 	defer cancel()
 	rows, err := s.pool.Query(ctx, s.qSeqs, generator)
 	if err != nil {
-		return s.fail("seq scan of", err)
+		return s.fail(ctx, "seq scan of", err)
 	}
 	var seq int64
 	_, err = pgx.ForEachRow(rows, []any{&seq}, func() error {
@@ -406,7 +417,7 @@ func (s *store) Seqs(ctx context.Context, generator string, fn func(seq int64)) 
 		return nil
 	})
 	if err != nil {
-		return s.fail("seq scan of", err)
+		return s.fail(ctx, "seq scan of", err)
 	}
 	return nil
 }

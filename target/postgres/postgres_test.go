@@ -615,3 +615,18 @@ func BenchmarkWrite(b *testing.B) {
 		}
 	}
 }
+
+// A timeout names the bound that fired: a caller's deadline shorter than
+// the request timeout is not called the request timeout.
+func TestTimeoutNamesTheBound(t *testing.T) {
+	s, _ := openTest(t, nil, target.Options{})
+	if err := s.Setup(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	_, err := s.Count(ctx, "g")
+	if err == nil || strings.Contains(err.Error(), "timed out (request timeout") || !strings.Contains(err.Error(), "the caller's deadline") {
+		t.Fatalf("count past the caller's deadline: %v, want it to name the caller's deadline", err)
+	}
+}

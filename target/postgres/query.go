@@ -44,7 +44,7 @@ func (s *store) SetupQueries(ctx context.Context) error {
 		return nil
 	})
 	if err != nil {
-		return s.fail("setup queries on", err)
+		return s.fail(ctx, "setup queries on", err)
 	}
 	return nil
 }
@@ -85,7 +85,7 @@ func (s *store) Query(ctx context.Context, q target.Query) (int, error) {
 	defer cancel()
 	rows, err := s.pool.Query(ctx, stmt, param(q), q.Limit)
 	if err != nil {
-		return 0, s.fail(string(q.Kind)+" query on", err)
+		return 0, s.fail(ctx, string(q.Kind)+" query on", err)
 	}
 	defer rows.Close()
 	n := 0
@@ -93,7 +93,7 @@ func (s *store) Query(ctx context.Context, q target.Query) (int, error) {
 		n++
 	}
 	if err := rows.Err(); err != nil {
-		return n, s.fail(string(q.Kind)+" query on", err)
+		return n, s.fail(ctx, string(q.Kind)+" query on", err)
 	}
 	return n, nil
 }
@@ -109,11 +109,11 @@ func (s *store) Sample(ctx context.Context, n int) ([][]byte, error) {
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT doc FROM `+pgx.Identifier{s.cfg.table}.Sanitize()+` LIMIT $1`, n)
 	if err != nil {
-		return nil, s.fail("sample of", err)
+		return nil, s.fail(ctx, "sample of", err)
 	}
 	docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
 	if err != nil {
-		return nil, s.fail("sample of", err)
+		return nil, s.fail(ctx, "sample of", err)
 	}
 	return docs, nil
 }

@@ -44,7 +44,7 @@ func (s *store) Write(ctx context.Context, b target.Batch) (target.WriteResult, 
 	if kind, ok := rejection(err); ok {
 		return allFailed(b, kind), nil
 	}
-	return target.WriteResult{}, s.fail(s.cfg.method+" into", err)
+	return target.WriteResult{}, s.fail(ctx, s.cfg.method+" into", err)
 }
 
 // uniqueViolation is the SQLSTATE of a duplicate key.
