@@ -62,6 +62,16 @@ func WriteBatch(ctx context.Context, w target.Writer, b target.Batch, timeout ti
 		a.ProbeFailed = true
 		return a
 	}
+	if res.Failed == 0 && res.Acknowledged == n {
+		// The common case, on the hot path: nothing to look up.
+		a.Acked = n
+		a.AckedSeqs = make([]int64, n)
+		for i, d := range b.Docs {
+			a.AckedSeqs[i] = d.Seq
+			a.AckedBytes += len(d.JSON)
+		}
+		return a
+	}
 	failed := make(map[int64]bool, len(res.FailedSeqs))
 	for _, s := range res.FailedSeqs {
 		failed[s] = true
@@ -75,8 +85,10 @@ func WriteBatch(ctx context.Context, w target.Writer, b target.Batch, timeout ti
 		a.ErrorKinds[k] += v
 	}
 	if resent && a.AckedOnRetry > 0 {
-		// Every failed seq is a duplicate when that is the only kind;
-		// otherwise the seqs cannot be told apart and stay failed.
+		// Every failed seq is a duplicate when that is the only kind.
+		// Otherwise a target's FailedSeqs do not say which seq failed of
+		// which kind, so the duplicates cannot be told apart and stay
+		// failed: a failure counted too many, never a success too many.
 		if len(res.ErrorKinds) == 1 {
 			clear(failed)
 		} else {
