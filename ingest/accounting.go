@@ -62,19 +62,16 @@ func (a *Accounting) dispatched(d dispatch.Due, events int) {
 	p.Lateness.Record(d.Lateness())
 }
 
-// unsent counts the batches a stream was due to send but did not, because
-// the run was stopped or the stream fell behind, with the lower bound of
-// the latency of each.
-func (a *Accounting) unsent(u dispatch.Unsent) {
+// unsent counts batches events due at intended that a stream never sent,
+// because the run was stopped or the stream fell behind, with the lower
+// bound of their latency: they had been due since intended at gaveUp.
+func (a *Accounting) unsent(intended, gaveUp time.Time, batches, events int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	perUnit := int64(u.Events / u.Units)
-	u.Spread(1000, func(intended time.Time, batches int64) {
-		p := a.intendedPhase(intended)
-		p.Due += batches * perUnit
-		p.Unsent += batches * perUnit
-		p.UnsentWait.RecordN(u.GaveUp.Sub(intended), batches)
-	})
+	p := a.intendedPhase(intended)
+	p.Due += events
+	p.Unsent += events
+	p.UnsentWait.RecordN(gaveUp.Sub(intended), batches)
 }
 
 type outcome struct {

@@ -216,10 +216,15 @@ func (s *sender) Build(d dispatch.Due) dispatch.Unit {
 	}
 }
 
+// Unsent counts the batches never sent, in the accounting and the series
+// alike, spread over at most 1000 intended times so that a long backlog
+// costs bounded time.
 func (s *sender) Unsent(u dispatch.Unsent) {
-	s.in.account.unsent(u)
-	perUnit := int64(u.Events / u.Units)
-	u.Spread(1000, func(intended time.Time, units int64) { s.in.series.Unsent(intended, units*perUnit) })
+	perBatch := int64(u.Events / u.Units)
+	u.Spread(1000, func(intended time.Time, batches int64) {
+		s.in.account.unsent(intended, u.GaveUp, batches, batches*perBatch)
+		s.in.series.Unsent(intended, batches*perBatch)
+	})
 }
 
 // build generates one batch whose events carry the batch's intended time
