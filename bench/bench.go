@@ -8,11 +8,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/freshbench/freshbench/invalid"
 	"math/rand/v2"
 	"time"
 
 	"github.com/freshbench/freshbench/ingest"
+	"github.com/freshbench/freshbench/invalid"
 	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/probe"
 	"github.com/freshbench/freshbench/query"
@@ -109,8 +109,12 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 		return nil, err
 	}
 	gens := in.GeneratorIDs()
-	if err := checkUnused(ctx, tgt, gens, cfg.Ingest.Seed); err != nil {
-		return nil, err
+	if cfg.RepeatIDs {
+		// Ids of the run's own (a 64-bit nonce) cannot collide; the
+		// seed's own ids can.
+		if err := checkUnused(ctx, tgt, gens, cfg.Ingest.Seed); err != nil {
+			return nil, err
+		}
 	}
 	fresh := probe.NewFreshness(tgt, gens, cfg.PollInterval, probe.NewClock(start), window, series, obs)
 
