@@ -2,13 +2,13 @@ package bench
 
 import (
 	"context"
-	"github.com/freshbench/freshbench/redact"
 	"net/url"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"time"
 
+	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/target"
 )

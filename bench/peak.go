@@ -3,12 +3,12 @@ package bench
 import (
 	"context"
 	"fmt"
-	"github.com/freshbench/freshbench/invalid"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/freshbench/freshbench/ingest"
+	"github.com/freshbench/freshbench/invalid"
 	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"

@@ -31,7 +31,6 @@ package metrics
 
 import (
 	"errors"
-	"github.com/freshbench/freshbench/redact"
 	"maps"
 	"strconv"
 	"sync"
@@ -40,6 +39,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/stats"
 )
 

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/freshbench/freshbench/invalid"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/freshbench/freshbench/docgen"
+	"github.com/freshbench/freshbench/invalid"
 	"github.com/freshbench/freshbench/query"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"

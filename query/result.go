@@ -1,10 +1,10 @@
 package query
 
 import (
-	"github.com/freshbench/freshbench/dispatch"
 	"sync"
 	"time"
 
+	"github.com/freshbench/freshbench/dispatch"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"

@@ -18,12 +18,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/freshbench/freshbench/ingest"
-	"github.com/freshbench/freshbench/invalid"
 	"sync"
 	"time"
 
 	"github.com/freshbench/freshbench/docgen"
+	"github.com/freshbench/freshbench/ingest"
+	"github.com/freshbench/freshbench/invalid"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 )

@@ -7,12 +7,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/freshbench/freshbench/redact"
 	"maps"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/freshbench/freshbench/redact"
 )
 
 // Document is one generated event ready to be written.

@@ -8,13 +8,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/freshbench/freshbench/redact"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/redact"
 )
 
 // usageError is bad input: printed as one line, exit code 2.

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/freshbench/freshbench/redact"
 	"io"
 	"time"
 
 	"github.com/freshbench/freshbench/bench"
 	"github.com/freshbench/freshbench/query"
+	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/report"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"

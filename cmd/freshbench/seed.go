@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/freshbench/freshbench/redact"
 	"io"
 	"math"
 	"runtime"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/freshbench/freshbench/pace"
+	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/seed"
 )
 

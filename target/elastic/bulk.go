@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/freshbench/freshbench/retry"
 	"io"
 	"net/http"
 	"strconv"
 
+	"github.com/freshbench/freshbench/retry"
 	"github.com/freshbench/freshbench/target"
 )
 

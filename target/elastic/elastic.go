@@ -65,7 +65,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/freshbench/freshbench/redact"
 	"io"
 	"net"
 	"net/http"
@@ -78,6 +77,7 @@ import (
 	"github.com/elastic/go-elasticsearch/v8"
 	"github.com/opensearch-project/opensearch-go/v4"
 
+	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/target"
 )
 

@@ -67,7 +67,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/freshbench/freshbench/redact"
 	"net/url"
 	"strings"
 	"time"
@@ -75,6 +74,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/target"
 )
 
