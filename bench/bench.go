@@ -29,8 +29,8 @@ type Config struct {
 	// RepeatIDs keeps the generator identifiers and _ids that the seed
 	// alone gives, the same in every run with that seed; otherwise each
 	// run draws ids of its own, so that repeated runs on one index or
-	// table never collide. A run whose ids the target holds already is
-	// refused either way.
+	// table never collide. With RepeatIDs, a run whose ids the target
+	// holds already is refused.
 	RepeatIDs bool
 	// Progress, when set, is called about once a second during the run.
 	Progress func(Progress)
