@@ -139,3 +139,51 @@ func TestRetryOfACommittedWriteIsASuccess(t *testing.T) {
 		t.Fatalf("acknowledged %d, failed %d; want 200 and 0: the first attempt stored every batch", acked, failed)
 	}
 }
+
+// shortCounting acknowledges all but two items of every batch and says
+// nothing of those two.
+type shortCounting struct{ target.Target }
+
+func (shortCounting) Write(_ context.Context, b target.Batch) (target.WriteResult, error) {
+	return target.WriteResult{Acknowledged: len(b.Docs) - 2}, nil
+}
+
+// Items a target neither acknowledged nor reported failed are failed, of
+// kind unaccounted: nothing vanishes from the accounting.
+func TestUnaccountedItemsAreFailed(t *testing.T) {
+	b := target.Batch{Generator: "g", Docs: []target.Document{{Seq: 0, JSON: []byte("{}")}, {Seq: 1, JSON: []byte("{}")}, {Seq: 2, JSON: []byte("{}")}}}
+	a := WriteBatch(context.Background(), shortCounting{}, b, time.Second, 0)
+	if a.Acked != 1 || a.Failed != 2 || a.ErrorKinds[ErrorUnaccounted] != 2 || !a.ProbeFailed {
+		t.Fatalf("acknowledged %d, failed %d %v, probe failed %v; want 1, 2 unaccounted, and the probe not trusted", a.Acked, a.Failed, a.ErrorKinds, a.ProbeFailed)
+	}
+}
+
+// mixedRetry fails its first attempt as a whole after storing the batch;
+// the re-send reports one duplicate and one rejected item without saying
+// which seq is which.
+type mixedRetry struct {
+	target.Target
+	calls int
+}
+
+func (m *mixedRetry) Write(_ context.Context, b target.Batch) (target.WriteResult, error) {
+	m.calls++
+	if m.calls == 1 {
+		return target.WriteResult{}, context.DeadlineExceeded
+	}
+	r := target.WriteResult{Acknowledged: len(b.Docs) - 2, Failed: 2, FailedSeqs: []int64{0, 1}}
+	r.AddError(target.ErrorDuplicateID, 1)
+	r.AddError("mapper_parsing_exception", 1)
+	return r, nil
+}
+
+// When a re-send mixes duplicates with other failures and the target does
+// not say which seq is which, the duplicates stay failed: a failure too
+// many, never a success too many.
+func TestMixedRetryFailuresStayFailed(t *testing.T) {
+	b := target.Batch{Generator: "g", Docs: []target.Document{{Seq: 0}, {Seq: 1}, {Seq: 2}, {Seq: 3}}}
+	a := WriteBatch(context.Background(), &mixedRetry{}, b, time.Second, 1)
+	if a.Acked != 2 || a.Failed != 2 || a.AckedOnRetry != 0 || a.ErrorKinds[target.ErrorDuplicateID] != 1 || a.Retries != 1 {
+		t.Fatalf("acknowledged %d (%d on retry), failed %d %v, re-sends %d; want 2, 0, 2 with the duplicate kept, 1", a.Acked, a.AckedOnRetry, a.Failed, a.ErrorKinds, a.Retries)
+	}
+}
