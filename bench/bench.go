@@ -42,6 +42,12 @@ type Config struct {
 	// the same warm-up and measured window; the target must implement
 	// target.Querier, with its SetupQueries done.
 	Queries *query.Config
+	// Experiment, when set, makes this run one instance of an
+	// experiment: its generators are the instance's own (distinct from
+	// every other instance's, even with the same Seed), its schedule
+	// starts at the experiment's StartAt when one is given, and the
+	// result records it for merging.
+	Experiment *results.Experiment
 }
 
 // Validate names the first bad setting.
@@ -55,10 +61,42 @@ func (c Config) Validate() error {
 	if c.Drain < 0 {
 		return invalid.New("drain", c.Drain, "0 or more")
 	}
+	if c.Experiment != nil {
+		if err := c.Experiment.Validate(); err != nil {
+			return err
+		}
+	}
 	if c.Queries != nil {
 		return c.Queries.Validate()
 	}
 	return nil
+}
+
+// leadTime is how far ahead of its first batch a run starts its streams,
+// so that every stream begins on the same instant.
+const leadTime = 20 * time.Millisecond
+
+// startAt waits until just before the experiment's common start and
+// returns it; without one, the run starts now. A common start already
+// past is refused: the instance would begin its schedule behind the
+// others and already late.
+func startAt(ctx context.Context, e *results.Experiment) (time.Time, error) {
+	if e == nil || e.StartAt.IsZero() {
+		return time.Now().Add(leadTime), nil
+	}
+	wait := time.Until(e.StartAt) - leadTime
+	if wait < 0 {
+		return time.Time{}, invalid.New("start", e.StartAt.Format(time.RFC3339Nano),
+			fmt.Sprintf("an instant still ahead when the instance is ready; it was ready %s after it", (-wait).Round(time.Millisecond)))
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return e.StartAt, nil
+	case <-ctx.Done():
+		return time.Time{}, fmt.Errorf("waiting for the common start %s: %w", e.StartAt.Format(time.RFC3339), ErrInterrupted)
+	}
 }
 
 // Progress is a live view of a run.
@@ -94,9 +132,14 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	if !cfg.RepeatIDs {
 		cfg.Ingest.IDNonce = rand.Uint64() | 1
 	}
+	if e := cfg.Experiment; e != nil {
+		cfg.Ingest.FirstGenerator = e.Instance * ingest.GeneratorsPerInstance
+	}
+	start, err := startAt(ctx, cfg.Experiment)
+	if err != nil {
+		return nil, err
+	}
 	ledger := probe.NewLedger()
-	// Start a little ahead so that every stream begins on the same instant.
-	start := time.Now().Add(20 * time.Millisecond)
 	window := probe.NewWindow(start.Add(cfg.Ingest.Warmup), start.Add(cfg.Ingest.Duration))
 	series := stats.NewSeries(start, 0)
 	vis := probe.NewVisibility(tgt, cfg.PollInterval, window, obs)
@@ -120,7 +163,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 
 	res := &results.Result{
 		SchemaVersion: results.SchemaVersion, Kind: results.KindRun, StartedAt: start.UTC(), Generators: gens,
-		Config: recordConfig(cfg),
+		Config: recordConfig(cfg), Experiment: cfg.Experiment,
 	}
 	freshCtx, stopFresh := context.WithCancel(context.WithoutCancel(ctx))
 	visCtx, stopVis := context.WithCancel(context.WithoutCancel(ctx))

@@ -36,7 +36,17 @@ type Config struct {
 	// _id (docgen.Config.Nonce): runs with the same Seed write the same
 	// documents under ids of their own.
 	IDNonce uint64
+	// FirstGenerator is the seed's index of the first stream (the others
+	// follow it), so that instances of one experiment started with the
+	// same Seed draw generators of their own (see GeneratorsPerInstance).
+	FirstGenerator int
 }
+
+// GeneratorsPerInstance bounds the generators of one instance of an
+// experiment: instance k's streams are the seed's generators from
+// k × GeneratorsPerInstance on, so no two instances share one whatever
+// their generator counts.
+const GeneratorsPerInstance = 1 << 20
 
 // DefaultMemoryLimit bounds what the batches of a run may hold in memory
 // at once unless the configuration raises it.
@@ -53,8 +63,10 @@ func (c Config) Validate() error {
 		return invalid.New("duration", c.Duration, "a positive duration, e.g. 60s")
 	case c.Warmup < 0 || c.Warmup >= c.Duration:
 		return invalid.New("warm-up", c.Warmup, fmt.Sprintf("0 or more and less than the duration %s", c.Duration))
-	case c.Generators <= 0:
-		return invalid.New("generators", c.Generators, "1 or more")
+	case c.Generators <= 0 || c.Generators > GeneratorsPerInstance:
+		return invalid.New("generators", c.Generators, fmt.Sprintf("1..%d", GeneratorsPerInstance))
+	case c.FirstGenerator < 0:
+		return invalid.New("first generator", c.FirstGenerator, "0 or more")
 	case c.MaxInflight <= 0:
 		return invalid.New("in-flight bound", c.MaxInflight, "1 or more")
 	case c.DocSize < docgen.MinDocSize || c.DocSize > docgen.MaxDocSize:
@@ -136,7 +148,7 @@ func New(cfg Config, w target.Writer, probes Probes, ledger Ledger, obs stats.Ob
 	}
 	in := &Ingester{cfg: cfg, w: w, probes: probes, ledger: ledger, obs: obs, slots: dispatch.NewSlots(cfg.MaxInflight)}
 	for i := 0; i < cfg.Generators; i++ {
-		g, err := docgen.New(docgen.Config{DocSize: cfg.DocSize, Seed: cfg.Seed, Nonce: cfg.IDNonce, Index: i})
+		g, err := docgen.New(docgen.Config{DocSize: cfg.DocSize, Seed: cfg.Seed, Nonce: cfg.IDNonce, Index: cfg.FirstGenerator + i})
 		if err != nil {
 			return nil, invalid.Wrap("document size", cfg.DocSize, err)
 		}

@@ -53,6 +53,10 @@ func (r *Rate) UnmarshalText(b []byte) error {
 // Scale returns the rate multiplied by f, in the same unit.
 func (r Rate) Scale(f float64) Rate { return Rate{PerSecond: r.PerSecond * f, Unit: r.Unit} }
 
+// Share is one of n equal shares of r: the rate of each instance of an
+// experiment given its total.
+func (r Rate) Share(n int) Rate { return r.Scale(1 / float64(n)) }
+
 var byteUnits = []struct {
 	suffix string
 	mult   float64

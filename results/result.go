@@ -59,6 +59,9 @@ type Result struct {
 	EndedEarly    bool        `json:"ended_early"`
 	EndReason     string      `json:"end_reason,omitempty"`
 	Generators    []string    `json:"generators"`
+	// Experiment, when set, is the experiment this result is one
+	// instance of (see Experiment).
+	Experiment *Experiment `json:"experiment,omitempty"`
 
 	Summary      Summary        `json:"summary"`
 	Phases       []*Phase       `json:"phases"`

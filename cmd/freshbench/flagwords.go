@@ -17,6 +17,7 @@ func flagFor(field string) (string, bool) {
 		"query in-flight bound": "--query-max-inflight", "miss share": "--miss-share", "limit": "--limit",
 		"query timeout": "--query-timeout", "settle": "--settle", "events": "--events",
 		"parallel streams": "--parallel", "seed": "--seed",
+		"experiment name": "--experiment", "instance": "--instance", "instances": "--instances", "start": "--start-at",
 		"step": "--step", "maximum steps": "--max-steps", "maximum rate": "--max-rate",
 		"sweep start": "--sweep-start", "sweep step": "--sweep-step", "sweep maximum": "--sweep-max", "SLO": "--slo",
 	}[field]

@@ -110,6 +110,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tf := addTargetFlags(fs)
 	lf := addLoadFlags(fs)
 	qf := addQueryFlags(fs)
+	ef := addExperimentFlags(fs)
 	out := fs.String("out", "", "results file (default results/query-<time>.json); a sweep rewrites it as each step ends")
 	quiet := fs.Bool("quiet", false, "no live progress")
 	metricsAddr := addMetricsFlag(fs)
@@ -123,15 +124,21 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// Events stream in beside the queries when --rate is given; otherwise
 	// the queries run alone against what the target holds.
 	qr := bench.QueryRun{Queries: qcfg, Warmup: lf.warmup, Duration: lf.duration}
-	if given(fs, "rate") {
+	if given(fs, "rate") || given(fs, "total-rate") {
 		runCfg, err := lf.config(tf.requestTimeout)
 		if err != nil {
+			return err
+		}
+		if err := ef.apply(fs, &runCfg); err != nil {
 			return err
 		}
 		if !*quiet {
 			runCfg.Progress = progressPrinter(stderr)
 		}
 		qr.Ingest = &runCfg
+	}
+	if ef.name != "" && (qr.Ingest == nil || qf.sweep) {
+		return usagef("--experiment: an experiment's instances run an ingest (--rate or --total-rate) and one query measurement (no --sweep)")
 	}
 	if qf.sweep {
 		sc, err := qf.sweepConfig()

@@ -191,6 +191,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlagSet("run")
 	tf := addTargetFlags(fs)
 	lf := addLoadFlags(fs)
+	ef := addExperimentFlags(fs)
 	out := fs.String("out", "", "results file (default results/run-<time>.json)")
 	teardown := fs.Bool("teardown", false, "drop the index or table after the run")
 	quiet := fs.Bool("quiet", false, "no live progress")
@@ -200,6 +201,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	cfg, err := lf.config(tf.requestTimeout)
 	if err != nil {
+		return err
+	}
+	if err := ef.apply(fs, &cfg); err != nil {
 		return err
 	}
 	if err := resultsPath(out, "run"); err != nil {
