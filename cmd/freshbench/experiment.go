@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"time"
 
 	"github.com/freshbench/freshbench/bench"
@@ -25,6 +26,16 @@ func addExperimentFlags(fs *flag.FlagSet) *experimentFlags {
 	fs.StringVar(&f.startAt, "start-at", "", "with --experiment: common start of every instance's schedule, an RFC 3339 instant (2026-11-23T10:00:00Z)")
 	fs.StringVar(&f.totalRate, "total-rate", "", "with --experiment: the rate of the whole experiment, split evenly over the instances (instead of --rate, which is per instance)")
 	return f
+}
+
+// fileName is the stem of an instance's default results file: the
+// command, the experiment and the instance, so that instances sharing a
+// directory never write one file.
+func (f *experimentFlags) fileName(command string) string {
+	if f.name == "" {
+		return command
+	}
+	return fmt.Sprintf("%s-%s-%d", command, f.name, f.instance)
 }
 
 // apply makes cfg one instance of the experiment the flags name, if any.

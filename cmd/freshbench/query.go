@@ -151,7 +151,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := qr.Validate(); err != nil {
 			return err
 		}
-		if err := resultsPath(out, "query"); err != nil {
+		if err := resultsPath(out, ef.fileName("query")); err != nil {
 			return err
 		}
 	}

@@ -206,7 +206,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := ef.apply(fs, &cfg); err != nil {
 		return err
 	}
-	if err := resultsPath(out, "run"); err != nil {
+	if err := resultsPath(out, ef.fileName("run")); err != nil {
 		return err
 	}
 	sess, err := openSession(ctx, "run", tf, metricsAddr, *out, stderr)
