@@ -125,12 +125,12 @@ func TestBrokenManifestsAreRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ name, old, new, want string }{
-		{"unknown field", "  parallelism: 4\n", "  paralelism: 4\n", `unknown field "spec.paralelism"`},
-		{"field in another case", "  completionMode: Indexed\n", "  completionmode: Indexed\n", `unknown field "spec.completionmode"`},
-		{"duplicate field", "  completions: 4\n", "  completions: 4\n  completions: 5\n", `"completions" already set`},
-		{"field at the wrong level", "      restartPolicy: Never\n", "      restartPolicy: Never\n      backoffLimitPerIndex: 0\n", `unknown field "spec.template.spec.backoffLimitPerIndex"`},
-		{"unknown kind", "kind: Job\n", "kind: Jobs\n", `no kind "Jobs"`},
-		{"wrong type", "  completions: 4\n", "  completions: four\n", "cannot unmarshal"},
+		{"unknown field", "\n  parallelism:", "\n  paralelism:", `unknown field "spec.paralelism"`},
+		{"field in another case", "\n  completionMode:", "\n  completionmode:", `unknown field "spec.completionmode"`},
+		{"duplicate field", "\n  completions:", "\n  completions: 1\n  completions:", `"completions" already set`},
+		{"field at the wrong level", "\n      restartPolicy:", "\n      backoffLimitPerIndex: 0\n      restartPolicy:", `unknown field "spec.template.spec.backoffLimitPerIndex"`},
+		{"unknown kind", "\nkind: Job\n", "\nkind: Jobs\n", `no kind "Jobs"`},
+		{"wrong type", "\n  completions: ", "\n  completions: four # ", "cannot unmarshal"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			broken := strings.Replace(string(orig), c.old, c.new, 1)
@@ -202,6 +202,25 @@ func envRef(t *testing.T, v string) string {
 	return m[1]
 }
 
+// container is the one container of pod.
+func container(t *testing.T, pod corev1.PodSpec) corev1.Container {
+	t.Helper()
+	if len(pod.Containers) != 1 {
+		t.Fatalf("want one container, got %d", len(pod.Containers))
+	}
+	return pod.Containers[0]
+}
+
+// instances is the --instances value of args.
+func instances(t *testing.T, args []string) int {
+	t.Helper()
+	n, err := strconv.Atoi(mustFlag(t, args, "instances"))
+	if err != nil || n < 1 {
+		t.Fatalf("--instances: want a count of 1 or more (%v)", err)
+	}
+	return n
+}
+
 func envVar(t *testing.T, c corev1.Container, name string) corev1.EnvVar {
 	t.Helper()
 	for _, e := range c.Env {
@@ -236,22 +255,16 @@ func TestInstanceJob(t *testing.T) {
 	job := only[*batchv1.Job](t, m, "freshbench-job.yaml")
 	spec := job.Spec
 	pod := spec.Template.Spec
-	if len(pod.Containers) != 1 {
-		t.Fatalf("want one container, got %d", len(pod.Containers))
-	}
-	c := pod.Containers[0]
+	c := container(t, pod)
 	args := c.Args
-	n, err := strconv.Atoi(mustFlag(t, args, "instances"))
-	if err != nil {
-		t.Fatalf("--instances: %v", err)
-	}
+	n := instances(t, args)
 
 	t.Run("one pod per instance, all at once, none retried", func(t *testing.T) {
 		if spec.CompletionMode == nil || *spec.CompletionMode != batchv1.IndexedCompletion {
 			t.Errorf("completionMode %v, want Indexed", spec.CompletionMode)
 		}
-		if spec.Completions == nil || spec.Parallelism == nil || int(*spec.Completions) != n || int(*spec.Parallelism) != n {
-			t.Errorf("completions %v, parallelism %v: want both equal to --instances=%d", spec.Completions, spec.Parallelism, n)
+		if comp, par := deref(spec.Completions), deref(spec.Parallelism); comp != n || par != n {
+			t.Errorf("completions %d, parallelism %d: want both equal to --instances=%d", comp, par, n)
 		}
 		if spec.BackoffLimitPerIndex == nil || *spec.BackoffLimitPerIndex != 0 {
 			t.Errorf("backoffLimitPerIndex %v, want 0: a retried instance starts after --start-at and is refused", spec.BackoffLimitPerIndex)
@@ -351,7 +364,7 @@ func TestMergeJob(t *testing.T) {
 	pvc := only[*corev1.PersistentVolumeClaim](t, m, "results-pvc.yaml")
 	inst := only[*batchv1.Job](t, m, "freshbench-job.yaml")
 	merge := only[*batchv1.Job](t, m, "merge-job.yaml")
-	ic, mc := inst.Spec.Template.Spec.Containers[0], merge.Spec.Template.Spec.Containers[0]
+	ic, mc := container(t, inst.Spec.Template.Spec), container(t, merge.Spec.Template.Spec)
 	if ic.Image != mc.Image {
 		t.Errorf("merge image %s, instances' %s: want one image", mc.Image, ic.Image)
 	}
@@ -369,7 +382,7 @@ func TestMergeJob(t *testing.T) {
 	}
 
 	// The files merged are exactly those the instances write.
-	n, _ := strconv.Atoi(mustFlag(t, ic.Args, "instances"))
+	n := instances(t, ic.Args)
 	vals := map[string]string{}
 	for _, e := range slices.Concat(ic.Env, mc.Env) {
 		vals[e.Name] = "NAME"
@@ -399,17 +412,26 @@ func TestMergeJob(t *testing.T) {
 	}
 }
 
+// deref is *p, or -1 for a field left out.
+func deref(p *int32) int {
+	if p == nil {
+		return -1
+	}
+	return int(*p)
+}
+
+// equalSource tells whether a and b are the same key of one ConfigMap.
 func equalSource(a, b corev1.EnvVar) bool {
 	ra, rb := a.ValueFrom, b.ValueFrom
 	return ra != nil && rb != nil && ra.ConfigMapKeyRef != nil && rb.ConfigMapKeyRef != nil &&
-		*ra.ConfigMapKeyRef == *rb.ConfigMapKeyRef
+		ra.ConfigMapKeyRef.Name == rb.ConfigMapKeyRef.Name && ra.ConfigMapKeyRef.Key == rb.ConfigMapKeyRef.Key
 }
 
 func TestResultsReader(t *testing.T) {
 	m := manifests(t)
 	pvc := only[*corev1.PersistentVolumeClaim](t, m, "results-pvc.yaml")
 	pod := only[*corev1.Pod](t, m, "results-reader.yaml")
-	resultsDir(t, pod.Spec, pod.Spec.Containers[0], pvc.Name)
+	resultsDir(t, pod.Spec, container(t, pod.Spec), pvc.Name)
 }
 
 // freshbench runs the freshbench command built from this repository and
