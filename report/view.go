@@ -127,7 +127,7 @@ func buildView(res *results.Result) *htmlView {
 	v.Throughput = throughputChart(detail)
 	v.WriteLatency = writeLatencyChart(detail)
 	v.Freshness = freshnessChart(detail)
-	measured := phase(detail, results.PhaseMeasured)
+	measured := detail.Phase(results.PhaseMeasured)
 	var writeH, serviceH, latenessH *stats.Histogram
 	if measured != nil {
 		writeH, serviceH, latenessH = measured.WriteLatency, measured.ServiceTime, measured.Lateness
@@ -173,15 +173,6 @@ func stepIndex(res, step *results.Result) int {
 		}
 	}
 	return -1
-}
-
-func phase(res *results.Result, name string) *results.Phase {
-	for _, p := range res.Phases {
-		if p != nil && p.Name == name {
-			return p
-		}
-	}
-	return nil
 }
 
 func summarize(h *stats.Histogram) stats.Summary {
