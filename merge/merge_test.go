@@ -56,8 +56,8 @@ func TestMergeHistogramsExact(t *testing.T) {
 	got := map[string]*stats.Histogram{
 		"freshness lag": res.Freshness.Lag, "freshness query service": res.Freshness.QueryService,
 		"visibility latency": res.Visibility.Latency, "probe query service": res.Visibility.QueryService,
-		"visibility gap":     res.Visibility.Gap,
-		"query all latency":  res.Queries.Total.LatencyHistogram, "query all service time": res.Queries.Total.ServiceTimeHistogram,
+		"visibility gap":    res.Visibility.Gap,
+		"query all latency": res.Queries.Total.LatencyHistogram, "query all service time": res.Queries.Total.ServiceTimeHistogram,
 	}
 	for _, p := range []string{results.PhaseWarmup, results.PhaseMeasured} {
 		ph := res.Phase(p)
@@ -191,7 +191,7 @@ func checkSums(t *testing.T, res *results.Result, ins []merge.Input) {
 // as they happen.
 type recorder struct {
 	stats.NopObserver
-	mu                     sync.Mutex
+	mu                      sync.Mutex
 	write, service, visible *stats.Histogram
 }
 
