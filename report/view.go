@@ -27,6 +27,7 @@ type htmlView struct {
 	Facts        []fact
 	Notices      []notice
 	Cards        []card
+	Instances    *instancesView
 	Peak         *peakView
 	DetailNote   string
 	Throughput   chartView
@@ -107,6 +108,7 @@ func buildView(res *results.Result) *htmlView {
 	v.Subtitle = subtitle(res)
 	v.Facts = headerFacts(res)
 	v.Notices = notices(res, detail)
+	v.Instances = instancesSection(res.Merged)
 	v.Queries = queryLoad(detail)
 	v.Config = configFacts(res)
 	v.Environment = environmentFacts(res)
@@ -224,6 +226,9 @@ func headerFacts(res *results.Result) []fact {
 			{"per step", seconds(c.DurationS) + " (warm-up " + seconds(c.WarmupS) + ")"},
 		}
 	}
+	if m := res.Merged; m != nil {
+		facts = append(facts, fact{"instances", fmt.Sprintf("%d of %d (%s)", len(m.Rows), m.Instances, m.Experiment)})
+	}
 	facts = append(facts, []fact{
 		{"batch", strconv.Itoa(c.BatchSize) + " events"},
 		{"doc size", bytesText(c.DocSize)},
@@ -248,6 +253,8 @@ func notices(res, detail *results.Result) []notice {
 	switch {
 	case res.EndedEarly && queriesAlone(res):
 		out = append(out, notice{"bad", "The run ended early (" + orDash(res.EndReason) + "): figures cover the time measured."})
+	case res.EndedEarly && res.Merged != nil:
+		out = append(out, notice{"bad", "Not every instance is in these figures: " + orDash(res.EndReason) + "."})
 	case res.EndedEarly:
 		out = append(out, notice{"bad", "The run ended early (" + orDash(res.EndReason) + "): figures cover the time measured, and completeness was not audited."})
 	}
