@@ -220,13 +220,10 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 			res.Completeness = append(res.Completeness, c)
 		}
 	}
-	res.Summary = summarize(res, cfg, acct)
+	from, to := acct.MeasuredWindow()
+	res.Summary = results.Summarize(res, to.Sub(from).Seconds())
 	if res.Queries != nil {
-		s := res.Summary
-		res.Queries.Beside = &results.Beside{
-			TargetEventsPerSec: s.TargetEventsPerSec, AchievedEventsPerSec: s.AchievedEventsPerSec,
-			WriteLatency: s.WriteLatency, FreshnessLag: s.FreshnessLag,
-		}
+		res.Queries.Beside = res.Summary.Beside()
 	}
 	return res, nil
 }

@@ -257,9 +257,6 @@ func (v *Visibility) Finish() results.Visibility {
 		}
 	}
 	v.pending = map[string]*genProbes{}
-	if v.res.Gap.Count() > 0 {
-		v.res.ResolutionMs = float64(v.res.Gap.Quantile(0.99).Microseconds()) / 1000
-		v.res.ResolutionMaxMs = float64(v.res.Gap.Quantile(1).Microseconds()) / 1000
-	}
+	v.res.SetResolution()
 	return v.res
 }

@@ -25,7 +25,13 @@ func Console(w io.Writer, r *results.Result) {
 	fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, targetURL(r), r.Environment.TargetVersion)
 	fmt.Fprintf(w, "%.1f s measured after %.0f s warm-up; %d generator(s), batch size %d, doc size %d B, max in-flight %d\n",
 		s.MeasuredS, r.Config.WarmupS, r.Config.Generators, r.Config.BatchSize, r.Config.DocSize, r.Config.MaxInflight)
-	if r.EndedEarly {
+	switch {
+	case r.Merged != nil:
+		if r.EndedEarly {
+			fmt.Fprintf(w, "incomplete: %s (figures are of the instances merged)\n", r.EndReason)
+		}
+		consoleInstances(w, r.Merged)
+	case r.EndedEarly:
 		fmt.Fprintf(w, "ended early: %s (figures cover the time measured)\n", r.EndReason)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

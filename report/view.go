@@ -27,6 +27,7 @@ type htmlView struct {
 	Facts        []fact
 	Notices      []notice
 	Cards        []card
+	Instances    *instancesView
 	Peak         *peakView
 	DetailNote   string
 	Throughput   chartView
@@ -107,6 +108,7 @@ func buildView(res *results.Result) *htmlView {
 	v.Subtitle = subtitle(res)
 	v.Facts = headerFacts(res)
 	v.Notices = notices(res, detail)
+	v.Instances = instancesSection(res.Merged)
 	v.Queries = queryLoad(detail)
 	v.Config = configFacts(res)
 	v.Environment = environmentFacts(res)
@@ -127,7 +129,7 @@ func buildView(res *results.Result) *htmlView {
 	v.Throughput = throughputChart(detail)
 	v.WriteLatency = writeLatencyChart(detail)
 	v.Freshness = freshnessChart(detail)
-	measured := phase(detail, results.PhaseMeasured)
+	measured := detail.Phase(results.PhaseMeasured)
 	var writeH, serviceH, latenessH *stats.Histogram
 	if measured != nil {
 		writeH, serviceH, latenessH = measured.WriteLatency, measured.ServiceTime, measured.Lateness
@@ -173,15 +175,6 @@ func stepIndex(res, step *results.Result) int {
 		}
 	}
 	return -1
-}
-
-func phase(res *results.Result, name string) *results.Phase {
-	for _, p := range res.Phases {
-		if p != nil && p.Name == name {
-			return p
-		}
-	}
-	return nil
 }
 
 func summarize(h *stats.Histogram) stats.Summary {
@@ -233,6 +226,9 @@ func headerFacts(res *results.Result) []fact {
 			{"per step", seconds(c.DurationS) + " (warm-up " + seconds(c.WarmupS) + ")"},
 		}
 	}
+	if m := res.Merged; m != nil {
+		facts = append(facts, fact{"instances", fmt.Sprintf("%d of %d (%s)", len(m.Rows), m.Instances, m.Experiment)})
+	}
 	facts = append(facts, []fact{
 		{"batch", strconv.Itoa(c.BatchSize) + " events"},
 		{"doc size", bytesText(c.DocSize)},
@@ -257,6 +253,8 @@ func notices(res, detail *results.Result) []notice {
 	switch {
 	case res.EndedEarly && queriesAlone(res):
 		out = append(out, notice{"bad", "The run ended early (" + orDash(res.EndReason) + "): figures cover the time measured."})
+	case res.EndedEarly && res.Merged != nil:
+		out = append(out, notice{"bad", "Not every instance is in these figures: " + orDash(res.EndReason) + "."})
 	case res.EndedEarly:
 		out = append(out, notice{"bad", "The run ended early (" + orDash(res.EndReason) + "): figures cover the time measured, and completeness was not audited."})
 	}

@@ -56,6 +56,17 @@ type Visibility struct {
 	NotMeasured string `json:"not_measured,omitempty"`
 }
 
+// SetResolution sets ResolutionMs and ResolutionMaxMs from Gap: its p99
+// and its maximum, 0 when no probe was seen.
+func (v *Visibility) SetResolution() {
+	v.ResolutionMs, v.ResolutionMaxMs = 0, 0
+	if v.Gap == nil || v.Gap.Count() == 0 {
+		return
+	}
+	v.ResolutionMs = float64(v.Gap.Quantile(0.99).Microseconds()) / 1000
+	v.ResolutionMaxMs = float64(v.Gap.Quantile(1).Microseconds()) / 1000
+}
+
 // Completeness is the audit of one generator after the drain.
 type Completeness struct {
 	Generator     string  `json:"generator"`

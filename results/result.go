@@ -39,7 +39,8 @@ const (
 	// KindSweep is a QPS sweep (QuerySweep), alone or beside an ingest;
 	// the result's own figures are those of its best step.
 	KindSweep = "sweep"
-	// KindMerged is reserved for results merged from several files.
+	// KindMerged is the instances of one experiment merged (package
+	// merge); Merged says which.
 	KindMerged = "merged"
 )
 
@@ -62,6 +63,9 @@ type Result struct {
 	// Experiment, when set, is the experiment this result is one
 	// instance of (see Experiment).
 	Experiment *Experiment `json:"experiment,omitempty"`
+	// Merged, set on a result of KindMerged, names the instances merged
+	// and those missing or partial.
+	Merged *Merged `json:"merged,omitempty"`
 
 	Summary      Summary        `json:"summary"`
 	Phases       []*Phase       `json:"phases"`

@@ -59,13 +59,14 @@ func (h *Histogram) RecordN(d time.Duration, n int64) {
 
 // Merge adds every value of other into h.
 func (h *Histogram) Merge(other *Histogram) {
+	// A copy, so that the two locks are never held at once.
 	other.mu.Lock()
-	c := other.h.Export()
+	c := other.h.Clone()
 	clamped := other.clamped
 	other.mu.Unlock()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.h.Merge(hdrhistogram.Import(c))
+	h.h.Merge(c)
 	h.clamped += clamped
 }
 

@@ -36,6 +36,7 @@ func commands() []command {
 		{"seed", "load a data set into the target before measuring it, unmeasured; safe to repeat (resumes)", seedCmd},
 		{"peak", "step the rate up until the target cannot keep up; report the peak sustainable throughput and every step", peakCmd},
 		{"query", "send parameterized queries open-loop at --qps or closed-loop at --concurrency, alone or beside an ingest (--rate); --sweep finds the highest QPS under a latency bound", queryCmd},
+		{"merge", "merge the results files of an experiment's instances (--experiment) into one: histograms added exactly, missing instances named", mergeCmd},
 		{"report", "render a results file as a self-contained HTML report", reportCmd},
 		{"compare", "compare results files: headline figures with ratios, differing configuration and environment", compareCmd},
 		{"sample", "print generated sample documents", sampleCmd},

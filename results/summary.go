@@ -1,0 +1,70 @@
+package results
+
+import "github.com/freshbench/freshbench/stats"
+
+// Summarize derives the summary of r from what r holds: its measured
+// phase, freshness, visibility and completeness, over a measured window
+// of measuredS seconds. The target rate is r.Config's; the achieved rate
+// is what the measured phase acknowledged while it lasted. A run and a
+// merge of runs summarize by this one rule.
+func Summarize(r *Result, measuredS float64) Summary {
+	m := r.Phase(PhaseMeasured)
+	if m == nil {
+		m = NewPhase(PhaseMeasured)
+	}
+	s := Summary{
+		MeasuredS:    measuredS,
+		WriteLatency: m.WriteLatency.Summarize(), ServiceTime: m.ServiceTime.Summarize(),
+		FreshnessLag: r.Freshness.Lag.Summarize(), VisibilityLatency: r.Visibility.Latency.Summarize(),
+		VisibilityResolution: r.Visibility.ResolutionMs, ProbeQueryService: r.Visibility.QueryService.Summarize(),
+		Batches: m.Batches, LateBatches: m.LateBatches, Retries: m.Retries,
+		EventsDue: m.Due, EventsAcked: m.Acked, EventsAckedOnRetry: m.AckedOnRetry,
+		EventsFailed: m.Failed, EventsUnsent: m.Unsent, UnsentWait: m.UnsentWait.Summarize(),
+		Errors: map[string]*stats.ErrorCount{},
+	}
+	for k, e := range m.Errors {
+		stats.AddError(s.Errors, k, e.Count, e.Sample)
+	}
+	if s.MeasuredS > 0 {
+		rate, docSize := r.Config.RatePerSecond, float64(r.Config.DocSize)
+		if r.Config.RateUnit == "bytes/s" {
+			s.TargetMBPerSec = rate / 1e6
+			s.TargetEventsPerSec = rate / docSize
+		} else {
+			s.TargetEventsPerSec = rate
+			s.TargetMBPerSec = rate * docSize / 1e6
+		}
+		s.AchievedEventsPerSec = float64(m.Throughput) / s.MeasuredS
+		s.AchievedMBPerSec = float64(m.ThroughputBytes) / s.MeasuredS / 1e6
+	}
+	for _, c := range r.Completeness {
+		s.Missing += c.Missing
+		s.Unexpected += c.Unexpected
+		s.Duplicates += c.Duplicates
+	}
+	s.Audited = len(r.Completeness) == len(r.Generators) && r.AuditError == ""
+	for _, c := range r.Completeness {
+		if c.NotMeasured != "" {
+			s.Audited = false
+		}
+	}
+	return s
+}
+
+// Beside is the ingest's side of s, for a query load that ran beside it.
+func (s Summary) Beside() *Beside {
+	return &Beside{
+		TargetEventsPerSec: s.TargetEventsPerSec, AchievedEventsPerSec: s.AchievedEventsPerSec,
+		WriteLatency: s.WriteLatency, FreshnessLag: s.FreshnessLag,
+	}
+}
+
+// Phase returns r's phase of that name, nil when it has none.
+func (r *Result) Phase(name string) *Phase {
+	for _, p := range r.Phases {
+		if p != nil && p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
