@@ -1,0 +1,305 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/stats"
+)
+
+// buildFreshbench builds the command once per test binary, so that the
+// experiment tests run real processes, as a user would.
+var buildFreshbench = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "freshbench-e2e-bin")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "freshbench")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/freshbench/freshbench/cmd/freshbench").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+func freshbenchBinary(t *testing.T) string {
+	t.Helper()
+	bin, err := buildFreshbench()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// instance is one freshbench process of an experiment.
+type instance struct {
+	cmd    *exec.Cmd
+	out    string // its results file
+	stderr bytes.Buffer
+	done   chan error
+}
+
+// startInstances starts n processes of one experiment against raw, the
+// same --seed and --repeat-ids in each (the ids the seed alone gives, the
+// strongest case for a collision), all starting their schedules on one
+// instant.
+func startInstances(t *testing.T, raw, name string, n int, rate float64, d time.Duration) []*instance {
+	t.Helper()
+	bin := freshbenchBinary(t)
+	dir := t.TempDir()
+	// Far enough ahead for every process to open its target on a busy
+	// machine; the common start is what lines the windows up.
+	startAt := time.Now().Add(8 * time.Second).UTC().Format(time.RFC3339Nano)
+	var ins []*instance
+	for i := range n {
+		in := &instance{out: filepath.Join(dir, fmt.Sprintf("run-%d.json", i)), done: make(chan error, 1)}
+		in.cmd = exec.Command(bin, "run", "--quiet", "--metrics-addr=", "--target", raw,
+			"--experiment", name, "--instance", strconv.Itoa(i), "--instances", strconv.Itoa(n), "--start-at", startAt,
+			"--seed", "42", "--repeat-ids", "--rate", strconv.FormatFloat(rate, 'f', -1, 64), "--batch-size", "25",
+			"--duration", d.String(), "--warmup", "2s", "--poll-interval", "100ms", "--drain", "15s",
+			"--write-timeout", "30s", "--out", in.out)
+		in.cmd.Stderr = &in.stderr
+		if err := in.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { in.done <- in.cmd.Wait() }()
+		ins = append(ins, in)
+	}
+	t.Cleanup(func() {
+		for _, in := range ins {
+			in.cmd.Process.Kill()
+		}
+	})
+	return ins
+}
+
+// wait waits for the process, bounded so that a hung one fails the test.
+func (in *instance) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-in.done:
+		return err
+	case <-time.After(3 * time.Minute):
+		in.cmd.Process.Kill()
+		t.Fatalf("%s: still running after 3 minutes; stderr:\n%s", in.out, in.stderr.String())
+		return nil
+	}
+}
+
+// mergeFiles runs freshbench merge on files and reads what it wrote.
+func mergeFiles(t *testing.T, files ...string) *results.Result {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "merged.json")
+	cmd := exec.Command(freshbenchBinary(t), append([]string{"merge", "--out", out}, files...)...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("freshbench merge: %v\n%s", err, b)
+	}
+	m, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func measuredPhase(t *testing.T, r *results.Result) *results.Phase {
+	t.Helper()
+	for _, p := range r.Phases {
+		if p.Name == results.PhaseMeasured {
+			return p
+		}
+	}
+	t.Fatalf("no %s phase", results.PhaseMeasured)
+	return nil
+}
+
+// Three processes of one experiment against a real PostgreSQL and three
+// against a real Elasticsearch, all at once: each instance has generators
+// of its own although all share one seed, the three schedules start on
+// one instant, and the merge of the three results files is exact: counts
+// and rates are the sums, and each merged histogram is the one histogram
+// of all three processes' samples.
+func TestExperimentOfThreeProcesses(t *testing.T) {
+	for _, name := range []string{"postgres", "elasticsearch"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var settings map[string]string
+			if name != "postgres" {
+				settings = map[string]string{"refresh_interval": "200ms"}
+			}
+			raw := withName(t, serverURL(t, name), "exp")
+			tgt := open(t, raw, settings) // one index or table for all three
+			const n, rate, d = 3, 200.0, 10 * time.Second
+			ins := startInstances(t, raw, "e2e-"+name, n, rate, d)
+			var rs []*results.Result
+			var files []string
+			for _, in := range ins {
+				if err := in.wait(t); err != nil {
+					t.Fatalf("%s: %v; stderr:\n%s", in.out, err, in.stderr.String())
+				}
+				r, err := results.ReadFile(in.out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rs, files = append(rs, r), append(files, in.out)
+			}
+
+			// One seed, three instances: no generator and no event shared.
+			var gens []string
+			for i, r := range rs {
+				if r.Experiment == nil || r.Experiment.Instance != i || !r.StartedAt.Equal(rs[0].StartedAt) {
+					t.Errorf("instance %d: experiment %+v, started %s; want instance %d of 3 starting on the common %s", i, r.Experiment, r.StartedAt, i, rs[0].StartedAt)
+				}
+				gens = append(gens, r.Generators...)
+				s := r.Summary
+				if !s.Audited || s.Missing != 0 || s.Unexpected != 0 || s.Duplicates != 0 || s.EventsFailed != 0 {
+					t.Errorf("instance %d: audited %v, missing %d, unexpected %d, duplicates %d, failed %d; want an audited run with all 0 (an id shared with another instance shows as unexpected or duplicate)",
+						i, s.Audited, s.Missing, s.Unexpected, s.Duplicates, s.EventsFailed)
+				}
+			}
+			slices.Sort(gens)
+			if len(slices.Compact(slices.Clone(gens))) != n {
+				t.Errorf("generators %v; want %d distinct ones", gens, n)
+			}
+			var stored, acked int64
+			for _, r := range rs {
+				for _, p := range r.Phases {
+					acked += p.Acked
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			for _, g := range gens {
+				c, err := tgt.Count(ctx, g)
+				if err != nil {
+					t.Fatal(err)
+				}
+				stored += c
+			}
+			if stored != acked {
+				t.Errorf("the target holds %d events of the experiment's generators; the instances acknowledged %d", stored, acked)
+			}
+
+			m := mergeFiles(t, files...)
+			if m.Kind != results.KindMerged || m.Merged == nil || len(m.Merged.Missing) != 0 || len(m.Merged.Partial) != 0 || m.EndedEarly {
+				t.Fatalf("merged: kind %q, merged %+v, ended early %v; want a whole merge of 3 instances", m.Kind, m.Merged, m.EndedEarly)
+			}
+			checkMergedSums(t, rs, m)
+		})
+	}
+}
+
+// checkMergedSums holds a merged result against its parts: every count the
+// sum, every histogram the one of all samples.
+func checkMergedSums(t *testing.T, rs []*results.Result, m *results.Result) {
+	t.Helper()
+	var want results.Summary
+	var achieved float64
+	var comp int
+	lat, lag, vis := stats.NewHistogram(), stats.NewHistogram(), stats.NewHistogram()
+	for _, r := range rs {
+		s := r.Summary
+		want.EventsDue += s.EventsDue
+		want.EventsAcked += s.EventsAcked
+		want.EventsFailed += s.EventsFailed
+		want.EventsUnsent += s.EventsUnsent
+		want.Batches += s.Batches
+		achieved += s.AchievedEventsPerSec
+		comp += len(r.Completeness)
+		lat.Merge(measuredPhase(t, r).WriteLatency)
+		lag.Merge(r.Freshness.Lag)
+		vis.Merge(r.Visibility.Latency)
+	}
+	s := m.Summary
+	if s.EventsDue != want.EventsDue || s.EventsAcked != want.EventsAcked || s.EventsFailed != want.EventsFailed ||
+		s.EventsUnsent != want.EventsUnsent || s.Batches != want.Batches {
+		t.Errorf("merged summary due %d acked %d failed %d unsent %d batches %d; want the sums %d %d %d %d %d",
+			s.EventsDue, s.EventsAcked, s.EventsFailed, s.EventsUnsent, s.Batches,
+			want.EventsDue, want.EventsAcked, want.EventsFailed, want.EventsUnsent, want.Batches)
+	}
+	if d := s.AchievedEventsPerSec - achieved; d > 1e-6*achieved || d < -1e-6*achieved {
+		t.Errorf("merged achieved %.3f events/s; want the sum of the instances' %.3f", s.AchievedEventsPerSec, achieved)
+	}
+	if len(m.Completeness) != comp || !s.Audited {
+		t.Errorf("merged completeness: %d rows, audited %v; want the %d rows of the instances, audited", len(m.Completeness), s.Audited, comp)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want *stats.Histogram
+	}{
+		{"write latency", measuredPhase(t, m).WriteLatency, lat},
+		{"freshness lag", m.Freshness.Lag, lag},
+		{"visibility latency", m.Visibility.Latency, vis},
+	} {
+		if !sameHistogram(c.got, c.want) {
+			t.Errorf("merged %s: %+v; want the histogram of all the instances' samples, %+v", c.name, c.got.Summarize(), c.want.Summarize())
+		}
+	}
+}
+
+// sameHistogram compares two histograms: count, mean, minimum and the
+// value at every 0.1 percentile.
+func sameHistogram(a, b *stats.Histogram) bool {
+	if a.Summarize() != b.Summarize() {
+		return false
+	}
+	for i := range 1001 {
+		if q := float64(i) / 1000; a.Quantile(q) != b.Quantile(q) {
+			return false
+		}
+	}
+	return true
+}
+
+// An instance killed mid-run (SIGKILL: no results file) and one stopped
+// (SIGTERM, as Kubernetes stops a pod: it writes what it measured and
+// ends early) are named by the merge, which still merges what was
+// written; the instance that ran to the end is audited whole.
+func TestExperimentWithKilledInstances(t *testing.T) {
+	raw := withName(t, serverURL(t, "postgres"), "expkill")
+	open(t, raw, nil)
+	ins := startInstances(t, raw, "e2e-kill", 3, 200, 14*time.Second)
+	// Mid-run: 8 s to the common start, then 5 s into the schedule.
+	time.Sleep(13 * time.Second)
+	ins[1].cmd.Process.Signal(syscall.SIGKILL)
+	ins[2].cmd.Process.Signal(syscall.SIGTERM)
+	if err := ins[0].wait(t); err != nil {
+		t.Fatalf("instance 0: %v\n%s", err, ins[0].stderr.String())
+	}
+	ins[1].wait(t) // killed: its error is the signal
+	ins[2].wait(t) // stopped: exits with the run's interruption
+	if _, err := os.Stat(ins[1].out); err == nil {
+		t.Fatalf("instance 1 was killed but wrote %s", ins[1].out)
+	}
+	stopped, err := results.ReadFile(ins[2].out)
+	if err != nil {
+		t.Fatalf("instance 2, stopped by SIGTERM, wrote no readable results: %v\n%s", err, ins[2].stderr.String())
+	}
+	if !stopped.EndedEarly {
+		t.Errorf("instance 2 stopped mid-run: ended early %v; want true", stopped.EndedEarly)
+	}
+	whole, err := results.ReadFile(ins[0].out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mergeFiles(t, ins[0].out, ins[2].out)
+	if m.Merged == nil || !slices.Equal(m.Merged.Missing, []int{1}) || !slices.Equal(m.Merged.Partial, []int{2}) || !m.EndedEarly {
+		t.Fatalf("merged: %+v, ended early %v (%s); want instance 1 missing and 2 partial, the merge ended early", m.Merged, m.EndedEarly, m.EndReason)
+	}
+	if got, want := m.Summary.EventsAcked, whole.Summary.EventsAcked+stopped.Summary.EventsAcked; got != want {
+		t.Errorf("merged events acknowledged %d; want what the two files hold, %d", got, want)
+	}
+	if c := whole.Summary; !c.Audited || c.Missing != 0 {
+		t.Errorf("instance 0: audited %v, missing %d; want audited whole beside its killed peers", c.Audited, c.Missing)
+	}
+}
