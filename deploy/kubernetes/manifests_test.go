@@ -410,6 +410,12 @@ func TestMergeJob(t *testing.T) {
 	if slices.Contains(want, mergedOut) || filepath.Dir(mergedOut) != filepath.Dir(want[0]) {
 		t.Errorf("--out=%s: want a file of its own beside the instances' results", mergedOut)
 	}
+	// The real command line takes the arguments: with no volume here, it
+	// gets as far as reading the first instance's file.
+	code, stderr := freshbench(t, slices.Concat([]string{args[0], "--out", filepath.Join(t.TempDir(), "merged.json")}, files)...)
+	if code != 2 || !strings.Contains(stderr, want[0]) {
+		t.Errorf("freshbench with the merge Job's files: exit %d, %q; want exit 2 naming the missing %s", code, stderr, want[0])
+	}
 }
 
 // deref is *p, or -1 for a field left out.
