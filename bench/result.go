@@ -40,12 +40,10 @@ func summarize(r *results.Result, cfg Config, acct *ingest.Accounting) results.S
 	}
 	if s.MeasuredS > 0 {
 		rate := cfg.Ingest.Rate.PerSecond
+		s.TargetEventsPerSec = cfg.Ingest.Rate.EventsPerSecond(cfg.Ingest.DocSize)
+		s.TargetMBPerSec = rate * float64(cfg.Ingest.DocSize) / 1e6
 		if cfg.Ingest.Rate.Unit == pace.Bytes {
 			s.TargetMBPerSec = rate / 1e6
-			s.TargetEventsPerSec = rate / float64(cfg.Ingest.DocSize)
-		} else {
-			s.TargetEventsPerSec = rate
-			s.TargetMBPerSec = rate * float64(cfg.Ingest.DocSize) / 1e6
 		}
 		s.AchievedEventsPerSec = float64(m.Throughput) / s.MeasuredS
 		s.AchievedMBPerSec = float64(m.ThroughputBytes) / s.MeasuredS / 1e6

@@ -57,11 +57,12 @@ func TestPrometheusScrapesRun(t *testing.T) {
 
 	const targetURL = "sim://?visibility_delay=100ms"
 	reg := prometheus.NewRegistry()
-	obs := New(reg, targetURL)
-	addr, err := Serve(ctx, "127.0.0.1:0", reg)
+	obs := New(reg, targetURL, nil)
+	srv, err := Serve(ctx, "127.0.0.1:0", reg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	addr := srv.Addr()
 	prom := startPrometheus(t, addr)
 	if err := waitFor(ctx, 15*time.Second, func() (bool, error) {
 		v, err := prom.scalar(ctx, `up{job="freshbench"}`)

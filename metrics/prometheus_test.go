@@ -272,11 +272,12 @@ func TestPrometheusScrape(t *testing.T) {
 	defer cancel()
 
 	reg := prometheus.NewRegistry()
-	obs := New(reg, "sim")
-	addr, err := Serve(ctx, "127.0.0.1:0", reg)
+	obs := New(reg, "sim", nil)
+	srv, err := Serve(ctx, "127.0.0.1:0", reg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	addr := srv.Addr()
 	prom := startPrometheus(t, addr)
 	if err := waitFor(ctx, 15*time.Second, func() (bool, error) {
 		up, err := prom.query(ctx, `up{job="freshbench"}`)
