@@ -58,8 +58,8 @@ func (s *session) keep(res *results.Result, stderr io.Writer, command string) {
 	}
 }
 
-// close stops the metrics once they have lingered, drops the index or table when asked, and
-// releases the target.
+// close stops the metrics once they have lingered (--metrics-linger),
+// drops the index or table when asked, and releases the target.
 func (s *session) close(ctx context.Context, teardown bool) error {
 	s.stopMetrics()
 	defer s.tgt.Close()
