@@ -179,8 +179,10 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	var acct *ingest.Accounting
 	acctCh := make(chan *ingest.Accounting, 1)
 	cpuBefore, cpuOK := processCPU()
+	obs.TargetRate(cfg.Ingest.Rate.EventsPerSecond(cfg.Ingest.DocSize))
 	go func() { acctCh <- in.Run(ctx, start, series) }()
 	acct = watch(ctx, start, cfg, series, fresh, obs, acctCh)
+	obs.TargetRate(0)
 	if cpuAfter, ok := processCPU(); ok && cpuOK {
 		res.DriverCPU = &results.DriverCPU{Seconds: (cpuAfter - cpuBefore).Seconds(), WallS: time.Since(start).Seconds()}
 		res.DriverCPU.CorePercent = 100 * res.DriverCPU.Seconds / res.DriverCPU.WallS

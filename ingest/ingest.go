@@ -237,6 +237,7 @@ func (s *sender) Unsent(u dispatch.Unsent) {
 		s.in.account.unsent(intended, u.GaveUp, batches, batches*perBatch)
 		s.in.series.Unsent(intended, batches*perBatch)
 	})
+	s.in.obs.Unsent(s.g.ID(), u.Events)
 }
 
 // build generates one batch whose events carry the batch's intended time

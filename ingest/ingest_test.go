@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"math"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,7 +23,12 @@ func testConfig(rate float64, batch int, d time.Duration) Config {
 
 func run(t *testing.T, cfg Config, tgt target.Target) *Accounting {
 	t.Helper()
-	in, err := New(cfg, tgt, nil, nil, nil)
+	return runObserved(t, cfg, tgt, nil)
+}
+
+func runObserved(t *testing.T, cfg Config, tgt target.Target, obs stats.Observer) *Accounting {
+	t.Helper()
+	in, err := New(cfg, tgt, nil, nil, obs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,13 +71,21 @@ func TestByteRate(t *testing.T) {
 func TestSlowTargetMakesBatchesLate(t *testing.T) {
 	cfg := testConfig(1000, 10, 2*time.Second) // 100 batches/s
 	cfg.MaxInflight = 2                        // 2 in flight × 50 ms = 40 batches/s at most
-	a := run(t, cfg, sim.New(sim.Config{WriteDelay: 50 * time.Millisecond}))
+	obs := &unsentObserver{}
+	a := runObserved(t, cfg, sim.New(sim.Config{WriteDelay: 50 * time.Millisecond}), obs)
 	m := a.Phase(results.PhaseMeasured)
 	if m.LateBatches == 0 {
 		t.Fatal("no late batches although the target could take only 40 % of the schedule")
 	}
 	if m.Unsent == 0 {
 		t.Fatal("no unsent events although the schedule could not be kept")
+	}
+	var unsent int64
+	for _, p := range []string{results.PhaseWarmup, results.PhaseMeasured, results.PhaseTail} {
+		unsent += a.Phase(p).Unsent
+	}
+	if got := obs.events.Load(); got != unsent {
+		t.Errorf("the observer saw %d unsent events, the accounting %d", got, unsent)
 	}
 	svc := m.ServiceTime.Summarize()
 	lat := m.WriteLatency.Summarize()
@@ -85,6 +99,14 @@ func TestSlowTargetMakesBatchesLate(t *testing.T) {
 		t.Fatalf("lateness max %v ms, want the backlog recorded", m.Lateness.Summarize().MaxMs)
 	}
 }
+
+// unsentObserver counts the unsent events it is told of.
+type unsentObserver struct {
+	stats.NopObserver
+	events atomic.Int64
+}
+
+func (u *unsentObserver) Unsent(_ string, events int) { u.events.Add(int64(events)) }
 
 // Whole-request failures are counted per event, by kind, and retried when
 // asked.

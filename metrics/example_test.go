@@ -22,15 +22,15 @@ func Example() {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	var obs stats.Observer = metrics.New(reg, "sqlite")
+	var obs stats.Observer = metrics.New(reg, "sqlite", nil)
 
 	// metrics.DefaultAddr in the command line; port 0 here so that the
 	// example never collides with a running freshbench.
-	addr, err := metrics.Serve(ctx, "127.0.0.1:0", reg)
+	srv, err := metrics.Serve(ctx, "127.0.0.1:0", reg)
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(metrics.IsLoopback(addr))
+	fmt.Println(metrics.IsLoopback(srv.Addr()))
 	obs.Phase("measured")
 	// Output: true
 }

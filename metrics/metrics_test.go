@@ -16,7 +16,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 )
 
@@ -44,11 +46,13 @@ func TestBuckets(t *testing.T) {
 
 func TestObserverMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	o := New(reg, "postgres://freshbench:secret@127.0.0.1:15432/freshbench?table=events")
+	o := New(reg, "postgres://freshbench:secret@127.0.0.1:15432/freshbench?table=events", nil)
 	o.Phase("warmup")
+	o.TargetRate(500)
 	o.Scheduled("g1", 10, false, 1)
 	o.Written("g1", 10, 0, 1000, nil, 30*time.Millisecond, 20*time.Millisecond)
 	o.Phase("measured")
+	o.Unsent("g2", 20)
 	o.Scheduled("g1", 10, true, 1)
 	o.Scheduled("g2", 10, false, 2)
 	o.Written("g1", 7, 3, 700, map[string]int{"rejected": 2}, 40*time.Millisecond, 10*time.Millisecond)
@@ -75,6 +79,11 @@ freshbench_events_failed_total{generator="g1",kind="unknown",phase="measured",TA
 freshbench_events_scheduled_total{generator="g1",phase="measured",TARGET} 10
 freshbench_events_scheduled_total{generator="g1",phase="warmup",TARGET} 10
 freshbench_events_scheduled_total{generator="g2",phase="measured",TARGET} 10
+# HELP freshbench_events_unsent_total Events never sent: still waiting for a write slot when the schedule ended.
+# TYPE freshbench_events_unsent_total counter
+freshbench_events_unsent_total{generator="g1",phase="measured",TARGET} 0
+freshbench_events_unsent_total{generator="g1",phase="warmup",TARGET} 0
+freshbench_events_unsent_total{generator="g2",phase="measured",TARGET} 20
 # HELP freshbench_events_written_total Events acknowledged by the target.
 # TYPE freshbench_events_written_total counter
 freshbench_events_written_total{generator="g1",phase="measured",TARGET} 7
@@ -96,6 +105,9 @@ freshbench_queries_total{kind="point",phase="measured",TARGET} 2
 freshbench_written_bytes_total{generator="g1",phase="measured",TARGET} 700
 freshbench_written_bytes_total{generator="g1",phase="warmup",TARGET} 1000
 freshbench_written_bytes_total{generator="g2",phase="measured",TARGET} 0
+# HELP freshbench_target_events_per_second Rate the run's schedule asks for, in events per second; 0 once the schedule ended.
+# TYPE freshbench_target_events_per_second gauge
+freshbench_target_events_per_second{TARGET} 500
 # HELP freshbench_writes_in_flight Write requests sent and not yet finished.
 # TYPE freshbench_writes_in_flight gauge
 freshbench_writes_in_flight{TARGET} 1
@@ -103,7 +115,8 @@ freshbench_writes_in_flight{TARGET} 1
 	err := testutil.GatherAndCompare(reg, strings.NewReader(want),
 		"freshbench_batches_total", "freshbench_events_failed_total", "freshbench_events_scheduled_total",
 		"freshbench_events_written_total", "freshbench_late_batches_total", "freshbench_queries_failed_total",
-		"freshbench_queries_total", "freshbench_written_bytes_total", "freshbench_writes_in_flight")
+		"freshbench_queries_total", "freshbench_written_bytes_total", "freshbench_writes_in_flight",
+		"freshbench_events_unsent_total", "freshbench_target_events_per_second")
 	if err != nil {
 		t.Error(err)
 	}
@@ -146,6 +159,7 @@ freshbench_writes_in_flight{TARGET} 1
 			if n := len(h.GetBucket()); n != len(Buckets()) {
 				t.Errorf("%s: %d buckets, want %d", mf.GetName(), n, len(Buckets()))
 			}
+			checkNative(t, mf.GetName(), h)
 		}
 	}
 	for name := range hists {
@@ -163,6 +177,27 @@ freshbench_writes_in_flight{TARGET} 1
 	}
 }
 
+// nativeSchema is the schema of the native histograms: 2^(2^-3), the
+// largest factor of that form not above NativeBucketFactor.
+const nativeSchema = 3
+
+// checkNative checks that h is also a native histogram of nativeSchema
+// whose buckets hold every observation.
+func checkNative(t *testing.T, name string, h *dto.Histogram) {
+	t.Helper()
+	if h.Schema == nil || h.GetSchema() != nativeSchema {
+		t.Errorf("%s: native schema %v, want %d", name, h.Schema, nativeSchema)
+	}
+	var n, count int64
+	for _, d := range h.GetPositiveDelta() {
+		n += d
+		count += n
+	}
+	if got := uint64(count) + h.GetZeroCount(); got != h.GetSampleCount() {
+		t.Errorf("%s: native buckets hold %d observations, want %d", name, got, h.GetSampleCount())
+	}
+}
+
 func hasLabels(m *dto.Metric, want map[string]string) bool {
 	n := 0
 	for _, l := range m.GetLabel() {
@@ -176,16 +211,98 @@ func hasLabels(m *dto.Metric, want map[string]string) bool {
 	return n == len(want)
 }
 
+// An instance of an experiment carries the experiment's name and its
+// index on every metric, beside the target.
+func TestObserverExperimentLabels(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	o := New(reg, "sim", &results.Experiment{Name: "pg-3x", Instance: 2, Instances: 3})
+	o.TargetRate(100)
+	o.Phase("measured")
+	o.Scheduled("g", 1, false, 1)
+	o.Written("g", 1, 0, 10, nil, time.Millisecond, time.Millisecond)
+	o.Freshness("g", time.Second)
+	o.Query("point", time.Millisecond, 1, false)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{LabelTarget: "sim", LabelExperiment: "pg-3x", LabelInstance: "2"}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			if !hasLabels(m, want) {
+				t.Errorf("%s%v: want labels %v among them", mf.GetName(), m.GetLabel(), want)
+			}
+		}
+	}
+	if len(mfs) < 10 {
+		t.Errorf("%d metric families gathered, want every one of the Observer", len(mfs))
+	}
+
+	// Instances of two experiments in one registry stay apart.
+	New(reg, "sim", &results.Experiment{Name: "pg-4x", Instance: 0, Instances: 4}).Written("g", 3, 0, 30, nil, time.Millisecond, time.Millisecond)
+	if n := seriesCount(t, reg, "freshbench_events_written_total"); n != 2 {
+		t.Errorf("%d events_written series, want 2 (one per experiment)", n)
+	}
+}
+
+// TestServeNegotiatesProtobuf scrapes as Prometheus does with native
+// histograms enabled (its Accept header, verbatim from Prometheus 2.42)
+// and checks that the answer is protobuf holding native histograms.
+func TestServeNegotiatesProtobuf(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	New(reg, "sim", nil).Written("g", 3, 0, 30, nil, 3*time.Millisecond, time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, err := Serve(ctx, "127.0.0.1:0", reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+srv.Addr()+Path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,"+
+		"application/openmetrics-text;version=1.0.0;q=0.8,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	format := expfmt.ResponseFormat(resp.Header)
+	if format.FormatType() != expfmt.TypeProtoDelim {
+		t.Fatalf("answered %q, want delimited protobuf", resp.Header.Get("Content-Type"))
+	}
+	dec := expfmt.NewDecoder(resp.Body, format)
+	for {
+		var mf dto.MetricFamily
+		if err := dec.Decode(&mf); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			t.Fatal(err)
+		}
+		if mf.GetName() == "freshbench_write_latency_seconds" {
+			h := mf.GetMetric()[0].GetHistogram()
+			checkNative(t, mf.GetName(), h)
+			if len(h.GetBucket()) != len(Buckets()) {
+				t.Errorf("%d classic buckets beside the native ones, want %d", len(h.GetBucket()), len(Buckets()))
+			}
+			return
+		}
+	}
+	t.Error("no write latency histogram in the protobuf answer")
+}
+
 // TestObserverReuse covers one Observer per peak step on one registry, and
 // two targets side by side.
 func TestObserverReuse(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	for step := range 3 {
-		o := New(reg, "sim")
+		o := New(reg, "sim", nil)
 		o.Phase(fmt.Sprintf("step%d-measured", step))
 		o.Written("g", 5, 0, 0, nil, time.Millisecond, time.Millisecond)
 	}
-	New(reg, "sqlite:///tmp/x.db").Written("g", 1, 0, 0, nil, time.Millisecond, time.Millisecond)
+	New(reg, "sqlite:///tmp/x.db", nil).Written("g", 1, 0, 0, nil, time.Millisecond, time.Millisecond)
 	if n := seriesCount(t, reg, "freshbench_events_written_total"); n != 4 {
 		t.Errorf("%d events_written series, want 4 (3 steps of sim, 1 of sqlite)", n)
 	}
@@ -209,7 +326,7 @@ func seriesCount(t *testing.T, g prometheus.Gatherer, name string) int {
 // query kinds appearing while other goroutines observe.
 func TestObserverConcurrent(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	o := New(reg, "sim")
+	o := New(reg, "sim", nil)
 	var wg sync.WaitGroup
 	for w := range 8 {
 		wg.Add(1)
@@ -252,13 +369,14 @@ func TestObserverConcurrent(t *testing.T) {
 
 func TestServe(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	New(reg, "sim").Written("g", 3, 0, 30, nil, time.Millisecond, time.Millisecond)
+	New(reg, "sim", nil).Written("g", 3, 0, 30, nil, time.Millisecond, time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	addr, err := Serve(ctx, "127.0.0.1:0", reg)
+	srv, err := Serve(ctx, "127.0.0.1:0", reg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	addr := srv.Addr()
 	if strings.HasSuffix(addr, ":0") || !IsLoopback(addr) {
 		t.Fatalf("bound %s, want a loopback address with a real port", addr)
 	}
@@ -279,6 +397,12 @@ func TestServe(t *testing.T) {
 	}
 
 	cancel()
+	checkClosed(t, addr)
+}
+
+// checkClosed checks that nothing accepts connections at addr any more.
+func checkClosed(t *testing.T, addr string) {
+	t.Helper()
 	if err := waitFor(context.Background(), 5*time.Second, func() (bool, error) {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err != nil {
@@ -287,8 +411,54 @@ func TestServe(t *testing.T) {
 		c.Close()
 		return false, errors.New("still accepting connections")
 	}); err != nil {
-		t.Errorf("endpoint %s after its context ended: %v", addr, err)
+		t.Errorf("endpoint %s after it ended: %v", addr, err)
 	}
+}
+
+// TestServerCloseLingers checks that Close keeps serving while it
+// lingers, that the end of Serve's context cuts the linger short, and
+// that Close(0) closes at once.
+func TestServerCloseLingers(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	New(reg, "sim", nil).Written("g", 3, 0, 30, nil, time.Millisecond, time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, err := Serve(ctx, "127.0.0.1:0", reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan struct{})
+	go func() {
+		srv.Close(time.Hour)
+		close(closed)
+	}()
+	resp, err := http.Get("http://" + srv.Addr() + Path)
+	if err != nil {
+		t.Fatalf("scrape while Close lingers: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("scrape while Close lingers: %s", resp.Status)
+	}
+	select {
+	case <-closed:
+		t.Fatal("Close(1h) returned before its linger or its context ended")
+	default:
+	}
+	cancel()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close still lingers 10s after Serve's context ended")
+	}
+	checkClosed(t, srv.Addr())
+
+	srv, err = Serve(context.Background(), "127.0.0.1:0", reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Close(0)
+	checkClosed(t, srv.Addr())
 }
 
 func TestIsLoopback(t *testing.T) {
@@ -316,7 +486,7 @@ func TestIsLoopback(t *testing.T) {
 func BenchmarkWritten(b *testing.B) {
 	gens := []string{"a1b2c3d4e5f60718", "0f1e2d3c4b5a6978", "1122334455667788", "99aabbccddeeff00"}
 	b.Run("observer", func(b *testing.B) {
-		o := New(prometheus.NewRegistry(), "sim")
+		o := New(prometheus.NewRegistry(), "sim", nil)
 		o.Phase("measured")
 		benchParallel(b, gens, o)
 	})
@@ -377,7 +547,7 @@ func (u *uncached) Written(gen string, acked, _, bytes int, _ map[string]int, la
 // negative; it must not subtract from the histogram's sum.
 func TestObserverNegativeDuration(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	o := New(reg, "sim")
+	o := New(reg, "sim", nil)
 	o.Freshness("g", -15*time.Millisecond)
 	o.Freshness("g", 300*time.Millisecond)
 	mfs, err := reg.Gather()
@@ -408,7 +578,7 @@ func TestTargetLabelHidesCredentials(t *testing.T) {
 		"host=127.0.0.1 password=s3cret",
 	} {
 		reg := prometheus.NewRegistry()
-		o := New(reg, raw)
+		o := New(reg, raw, nil)
 		o.Scheduled("g", 1, false, 1)
 		mfs, err := reg.Gather()
 		if err != nil {

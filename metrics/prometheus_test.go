@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -35,36 +36,72 @@ type prometheusServer struct {
 	log string
 }
 
+// prometheusBin returns the prometheus binary to run. It skips the test
+// when there is none, unless FRESHBENCH_REQUIRE_SERVERS=1, which fails it.
+func prometheusBin(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv(prometheusBinEnv); bin != "" {
+		return bin
+	}
+	bin, err := exec.LookPath("prometheus")
+	if err != nil {
+		msg := "no prometheus binary on PATH; install it with scripts/prometheus.sh install (or set " + prometheusBinEnv + ")"
+		if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
+			t.Fatal(msg + " (FRESHBENCH_REQUIRE_SERVERS=1)")
+		}
+		t.Skip(msg)
+	}
+	return bin
+}
+
+// prometheusOptions say what a test's Prometheus scrapes, and how.
+type prometheusOptions struct {
+	targets []string // freshbench metrics endpoints, host:port
+	native  bool     // scrape native histograms (protobuf)
+	rules   string   // a rule file to load, if any
+}
+
 // startPrometheus starts a throwaway Prometheus that scrapes
 // http://scrapeAddr/metrics every second, waits until it is ready and
-// stops it when the test ends. It skips the test when no prometheus binary
-// is installed, unless FRESHBENCH_REQUIRE_SERVERS=1, which fails it.
+// stops it when the test ends. It skips the test as prometheusBin does.
 func startPrometheus(t *testing.T, scrapeAddr string) *prometheusServer {
 	t.Helper()
-	bin := os.Getenv(prometheusBinEnv)
-	if bin == "" {
-		var err error
-		if bin, err = exec.LookPath("prometheus"); err != nil {
-			msg := "no prometheus binary on PATH; install it with scripts/prometheus.sh install (or set " + prometheusBinEnv + ")"
-			if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
-				t.Fatal(msg + " (FRESHBENCH_REQUIRE_SERVERS=1)")
-			}
-			t.Skip(msg)
-		}
-	}
+	return startPrometheusWith(t, prometheusOptions{targets: []string{scrapeAddr}})
+}
+
+// startPrometheusWith starts a throwaway Prometheus as o says, scraping
+// and evaluating rules every second; see startPrometheus.
+func startPrometheusWith(t *testing.T, o prometheusOptions) *prometheusServer {
+	t.Helper()
+	bin := prometheusBin(t)
 	dir := t.TempDir()
-	cfg := fmt.Sprintf(`global:
+	var cfg strings.Builder
+	cfg.WriteString(`global:
   scrape_interval: 1s
   scrape_timeout: 1s
   evaluation_interval: 1s
-scrape_configs:
+`)
+	if o.rules != "" {
+		abs, err := filepath.Abs(o.rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&cfg, "rule_files: [%q]\n", abs)
+	}
+	fmt.Fprintf(&cfg, `scrape_configs:
   - job_name: freshbench
     metrics_path: %s
     static_configs:
-      - targets: [%q]
-`, Path, scrapeAddr)
+      - targets: [`, Path)
+	for i, a := range o.targets {
+		if i > 0 {
+			cfg.WriteString(", ")
+		}
+		fmt.Fprintf(&cfg, "%q", a)
+	}
+	cfg.WriteString("]\n")
 	cfgPath := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	listen := freeLoopbackAddr(t)
@@ -74,12 +111,16 @@ scrape_configs:
 		t.Fatal(err)
 	}
 	defer logFile.Close()
-	cmd := exec.Command(bin,
-		"--config.file="+cfgPath,
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+listen,
+	args := []string{
+		"--config.file=" + cfgPath,
+		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=" + listen,
 		"--log.level=warn",
-	)
+	}
+	if o.native {
+		args = append(args, "--enable-feature=native-histograms")
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
@@ -173,7 +214,17 @@ func (p *prometheusServer) labelValues(ctx context.Context, q, label string) ([]
 
 // vector runs an instant PromQL query whose result is a vector.
 func (p *prometheusServer) vector(ctx context.Context, q string) ([]sample, error) {
-	u := p.URL + "/api/v1/query?" + url.Values{"query": {q}}.Encode()
+	return p.vectorAt(ctx, q, time.Time{})
+}
+
+// vectorAt runs an instant PromQL query at time at (now if zero) whose
+// result is a vector.
+func (p *prometheusServer) vectorAt(ctx context.Context, q string, at time.Time) ([]sample, error) {
+	params := url.Values{"query": {q}}
+	if !at.IsZero() {
+		params.Set("time", strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64))
+	}
+	u := p.URL + "/api/v1/query?" + params.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
@@ -272,11 +323,12 @@ func TestPrometheusScrape(t *testing.T) {
 	defer cancel()
 
 	reg := prometheus.NewRegistry()
-	obs := New(reg, "sim")
-	addr, err := Serve(ctx, "127.0.0.1:0", reg)
+	obs := New(reg, "sim", nil)
+	srv, err := Serve(ctx, "127.0.0.1:0", reg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	addr := srv.Addr()
 	prom := startPrometheus(t, addr)
 	if err := waitFor(ctx, 15*time.Second, func() (bool, error) {
 		up, err := prom.query(ctx, `up{job="freshbench"}`)
@@ -350,7 +402,7 @@ func TestPrometheusScrape(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkQuantileOf(t, h.metric+h.selector, q, got, h.hdr, 0)
+			checkQuantileOf(t, h.metric+h.selector, q, got, h.hdr, 0, bucketOf)
 		}
 	}
 }
@@ -458,6 +510,18 @@ func bucketOf(v float64) (lower, upper float64) {
 		lower = ub
 	}
 	return lower, math.Inf(1)
+}
+
+// nativeBucketOf returns the bounds of the native histogram bucket that
+// holds v seconds: (2^((i-1)/8), 2^(i/8)] for schema 3, a bucket 9.05 %
+// wide, the resolution of a quantile Prometheus estimates from it.
+func nativeBucketOf(v float64) (lower, upper float64) {
+	if v <= 0 {
+		return 0, 0 // the zero bucket
+	}
+	per := math.Exp2(nativeSchema) // buckets per doubling
+	i := math.Ceil(math.Log2(v) * per)
+	return math.Exp2((i - 1) / per), math.Exp2(i / per)
 }
 
 // waitFor polls cond every 200 ms until it holds or within has passed,

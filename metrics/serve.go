@@ -38,19 +38,48 @@ func IsLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Serve serves g's metrics over HTTP at Path on addr until ctx ends, and
-// returns the address it bound: with port 0 (for example
-// "127.0.0.1:0") the system picks a free port. It binds whatever it is
-// given; refusing a non-loopback address that the user did not ask for is
-// the caller's decision (see IsLoopback).
-func Serve(ctx context.Context, addr string, g prometheus.Gatherer) (string, error) {
+// Server is a metrics endpoint being served.
+type Server struct {
+	addr string
+	stop context.CancelFunc
+	done chan struct{} // closed once the endpoint has shut down
+}
+
+// Addr is the address the endpoint is bound to.
+func (s *Server) Addr() string { return s.addr }
+
+// Close keeps serving for linger, so that a scraper gets one more scrape
+// of a run that has just ended (its final values), then shuts the
+// endpoint down and returns once it has. A linger longer than the scrape
+// interval is enough; 0 closes at once.
+func (s *Server) Close(linger time.Duration) {
+	t := time.NewTimer(linger)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-s.done: // the context given to Serve ended
+	}
+	s.stop()
+	<-s.done
+}
+
+// Serve serves g's metrics over HTTP at Path on addr until ctx ends or
+// the Server is closed: with port 0 (for example "127.0.0.1:0") the
+// system picks a free port. It binds whatever it is given; refusing a
+// non-loopback address that the user did not ask for is the caller's
+// decision (see IsLoopback).
+//
+// The endpoint answers in the text format, or in protobuf when the
+// scraper asks for it (Prometheus does with native histograms enabled),
+// which alone carries the native histograms.
+func Serve(ctx context.Context, addr string, g prometheus.Gatherer) (*Server, error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
-			return "", fmt.Errorf("metrics endpoint: %s is already in use by another process; choose another address, or port 0 for a free one: %w", addr, err)
+			return nil, fmt.Errorf("metrics endpoint: %s is already in use by another process; choose another address, or port 0 for a free one: %w", addr, err)
 		}
-		return "", fmt.Errorf("metrics endpoint: listen on %s: %w", addr, err)
+		return nil, fmt.Errorf("metrics endpoint: listen on %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle(Path, promhttp.HandlerFor(g, promhttp.HandlerOpts{
@@ -84,7 +113,10 @@ func Serve(ctx context.Context, addr string, g prometheus.Gatherer) (string, err
 			log.Printf("metrics endpoint %s: %v", ln.Addr(), err)
 		}
 	}()
+	ctx, stop := context.WithCancel(ctx)
+	s := &Server{addr: ln.Addr().String(), stop: stop, done: make(chan struct{})}
 	go func() {
+		defer close(s.done)
 		<-ctx.Done()
 		// Let a scrape under way finish, briefly: the run is ending.
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
@@ -93,5 +125,5 @@ func Serve(ctx context.Context, addr string, g prometheus.Gatherer) (string, err
 			_ = srv.Close()
 		}
 	}()
-	return ln.Addr().String(), nil
+	return s, nil
 }

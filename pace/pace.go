@@ -53,6 +53,15 @@ func (r *Rate) UnmarshalText(b []byte) error {
 // Scale returns the rate multiplied by f, in the same unit.
 func (r Rate) Scale(f float64) Rate { return Rate{PerSecond: r.PerSecond * f, Unit: r.Unit} }
 
+// EventsPerSecond is the rate in events per second, for events of docSize
+// bytes each.
+func (r Rate) EventsPerSecond(docSize int) float64 {
+	if r.Unit == Bytes {
+		return r.PerSecond / float64(docSize)
+	}
+	return r.PerSecond
+}
+
 // Share is one of n equal shares of r: the rate of each instance of an
 // experiment given its total.
 func (r Rate) Share(n int) Rate { return r.Scale(1 / float64(n)) }

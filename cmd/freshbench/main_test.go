@@ -109,6 +109,7 @@ func TestRunBadInput(t *testing.T) {
 		{"out is a directory", base("--out", dir), "--out " + dir + ": is a directory"},
 		{"metrics address not host:port", base("--metrics-addr", "9464"), `invalid value "9464" for flag -metrics-addr: want host:port`},
 		{"metrics port out of range", base("--metrics-addr", "127.0.0.1:70000"), "want host:port"},
+		{"negative metrics linger", base("--metrics-linger", "-1s"), `invalid value "-1s" for flag -metrics-linger: want a duration of 0 or more`},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantUsageError(t, c.args, c.want) })
 	}

@@ -28,7 +28,7 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	out := fs.String("out", "", "results file with every step, rewritten as each step ends (default results/peak-<time>.json)")
 	teardown := fs.Bool("teardown", false, "drop the index or table after the search")
 	quiet := fs.Bool("quiet", false, "no live progress")
-	metricsAddr := addMetricsFlag(fs)
+	metricsFlags := addMetricsFlags(fs)
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
@@ -43,7 +43,7 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := resultsPath(out, "peak"); err != nil {
 		return err
 	}
-	sess, err := openSession(ctx, "peak", tf, metricsAddr, *out, stderr)
+	sess, err := openSession(ctx, "peak", tf, metricsFlags, nil, *out, stderr)
 	if err != nil {
 		return err
 	}

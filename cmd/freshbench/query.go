@@ -113,7 +113,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ef := addExperimentFlags(fs)
 	out := fs.String("out", "", "results file (default results/query-<time>.json); a sweep rewrites it as each step ends")
 	quiet := fs.Bool("quiet", false, "no live progress")
-	metricsAddr := addMetricsFlag(fs)
+	metricsFlags := addMetricsFlags(fs)
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
@@ -172,7 +172,11 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		tgt.Close()
 		return fmt.Errorf("set up the queries on %s: %w", redact.URL(raw), err)
 	}
-	sess, err := newSession(ctx, "query", tgt, raw, metricsAddr, *out, stderr)
+	var exp *results.Experiment
+	if qr.Ingest != nil {
+		exp = qr.Ingest.Experiment
+	}
+	sess, err := newSession(ctx, "query", tgt, raw, metricsFlags, exp, *out, stderr)
 	if err != nil {
 		return err
 	}

@@ -195,7 +195,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	out := fs.String("out", "", "results file (default results/run-<time>.json)")
 	teardown := fs.Bool("teardown", false, "drop the index or table after the run")
 	quiet := fs.Bool("quiet", false, "no live progress")
-	metricsAddr := addMetricsFlag(fs)
+	metricsFlags := addMetricsFlags(fs)
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
@@ -209,7 +209,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := resultsPath(out, ef.fileName("run")); err != nil {
 		return err
 	}
-	sess, err := openSession(ctx, "run", tf, metricsAddr, *out, stderr)
+	sess, err := openSession(ctx, "run", tf, metricsFlags, cfg.Experiment, *out, stderr)
 	if err != nil {
 		return err
 	}

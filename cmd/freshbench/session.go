@@ -24,19 +24,20 @@ type session struct {
 	out         string
 }
 
-// openSession opens the target and serves the metrics; close it.
-func openSession(ctx context.Context, command string, tf *targetFlags, ma *metricsAddr, out string, stderr io.Writer) (*session, error) {
+// openSession opens the target and serves the metrics of a measurement,
+// an instance of experiment e if not nil; close it.
+func openSession(ctx context.Context, command string, tf *targetFlags, mf *metricsFlags, e *results.Experiment, out string, stderr io.Writer) (*session, error) {
 	tgt, raw, err := tf.open(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return newSession(ctx, command, tgt, raw, ma, out, stderr)
+	return newSession(ctx, command, tgt, raw, mf, e, out, stderr)
 }
 
 // newSession serves the metrics of a measurement of tgt, open already;
 // the session closes tgt.
-func newSession(ctx context.Context, command string, tgt target.Target, raw string, ma *metricsAddr, out string, stderr io.Writer) (*session, error) {
-	obs, stop, err := ma.serve(ctx, raw, stderr)
+func newSession(ctx context.Context, command string, tgt target.Target, raw string, mf *metricsFlags, e *results.Experiment, out string, stderr io.Writer) (*session, error) {
+	obs, stop, err := mf.serve(ctx, raw, e, stderr)
 	if err != nil {
 		tgt.Close()
 		return nil, err
@@ -57,8 +58,8 @@ func (s *session) keep(res *results.Result, stderr io.Writer, command string) {
 	}
 }
 
-// close stops the metrics, drops the index or table when asked, and
-// releases the target.
+// close stops the metrics once they have lingered (--metrics-linger),
+// drops the index or table when asked, and releases the target.
 func (s *session) close(ctx context.Context, teardown bool) error {
 	s.stopMetrics()
 	defer s.tgt.Close()

@@ -1,0 +1,354 @@
+package metrics
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/stats"
+)
+
+// instance is one freshbench process of the experiment under test.
+type instance struct {
+	cmd    *exec.Cmd
+	out    string // its results file
+	addr   chan string
+	exited chan struct{}
+	exitAt time.Time
+	err    error
+
+	mu     sync.Mutex
+	stderr bytes.Buffer
+}
+
+func (in *instance) log() string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.stderr.String()
+}
+
+var metricsLine = regexp.MustCompile(`^metrics: http://(\S+)` + regexp.QuoteMeta(Path))
+
+// startInstance starts bin with args and reads the address of its metrics
+// endpoint from its standard error. The process is killed, if still
+// running, when the test ends.
+func startInstance(t *testing.T, ctx context.Context, bin, out string, args ...string) *instance {
+	t.Helper()
+	in := &instance{out: out, addr: make(chan string, 1), exited: make(chan struct{})}
+	in.cmd = exec.CommandContext(ctx, bin, args...)
+	stderr, err := in.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := in.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			in.mu.Lock()
+			fmt.Fprintln(&in.stderr, sc.Text())
+			in.mu.Unlock()
+			if m := metricsLine.FindStringSubmatch(sc.Text()); m != nil {
+				in.addr <- m[1]
+			}
+		}
+		in.err = in.cmd.Wait()
+		in.exitAt = time.Now()
+		close(in.exited)
+	}()
+	t.Cleanup(func() {
+		_ = in.cmd.Process.Kill()
+		<-in.exited
+	})
+	return in
+}
+
+// TestPrometheusExperiment runs an experiment of three freshbench
+// processes against simulated databases, scraped by two real Prometheus
+// servers with deploy/prometheus/rules.yml loaded: one that scrapes
+// native histograms, one the classic buckets. Each server's view across
+// the instances must match the instances' results files merged: totals
+// exactly, quantiles within one bucket of the exact quantile of the
+// merged HDR histograms, 9.05 % wide for the native buckets
+// (2^(1/8), schema 3) and 26 % for the classic ones (R10). Every
+// recording rule must evaluate, and every query of the Grafana dashboard
+// must run.
+func TestPrometheusExperiment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds freshbench, runs three instances for 20s under two Prometheus servers")
+	}
+	prometheusBin(t) // skips before the build when there is none
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "freshbench")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/freshbench/freshbench/cmd/freshbench").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	// Each instance's simulated database has delays of its own, so that
+	// the pooled distribution is unlike any instance's: a quantile of one
+	// instance, or an average of the instances' quantiles, would not pass
+	// for the pooled one.
+	const experiment = "prom-3x"
+	delays := []struct{ visibility, write string }{{"40ms", "1ms"}, {"100ms", "4ms"}, {"250ms", "10ms"}}
+	// Far enough ahead for three processes to start on a busy machine.
+	startAt := time.Now().Add(10 * time.Second).UTC()
+	instances := make([]*instance, len(delays))
+	for i, d := range delays {
+		out := filepath.Join(dir, fmt.Sprintf("instance-%d.json", i))
+		instances[i] = startInstance(t, ctx, bin, out, "run",
+			"--target", fmt.Sprintf("sim://?visibility_delay=%s&write_delay=%s", d.visibility, d.write),
+			"--experiment", experiment, "--instance", strconv.Itoa(i), "--instances", strconv.Itoa(len(delays)),
+			"--start-at", startAt.Format(time.RFC3339Nano), "--total-rate", "900",
+			"--generators", "2", "--batch-size", "10", "--doc-size", "400",
+			// No warm-up: every write and probe is then in the results
+			// file's measured window, as in the live metrics.
+			"--duration", "20s", "--warmup", "0s", "--drain", "2s",
+			"--poll-interval", "50ms", "--probe-rate", "20",
+			// Eight scrapes after the run, at one per second.
+			"--metrics-addr", "127.0.0.1:0", "--metrics-linger", "8s",
+			"--out", out, "--quiet")
+	}
+	var targets []string
+	for i, in := range instances {
+		select {
+		case a := <-in.addr:
+			targets = append(targets, a)
+		case <-in.exited:
+			t.Fatalf("instance %d exited before serving metrics (%v):\n%s", i, in.err, in.log())
+		case <-ctx.Done():
+			t.Fatalf("instance %d never said where it serves metrics:\n%s", i, in.log())
+		}
+	}
+	servers := map[string]*prometheusServer{
+		"native":  startPrometheusWith(t, prometheusOptions{targets: targets, native: true, rules: rulesFile}),
+		"classic": startPrometheusWith(t, prometheusOptions{targets: targets, rules: rulesFile}),
+	}
+	for kind, p := range servers {
+		if err := waitFor(ctx, 30*time.Second, func() (bool, error) {
+			v, err := p.scalar(ctx, `count(up{job="freshbench"} == 1)`)
+			return v == float64(len(targets)), err
+		}); err != nil {
+			t.Fatalf("%s prometheus never scraped every instance %v: %v\n%s", kind, targets, err, p.logTail())
+		}
+	}
+
+	// The processes end once they have lingered; Prometheus then marks
+	// their series stale, so the queries look at an instant just before
+	// the first one ended, when every final value had been scraped.
+	at := time.Time{}
+	for i, in := range instances {
+		select {
+		case <-in.exited:
+		case <-ctx.Done():
+			t.Fatalf("instance %d still running after 4 minutes:\n%s", i, in.log())
+		}
+		if in.err != nil {
+			t.Fatalf("instance %d: %v\n%s", i, in.err, in.log())
+		}
+		if at.IsZero() || in.exitAt.Before(at) {
+			at = in.exitAt
+		}
+	}
+	at = at.Add(-time.Second)
+
+	// The exact figures: the results files merged.
+	writes, fresh, vis := stats.NewHistogram(), stats.NewHistogram(), stats.NewHistogram()
+	var acked, ackedBytes, batches, unsent int64
+	perInstance := map[string]int64{}
+	for i, in := range instances {
+		r, err := results.ReadFile(in.out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := r.Experiment; e == nil || e.Name != experiment || e.Instance != i {
+			t.Fatalf("instance %d's results file places it as %v", i, e)
+		}
+		if r.Summary.EventsFailed != 0 || r.Summary.Missing != 0 || r.Visibility.Censored != 0 || r.Visibility.Seen == 0 {
+			t.Fatalf("instance %d went wrong: %d failed, %d missing, %d probes censored, %d seen", i,
+				r.Summary.EventsFailed, r.Summary.Missing, r.Visibility.Censored, r.Visibility.Seen)
+		}
+		for _, p := range r.Phases {
+			writes.Merge(p.WriteLatency)
+			acked += p.Acked
+			ackedBytes += p.AckedBytes
+			batches += p.Batches
+			unsent += p.Unsent
+			perInstance[strconv.Itoa(i)] += p.Acked
+		}
+		fresh.Merge(r.Freshness.Lag)
+		vis.Merge(r.Visibility.Latency)
+	}
+
+	sel := fmt.Sprintf(`{experiment=%q}`, experiment)
+	for kind, p := range servers {
+		scalar := func(q string) float64 {
+			t.Helper()
+			v, err := p.vectorAt(ctx, q, at)
+			if err != nil {
+				t.Fatalf("%s prometheus: %v", kind, err)
+			}
+			if len(v) != 1 {
+				t.Fatalf("%s prometheus: %s: %d series, want 1: %v", kind, q, len(v), v)
+			}
+			return v[0].value
+		}
+		for _, c := range []struct {
+			q    string
+			want int64
+		}{
+			{`sum(freshbench_events_written_total` + sel + `)`, acked},
+			{`sum(freshbench_written_bytes_total` + sel + `)`, ackedBytes},
+			{`sum(freshbench_batches_total` + sel + `)`, batches},
+			{`sum(freshbench_events_unsent_total` + sel + `)`, unsent},
+			{`sum(freshbench_events_failed_total` + sel + `) or vector(0)`, 0},
+			// Every instance ran at its share of --total-rate at once.
+			{`max_over_time(sum(freshbench_target_events_per_second` + sel + `)[1m:1s])`, 900},
+		} {
+			if got := scalar(c.q); got != float64(c.want) {
+				t.Errorf("%s prometheus: %s = %g, the results files say %d", kind, c.q, got, c.want)
+			}
+		}
+		v, err := p.vectorAt(ctx, `sum by (freshbench_instance) (freshbench_events_written_total`+sel+`)`, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int64{}
+		for _, s := range v {
+			got[s.labels[LabelInstance]] = int64(s.value)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(perInstance) {
+			t.Errorf("%s prometheus: events written by freshbench_instance %v, the results files say %v", kind, got, perInstance)
+		}
+
+		// Counts and quantiles: of the native histograms from one server,
+		// of the classic buckets from the other.
+		count, quantile, bucket := `histogram_count(sum(%s`+sel+`))`, `histogram_quantile(%g, sum(%s`+sel+`))`, nativeBucketOf
+		if kind == "classic" {
+			count, quantile, bucket = `sum(%s_count`+sel+`)`, `histogram_quantile(%g, sum by (le) (%s_bucket`+sel+`))`, bucketOf
+		}
+		for _, h := range []struct {
+			metric string
+			hdr    *stats.Histogram
+		}{
+			{"freshbench_write_latency_seconds", writes},
+			{"freshbench_visibility_latency_seconds", vis},
+			{"freshbench_freshness_lag_seconds", fresh},
+		} {
+			// The live freshness lag also counts the few samples taken just
+			// before the common start and after the schedule, which the
+			// results files leave out of their window.
+			n := int64(scalar(fmt.Sprintf(count, h.metric)))
+			extra := n - h.hdr.Count()
+			if extra < 0 || (h.metric != "freshbench_freshness_lag_seconds" && extra != 0) || extra > 4*2*int64(len(instances)) {
+				t.Errorf("%s prometheus: %d samples of %s, the results files %d", kind, n, h.metric, h.hdr.Count())
+			}
+			for _, q := range []float64{0.5, 0.95, 0.99} {
+				checkQuantileOf(t, kind+" "+h.metric, q, scalar(fmt.Sprintf(quantile, q, h.metric)), h.hdr, extra, bucket)
+			}
+			checkRule(t, ctx, p, kind, at, experiment, h.metric, h.hdr, bucket)
+		}
+		checkRulesHealthy(t, ctx, p, kind)
+		checkDashboardQueries(t, ctx, p, kind, at, experiment)
+	}
+}
+
+// checkRule checks that the recording rule of metric's quantiles gives,
+// in p, the three quantiles of the experiment from the histograms of
+// kind, each within the buckets of the smallest and the largest of
+// hdr's samples: the rule's window holds some of the samples hdr holds.
+func checkRule(t *testing.T, ctx context.Context, p *prometheusServer, kind string, at time.Time, experiment, metric string, hdr *stats.Histogram, bucket func(float64) (float64, float64)) {
+	t.Helper()
+	rule := fmt.Sprintf(`experiment:%s:quantile_rate1m{experiment=%q,histogram=%q}`, metric, experiment, kind)
+	v, err := p.vectorAt(ctx, rule, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, _ := bucket(hdr.Quantile(0).Seconds())
+	_, hi := bucket(hdr.Quantile(1).Seconds())
+	quantiles := map[string]bool{}
+	for _, s := range v {
+		quantiles[s.labels["quantile"]] = true
+		if math.IsNaN(s.value) || s.value < lo-1e-6 || s.value > hi*1.001 {
+			t.Errorf("%s prometheus: %s%v = %g, outside the buckets (%g, %g] of the samples", kind, rule, s.labels, s.value, lo, hi)
+		}
+	}
+	if len(quantiles) != 3 || !quantiles["0.5"] || !quantiles["0.95"] || !quantiles["0.99"] {
+		t.Errorf("%s prometheus: %s gave quantiles %v, want 0.5, 0.95 and 0.99", kind, rule, quantiles)
+	}
+}
+
+// checkRulesHealthy checks that p loaded every rule of the rules file and
+// evaluates each without error.
+func checkRulesHealthy(t *testing.T, ctx context.Context, p *prometheusServer, kind string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+"/api/v1/rules", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Data struct {
+			Groups []struct {
+				Rules []struct {
+					Name, Health, LastError string
+				} `json:"rules"`
+			} `json:"groups"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, g := range body.Data.Groups {
+		for _, r := range g.Rules {
+			n++
+			if r.Health != "ok" {
+				t.Errorf("%s prometheus: rule %s is %q: %s", kind, r.Name, r.Health, r.LastError)
+			}
+		}
+	}
+	if _, exprs := rules(t); n != len(exprs) {
+		t.Errorf("%s prometheus loaded %d rules, the rules file has %d", kind, n, len(exprs))
+	}
+}
+
+// checkDashboardQueries runs every query of the Grafana dashboard in p,
+// for the experiment, and checks that each panel shows something.
+func checkDashboardQueries(t *testing.T, ctx context.Context, p *prometheusServer, kind string, at time.Time, experiment string) {
+	t.Helper()
+	_, panels := readDashboard(t)
+	vars := strings.NewReplacer("$experiment", experiment, "$__rate_interval", "1m")
+	for _, pn := range panels {
+		series := 0
+		for _, tg := range pn.Targets {
+			v, err := p.vectorAt(ctx, vars.Replace(tg.Expr), at)
+			if err != nil {
+				t.Errorf("%s prometheus: panel %q: %v", kind, pn.Title, err)
+			}
+			series += len(v)
+		}
+		if series == 0 && len(pn.Targets) > 0 {
+			t.Errorf("%s prometheus: panel %q shows nothing", kind, pn.Title)
+		}
+	}
+}
