@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/freshbench/freshbench/merge"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 )
@@ -100,21 +101,23 @@ func TestPrometheusExperiment(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 
-	// Each instance's simulated database has delays of its own, so that
-	// the pooled distribution is unlike any instance's: a quantile of one
-	// instance, or an average of the instances' quantiles, would not pass
-	// for the pooled one.
+	// One simulated database setting for every instance (merge refuses
+	// instances of other settings), but rates of their own: a stream's
+	// batches come every batch size / its rate, so each instance's
+	// freshness lag has a sawtooth of its own and the pooled distribution
+	// is unlike any instance's; a quantile of one instance, or an average
+	// of the instances' quantiles, would not pass for the pooled one.
 	const experiment = "prom-3x"
-	delays := []struct{ visibility, write string }{{"40ms", "1ms"}, {"100ms", "4ms"}, {"250ms", "10ms"}}
+	rates := []string{"150", "300", "450"} // 900 in all
 	// Far enough ahead for three processes to start on a busy machine.
 	startAt := time.Now().Add(10 * time.Second).UTC()
-	instances := make([]*instance, len(delays))
-	for i, d := range delays {
+	instances := make([]*instance, len(rates))
+	for i, rate := range rates {
 		out := filepath.Join(dir, fmt.Sprintf("instance-%d.json", i))
 		instances[i] = startInstance(t, ctx, bin, out, "run",
-			"--target", fmt.Sprintf("sim://?visibility_delay=%s&write_delay=%s", d.visibility, d.write),
-			"--experiment", experiment, "--instance", strconv.Itoa(i), "--instances", strconv.Itoa(len(delays)),
-			"--start-at", startAt.Format(time.RFC3339Nano), "--total-rate", "900",
+			"--target", "sim://?visibility_delay=100ms&write_delay=4ms",
+			"--experiment", experiment, "--instance", strconv.Itoa(i), "--instances", strconv.Itoa(len(rates)),
+			"--start-at", startAt.Format(time.RFC3339Nano), "--rate", rate,
 			"--generators", "2", "--batch-size", "10", "--doc-size", "400",
 			// No warm-up: every write and probe is then in the results
 			// file's measured window, as in the live metrics.
@@ -167,9 +170,9 @@ func TestPrometheusExperiment(t *testing.T) {
 	}
 	at = at.Add(-time.Second)
 
-	// The exact figures: the results files merged.
-	writes, fresh, vis := stats.NewHistogram(), stats.NewHistogram(), stats.NewHistogram()
-	var acked, ackedBytes, batches, unsent int64
+	// The exact figures: the results files merged, as freshbench merge
+	// merges them.
+	var inputs []merge.Input
 	perInstance := map[string]int64{}
 	for i, in := range instances {
 		r, err := results.ReadFile(in.out)
@@ -184,15 +187,22 @@ func TestPrometheusExperiment(t *testing.T) {
 				r.Summary.EventsFailed, r.Summary.Missing, r.Visibility.Censored, r.Visibility.Seen)
 		}
 		for _, p := range r.Phases {
-			writes.Merge(p.WriteLatency)
-			acked += p.Acked
-			ackedBytes += p.AckedBytes
-			batches += p.Batches
-			unsent += p.Unsent
 			perInstance[strconv.Itoa(i)] += p.Acked
 		}
-		fresh.Merge(r.Freshness.Lag)
-		vis.Merge(r.Visibility.Latency)
+		inputs = append(inputs, merge.Input{Name: in.out, Result: r})
+	}
+	merged, err := merge.Merge(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes, fresh, vis := stats.NewHistogram(), merged.Freshness.Lag, merged.Visibility.Latency
+	var acked, ackedBytes, batches, unsent int64
+	for _, p := range merged.Phases {
+		writes.Merge(p.WriteLatency)
+		acked += p.Acked
+		ackedBytes += p.AckedBytes
+		batches += p.Batches
+		unsent += p.Unsent
 	}
 
 	sel := fmt.Sprintf(`{experiment=%q}`, experiment)
