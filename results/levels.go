@@ -43,8 +43,8 @@ type Levels struct {
 // are of the measured trials that ran to their end; a warm-up trial, or a
 // trial cut short, is kept but left out.
 type Level struct {
-	Rate         string    `json:"rate"`     // as given, e.g. "2000 events/s", "10.00 MB/s", "200 QPS"
-	Target       float64   `json:"target"`   // in Levels.Unit
+	Rate         string    `json:"rate"`   // as given, e.g. "2000 events/s", "10.00 MB/s", "200 QPS"
+	Target       float64   `json:"target"` // in Levels.Unit
 	WarmupTrials []*Result `json:"warmup_trials"`
 	Trials       []*Result `json:"trials"`
 	Achieved     Spread    `json:"achieved"` // in Levels.Unit
