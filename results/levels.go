@@ -26,8 +26,11 @@ const (
 	LatencyVisibility = "visibility latency"
 )
 
-// latencyNames is the order in which a level lists its latencies.
-var latencyNames = []string{LatencyQuery, LatencyWrite, LatencyFreshness, LatencyVisibility}
+// LatencyNames lists the latencies a level may summarize, in the order
+// it lists them.
+func LatencyNames() []string {
+	return []string{LatencyQuery, LatencyWrite, LatencyFreshness, LatencyVisibility}
+}
 
 // Levels is a run at several target rates in turn, each measured by
 // several trials of the same configuration: an ingest at events/s or
@@ -101,7 +104,7 @@ func (l *Level) summarize(unit string) {
 			continue
 		}
 		achieved = append(achieved, TrialAchieved(t, unit))
-		for _, name := range latencyNames {
+		for _, name := range LatencyNames() {
 			if s, ok := TrialLatency(t, name); ok {
 				p50[name] = append(p50[name], s.P50Ms)
 				p99[name] = append(p99[name], s.P99Ms)
@@ -110,7 +113,7 @@ func (l *Level) summarize(unit string) {
 	}
 	l.Achieved = SpreadOf(achieved)
 	l.Latencies = nil
-	for _, name := range latencyNames {
+	for _, name := range LatencyNames() {
 		if len(p50[name]) > 0 {
 			l.Latencies = append(l.Latencies, LatencySpread{Name: name, P50: SpreadOf(p50[name]), P99: SpreadOf(p99[name])})
 		}
