@@ -60,7 +60,7 @@ func (c LevelsConfig) Validate() error {
 			return invalid.New("levels", ratesText(c.Rates), "rates in one unit: all in events/s or all in bytes/s")
 		}
 		if err := stepConfig(c.Run, r, 0, "").Validate(); err != nil {
-			return err
+			return fmt.Errorf("at the level %s: %w", r, err)
 		}
 	}
 	return c.LevelTrials.Validate()
