@@ -62,12 +62,12 @@ func (s *stages) Seqs(ctx context.Context, g string, fn func(int64)) error {
 func events(r float64) pace.Rate { return pace.Rate{PerSecond: r, Unit: pace.Events} }
 
 // levelsConfig is a short levels run against the simulated target: each
-// trial warms up for 500 ms and measures for 1.5 s.
+// trial warms up for 500 ms and measures for 1 s.
 func levelsConfig(trials, warmup int, rates ...float64) LevelsConfig {
 	c := LevelsConfig{
 		Run: Config{
 			Ingest: ingest.Config{
-				BatchSize: 10, Duration: 2 * time.Second, Warmup: 500 * time.Millisecond,
+				BatchSize: 10, Duration: 1500 * time.Millisecond, Warmup: 500 * time.Millisecond,
 				Generators: 1, MaxInflight: 16, DocSize: 500, WriteTimeout: 5 * time.Second, ProbeRate: 50,
 			},
 			PollInterval: 50 * time.Millisecond, Drain: 3 * time.Second,
