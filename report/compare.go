@@ -104,14 +104,14 @@ func compareMetrics(rs []*results.Result) []metric {
 	for i, m := range list {
 		get := m.get
 		list[i].get = func(r *results.Result) (float64, bool) {
-			if r.Levels != nil {
+			if isLevels(r) {
 				return 0, false
 			}
 			return get(r)
 		}
 	}
 	if lm := levelMetrics(rs); len(lm) > 0 {
-		if !slices.ContainsFunc(rs, func(r *results.Result) bool { return r.Levels == nil }) {
+		if !slices.ContainsFunc(rs, func(r *results.Result) bool { return !isLevels(r) }) {
 			return lm
 		}
 		list = append(list, lm...)

@@ -22,7 +22,7 @@ func Console(w io.Writer, r *results.Result) {
 	case r.Kind == results.KindPeak:
 		consolePeak(w, r)
 		return
-	case r.Kind == results.KindLevels && r.Levels != nil:
+	case isLevels(r):
 		consoleLevels(w, r)
 		return
 	}

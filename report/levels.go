@@ -19,12 +19,21 @@ import (
 	"github.com/freshbench/freshbench/stats"
 )
 
-// latencyClass is the chart colour of each latency a level reports.
-var latencyClass = map[string]string{
-	results.LatencyQuery:      "c-query",
-	results.LatencyWrite:      "c-write",
-	results.LatencyFreshness:  "c-fresh",
-	results.LatencyVisibility: "c-vis",
+// isLevels tells whether r is a run at throughput levels, to be shown by
+// its levels.
+func isLevels(r *results.Result) bool { return r.Kind == results.KindLevels && r.Levels != nil }
+
+// latencyClass is the chart colour of a latency a level reports.
+func latencyClass(name string) string {
+	switch name {
+	case results.LatencyQuery:
+		return "c-query"
+	case results.LatencyFreshness:
+		return "c-fresh"
+	case results.LatencyVisibility:
+		return "c-vis"
+	}
+	return "c-write"
 }
 
 // levelRate writes a rate in a levels run's unit.
@@ -65,10 +74,10 @@ func inFigures(l *results.Level, k int) bool {
 // TrialLine writes one line about the trial of a levels run that ended
 // last, as it ends.
 func TrialLine(w io.Writer, r *results.Result) {
-	ls := r.Levels
-	if ls == nil {
+	if !isLevels(r) {
 		return
 	}
+	ls := r.Levels
 	for i := len(ls.Levels) - 1; i >= 0; i-- {
 		l := ls.Levels[i]
 		all := levelTrials(l)
@@ -267,7 +276,7 @@ func levelsChart(ls *results.Levels, pct string, trialValue func(stats.Summary) 
 		Note:  "One dot per trial (warm-up trials and trials cut short are in no figure); the line joins each level's medians; dashed: the target rates. Log scale.",
 	}
 	for _, name := range names {
-		cv.Legend = append(cv.Legend, legendItem{latencyClass[name], name})
+		cv.Legend = append(cv.Legend, legendItem{latencyClass(name), name})
 	}
 	cv.Legend = append(cv.Legend, legendItem{"c-target", "target"})
 	c := svg.New(halfW, halfH)
@@ -294,7 +303,7 @@ func levelsChart(ls *results.Levels, pct string, trialValue func(stats.Summary) 
 		c.Lines = append(c.Lines, svg.Shape{Class: "c-target line dashed thin", D: svg.Path([]float64{tx, tx}, []float64{c.Plot.Y, c.PlotBottom})})
 	}
 	for _, name := range names {
-		class := latencyClass[name]
+		class := latencyClass(name)
 		// The medians are joined in the order of their achieved rate.
 		type pt struct{ x, y float64 }
 		var meds []pt
@@ -394,7 +403,7 @@ func levelMetrics(rs []*results.Result) []metric {
 	units := map[string]string{}
 	measured := map[string]map[string]bool{} // latencies by level
 	for _, r := range rs {
-		if r.Levels == nil {
+		if !isLevels(r) {
 			continue
 		}
 		for _, l := range r.Levels.Levels {
@@ -408,7 +417,7 @@ func levelMetrics(rs []*results.Result) []metric {
 		}
 	}
 	find := func(r *results.Result, rate string) *results.Level {
-		if r.Levels == nil {
+		if !isLevels(r) {
 			return nil
 		}
 		for _, l := range r.Levels.Levels {

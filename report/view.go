@@ -108,7 +108,7 @@ func buildView(res *results.Result) *htmlView {
 	v.Subtitle = subtitle(res)
 	v.Environment = environmentFacts(res)
 	v.Footer = fmt.Sprintf("%s %s · results schema %d · rendered from the results file", orDefault(res.Tool.Name, "freshbench"), orDash(res.Tool.Version), res.SchemaVersion)
-	if res.Kind == results.KindLevels && res.Levels != nil {
+	if isLevels(res) {
 		// Its figures are the levels'; each trial's own are in the file.
 		v.Facts, v.Notices, v.Config, v.Levels = levelsFacts(res), levelsNotices(res), levelsConfigFacts(res), levelsSection(res)
 		return v
