@@ -135,7 +135,7 @@ func SearchPeak(ctx context.Context, tgt target.Target, cfg PeakConfig) (*result
 			level++
 		}
 		n := len(res.Steps)
-		step, err := Run(ctx, tgt, stepConfig(cfg.Run, rate, n))
+		step, err := Run(ctx, tgt, stepConfig(cfg.Run, rate, n, fmt.Sprintf("step%d", n+1)))
 		if err != nil {
 			return nil, fmt.Errorf("step %d (%s): %w", n+1, rate, err)
 		}
@@ -185,11 +185,12 @@ func stepSeed(seed uint64, n int) uint64 {
 	return seed + uint64(n)
 }
 
-// stepConfig is the run of the n-th step (from 0) at rate.
-func stepConfig(c Config, rate pace.Rate, n int) Config {
+// stepConfig is the run of the n-th step (from 0) of a search, or trial
+// of a levels run, at rate; name prefixes its phases.
+func stepConfig(c Config, rate pace.Rate, n int, name string) Config {
 	c.Ingest.Rate = rate
 	c.Ingest.Seed = stepSeed(c.Ingest.Seed, n)
-	c.Phase = fmt.Sprintf("%sstep%d-", c.Phase, n+1)
+	c.Phase = c.Phase + name + "-"
 	if progress := c.Progress; progress != nil {
 		phase := c.Phase
 		c.Progress = func(p Progress) {

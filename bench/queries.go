@@ -3,8 +3,10 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
+	"github.com/freshbench/freshbench/invalid"
 	"github.com/freshbench/freshbench/query"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
@@ -12,7 +14,7 @@ import (
 )
 
 // QueryRun is a query workload measured alone, against what the target
-// holds, or beside an ingest; once, or as a QPS sweep.
+// holds, or beside an ingest; once, as a QPS sweep, or at QPS levels.
 type QueryRun struct {
 	Queries query.Config
 	// Ingest, when set, streams events beside the queries over its own
@@ -24,12 +26,15 @@ type QueryRun struct {
 	// Sweep, when set, steps the open-loop QPS as it says; every step is
 	// a full measurement.
 	Sweep *query.SweepConfig
+	// Levels, when set, measures the open-loop workload at each of its
+	// QPS in turn, by trials (see RunLevels).
+	Levels *QueryLevels
 	// Starting, when set, is told the workload of each measurement before
 	// it begins.
 	Starting func(query.Config)
-	// OnStep, when set, is given the sweep so far after every step, as
-	// one result, so that a caller can keep it (a killed process then
-	// loses only the step under way).
+	// OnStep, when set, is given the sweep so far after every step (the
+	// levels so far after every trial), as one result, so that a caller
+	// can keep it (a killed process then loses only the step under way).
 	OnStep func(*results.Result)
 }
 
@@ -47,6 +52,20 @@ func (r QueryRun) Validate() error {
 			return err
 		}
 	}
+	if r.Levels != nil {
+		if r.Sweep != nil {
+			return invalid.New("levels", r.Levels.QPS, "no sweep as well: a sweep steps the QPS itself")
+		}
+		if r.Queries.Concurrency > 0 {
+			return invalid.New("concurrency", r.Queries.Concurrency, "none with levels: levels are open-loop QPS")
+		}
+		if err := r.Levels.Validate(); err != nil {
+			return err
+		}
+		c := r.Queries
+		c.QPS = r.Levels.QPS[0]
+		return c.Validate()
+	}
 	return r.Queries.Validate()
 }
 
@@ -60,6 +79,9 @@ func MeasureQueries(ctx context.Context, tgt target.Target, r QueryRun) (*result
 	q, ok := tgt.(target.Querier)
 	if !ok {
 		return nil, fmt.Errorf("target %s does not run the query workload", tgt.Name())
+	}
+	if r.Levels != nil {
+		return r.measureLevels(ctx, tgt, q)
 	}
 	if r.Sweep == nil {
 		return r.measure(ctx, tgt, q, 0, 0)
@@ -93,6 +115,22 @@ func MeasureQueries(ctx context.Context, tgt target.Target, r QueryRun) (*result
 		return nil, err
 	}
 	return sweepResult(sw), err
+}
+
+// measureLevels runs every trial of r.Levels.
+func (r QueryRun) measureLevels(ctx context.Context, tgt target.Target, q target.Querier) (*results.Result, error) {
+	conf := results.Config{DurationS: r.Duration.Seconds(), WarmupS: r.Warmup.Seconds()}
+	if r.Ingest != nil {
+		conf = recordConfig(*r.Ingest)
+	}
+	ls := &results.Levels{Unit: results.UnitQPS, Trials: r.Levels.Trials, WarmupTrials: r.Levels.Warmup}
+	for _, qps := range r.Levels.QPS {
+		ls.Levels = append(ls.Levels, &results.Level{Rate: strconv.FormatFloat(qps, 'f', -1, 64) + " QPS", Target: qps})
+	}
+	return measureLevels(ctx, conf, ls, r.Levels.LevelTrials, r.OnStep,
+		func(ctx context.Context, level, n int, _ string) (*results.Result, error) {
+			return r.measure(ctx, tgt, q, r.Levels.QPS[level], n)
+		})
 }
 
 // measure runs the workload once at qps (0: as configured), as the n-th

@@ -39,6 +39,9 @@ func Compare(w io.Writer, names []string, rs []*results.Result) {
 	fmt.Fprintf(w, "freshbench compare: %d results, baseline %s\n\n", len(rs), labels[0])
 	compareFigures(w, labels, rs)
 	fmt.Fprintln(w, "\nratio = value / baseline; for latencies, failed and missing events lower is better.")
+	if len(levelMetrics(rs)) > 0 {
+		fmt.Fprintln(w, "at a level: the median over the level's trials (warm-up trials and trials cut short left out).")
+	}
 	fmt.Fprintln(w)
 	compareSettings(w, "configuration", labels, configValues(rs))
 	fmt.Fprintln(w)
@@ -94,6 +97,24 @@ func compareMetrics(rs []*results.Result) []metric {
 			s := sum(r)
 			return float64(s.Missing), s.Audited
 		}, intText},
+	}
+	// Levels runs have their figures per level, none of a single run's
+	// (not even a count of zero); when every result is one, those rows
+	// would all be empty.
+	for i, m := range list {
+		get := m.get
+		list[i].get = func(r *results.Result) (float64, bool) {
+			if isLevels(r) {
+				return 0, false
+			}
+			return get(r)
+		}
+	}
+	if lm := levelMetrics(rs); len(lm) > 0 {
+		if !slices.ContainsFunc(rs, func(r *results.Result) bool { return !isLevels(r) }) {
+			return lm
+		}
+		list = append(list, lm...)
 	}
 	// The peak row appears only when some result is a peak search.
 	for _, r := range rs {

@@ -15,10 +15,15 @@ import (
 	"github.com/freshbench/freshbench/stats"
 )
 
-// Console writes the human summary of a run, or of a peak search.
+// Console writes the human summary of a run, of a peak search, or of a
+// run at throughput levels.
 func Console(w io.Writer, r *results.Result) {
-	if r.Kind == results.KindPeak {
+	switch {
+	case r.Kind == results.KindPeak:
 		consolePeak(w, r)
+		return
+	case isLevels(r):
+		consoleLevels(w, r)
 		return
 	}
 	s := r.Summary

@@ -29,6 +29,7 @@ type htmlView struct {
 	Cards        []card
 	Instances    *instancesView
 	Peak         *peakView
+	Levels       *levelsView
 	DetailNote   string
 	Throughput   chartView
 	WriteLatency chartView
@@ -104,15 +105,20 @@ func buildView(res *results.Result) *htmlView {
 	if v.Title == "-" {
 		v.Title = orDash(res.Environment.Target)
 	}
-	v.Ingest = !queriesAlone(res)
 	v.Subtitle = subtitle(res)
+	v.Environment = environmentFacts(res)
+	v.Footer = fmt.Sprintf("%s %s · results schema %d · rendered from the results file", orDefault(res.Tool.Name, "freshbench"), orDash(res.Tool.Version), res.SchemaVersion)
+	if isLevels(res) {
+		// Its figures are the levels'; each trial's own are in the file.
+		v.Facts, v.Notices, v.Config, v.Levels = levelsFacts(res), levelsNotices(res), levelsConfigFacts(res), levelsSection(res)
+		return v
+	}
+	v.Ingest = !queriesAlone(res)
 	v.Facts = headerFacts(res)
 	v.Notices = notices(res, detail)
 	v.Instances = instancesSection(res.Merged)
 	v.Queries = queryLoad(detail)
 	v.Config = configFacts(res)
-	v.Environment = environmentFacts(res)
-	v.Footer = fmt.Sprintf("%s %s · results schema %d · rendered from the results file", orDefault(res.Tool.Name, "freshbench"), orDash(res.Tool.Version), res.SchemaVersion)
 	if !v.Ingest {
 		v.Cards = queryCards(res.Queries)
 		return v

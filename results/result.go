@@ -20,6 +20,9 @@ import (
 //
 // 3: kind (run, peak, step, query, sweep, merged); ReadFile fills it in
 // older files from what they hold.
+//
+// Added within version 3, as nothing older reads differently: kind
+// levels and its Levels.
 const SchemaVersion = 3
 
 // Kinds of result. A reader renders a result by its kind rather than
@@ -86,6 +89,10 @@ type Result struct {
 	Verdict *stats.Verdict `json:"verdict,omitempty"`
 	Steps   []*Result      `json:"steps,omitempty"`
 	Peak    *Peak          `json:"peak,omitempty"`
+
+	// Levels, set on a result of KindLevels, holds every trial at every
+	// level and each level's figures.
+	Levels *Levels `json:"levels,omitempty"`
 }
 
 // Peak is the outcome of a peak search.

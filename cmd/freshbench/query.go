@@ -46,8 +46,9 @@ func addQueryFlags(fs *flag.FlagSet) *queryFlags {
 	return f
 }
 
-// config checks the query flags and builds the workload.
-func (f *queryFlags) config(fs *flag.FlagSet, seed uint64) (query.Config, error) {
+// config checks the query flags and builds the workload; levels, when
+// given, set its QPS.
+func (f *queryFlags) config(fs *flag.FlagSet, seed uint64, levels *bench.QueryLevels) (query.Config, error) {
 	mix, err := query.ParseMix(f.mix)
 	if err != nil {
 		return query.Config{}, usagef("--mix: %v", err)
@@ -72,6 +73,9 @@ func (f *queryFlags) config(fs *flag.FlagSet, seed uint64) (query.Config, error)
 			if given(fs, name) {
 				return query.Config{}, usagef("--%s applies to a sweep: add --sweep", name)
 			}
+		}
+		if levels != nil {
+			c.QPS = levels.QPS[0]
 		}
 	}
 	if err := c.Validate(); err != nil {
@@ -111,19 +115,30 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	lf := addLoadFlags(fs)
 	qf := addQueryFlags(fs)
 	ef := addExperimentFlags(fs)
-	out := fs.String("out", "", "results file (default results/query-<time>.json); a sweep rewrites it as each step ends")
+	lv := addLevelsFlags(fs, "open-loop QPS measured in turn instead of one --qps, each by --trials trials after --warmup-trials warm-up trials, e.g. 50,100,200")
+	out := fs.String("out", "", "results file (default results/query-<time>.json); a sweep or --levels rewrites it as each step or trial ends")
 	quiet := fs.Bool("quiet", false, "no live progress")
 	metricsFlags := addMetricsFlags(fs)
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
-	qcfg, err := qf.config(fs, lf.seed)
+	levels, err := lv.given(fs)
+	if err != nil {
+		return err
+	}
+	var ql *bench.QueryLevels
+	if levels {
+		if ql, err = lv.queries(fs); err != nil {
+			return err
+		}
+	}
+	qcfg, err := qf.config(fs, lf.seed, ql)
 	if err != nil {
 		return err
 	}
 	// Events stream in beside the queries when --rate is given; otherwise
 	// the queries run alone against what the target holds.
-	qr := bench.QueryRun{Queries: qcfg, Warmup: lf.warmup, Duration: lf.duration}
+	qr := bench.QueryRun{Queries: qcfg, Warmup: lf.warmup, Duration: lf.duration, Levels: ql}
 	if given(fs, "rate") || given(fs, "total-rate") {
 		runCfg, err := lf.config(tf.requestTimeout)
 		if err != nil {
@@ -137,8 +152,8 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		qr.Ingest = &runCfg
 	}
-	if ef.name != "" && (qr.Ingest == nil || qf.sweep) {
-		return usagef("--experiment: an experiment's instances run an ingest (--rate or --total-rate) and one query measurement (no --sweep)")
+	if ef.name != "" && (qr.Ingest == nil || qf.sweep || levels) {
+		return usagef("--experiment: an experiment's instances run an ingest (--rate or --total-rate) and one query measurement (no --sweep or --levels)")
 	}
 	if qf.sweep {
 		sc, err := qf.sweepConfig()
@@ -190,8 +205,12 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	qr.OnStep = func(r *results.Result) {
-		i := len(r.QuerySweep.Steps) - 1
-		report.QueryStepLine(stdout, i, r.QuerySweep.Steps[i])
+		if r.Kind == results.KindLevels {
+			report.TrialLine(stdout, r)
+		} else {
+			i := len(r.QuerySweep.Steps) - 1
+			report.QueryStepLine(stdout, i, r.QuerySweep.Steps[i])
+		}
 		sess.keep(r, stderr, "query")
 	}
 	res, err := bench.MeasureQueries(ctx, sess.tgt, qr)
@@ -203,13 +222,17 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		sess.close(ctx, false)
 		return err
 	case err != nil:
-		fmt.Fprintf(stderr, "freshbench query: %v (the steps measured are kept)\n", err)
+		fmt.Fprintf(stderr, "freshbench query: %v (what was measured before is kept)\n", err)
 	}
 	if err := sess.write(res); err != nil {
 		sess.close(ctx, false)
 		return err
 	}
-	if qr.Ingest != nil {
+	switch {
+	case res.Kind == results.KindLevels:
+		fmt.Fprintln(stdout)
+		report.Console(stdout, res)
+	case qr.Ingest != nil:
 		report.Console(stdout, res)
 		fmt.Fprintln(stdout)
 	}

@@ -192,7 +192,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	tf := addTargetFlags(fs)
 	lf := addLoadFlags(fs)
 	ef := addExperimentFlags(fs)
-	out := fs.String("out", "", "results file (default results/run-<time>.json)")
+	lv := addLevelsFlags(fs, "target rates measured in turn instead of one --rate, each by --trials trials after --warmup-trials warm-up trials: events/s or bytes/s, all in one unit, e.g. 1000,2000,4000 or 5MB/s,10MB/s")
+	out := fs.String("out", "", "results file (default results/run-<time>.json); with --levels, rewritten as each trial ends")
 	teardown := fs.Bool("teardown", false, "drop the index or table after the run")
 	quiet := fs.Bool("quiet", false, "no live progress")
 	metricsFlags := addMetricsFlags(fs)
@@ -206,6 +207,16 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := ef.apply(fs, &cfg); err != nil {
 		return err
 	}
+	levels, err := lv.given(fs)
+	if err != nil {
+		return err
+	}
+	var lc bench.LevelsConfig
+	if levels {
+		if lc, err = lv.ingest(fs, cfg); err != nil {
+			return err
+		}
+	}
 	if err := resultsPath(out, ef.fileName("run")); err != nil {
 		return err
 	}
@@ -216,6 +227,10 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	cfg.Observer = sess.obs
 	if !*quiet {
 		cfg.Progress = progressPrinter(stderr)
+	}
+	if levels {
+		lc.Run = cfg
+		return runLevels(ctx, sess, lc, *teardown, stdout, stderr)
 	}
 	res, err := bench.Run(ctx, sess.tgt, cfg)
 	if err != nil {

@@ -167,6 +167,17 @@ func (c *Chart) ValueAxis(hi float64, label string, format func(float64) string)
 	return y
 }
 
+// XValueAxis sets a linear x axis from 0 to about hi.
+func (c *Chart) XValueAxis(hi float64, label string, format func(float64) string) Scale {
+	vals, top := niceTicks(hi, 8)
+	x := c.XScale(0, top)
+	for _, v := range vals {
+		c.XTicks = append(c.XTicks, Tick{Pos: x.At(v), Label: format(v)})
+	}
+	c.XLabel = label
+	return x
+}
+
 // MsAxis is a latency axis, in seconds when the values reach seconds.
 func (c *Chart) MsAxis(hi float64) Scale {
 	if hi >= 2000 {

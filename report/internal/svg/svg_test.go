@@ -49,6 +49,21 @@ func TestScaleMapsAndKeepsWildValuesOnTheCanvas(t *testing.T) {
 	}
 }
 
+func TestXValueAxisSpansZeroToARoundTop(t *testing.T) {
+	c := New(300, 100)
+	x := c.XValueAxis(3300, "events/s", Compact)
+	first, last := c.XTicks[0], c.XTicks[len(c.XTicks)-1]
+	if first.Label != "0" || first.Pos != c.Plot.X || last.Label != "3.5k" || last.Pos != c.PlotRight {
+		t.Errorf("ticks from %+v to %+v; want 0 at the left edge and 3.5k at the right", first, last)
+	}
+	if got := x.At(1750); math.Abs(got-(c.Plot.X+c.Plot.W/2)) > 1e-9 {
+		t.Errorf("x.At(1750) = %g, want the middle", got)
+	}
+	if c.XLabel != "events/s" {
+		t.Errorf("label %q", c.XLabel)
+	}
+}
+
 func TestTimelineAxisGoesLogOnlyForAnOutlier(t *testing.T) {
 	flat := New(200, 100)
 	flat.TimelineMsAxis([]float64{10, 12, 11, 13})
