@@ -73,7 +73,7 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.HTTPAddr == "" && cfg.PostgresAddr == "" {
 		return nil, errors.New("noop: no address to listen on")
 	}
-	version := "freshbench-noop " + cfg.Version
+	version := Product + " " + cfg.Version
 	s := &Server{}
 	if cfg.HTTPAddr != "" {
 		ln, err := net.Listen("tcp", cfg.HTTPAddr)

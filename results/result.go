@@ -82,6 +82,9 @@ type Result struct {
 	Verdict *stats.Verdict `json:"verdict,omitempty"`
 	Steps   []*Result      `json:"steps,omitempty"`
 	Peak    *Peak          `json:"peak,omitempty"`
+
+	// A calibration's ceilings; its Steps are its peak searches.
+	Calibration *Calibration `json:"calibration,omitempty"`
 }
 
 // Peak is the outcome of a peak search.

@@ -19,6 +19,7 @@ func flagFor(field string) (string, bool) {
 		"parallel streams": "--parallel", "seed": "--seed",
 		"experiment name": "--experiment", "instance": "--instance", "instances": "--instances", "start": "--start-at",
 		"step": "--step", "maximum steps": "--max-steps", "maximum rate": "--max-rate",
+		"batch sizes": "--batch-sizes", "start rate": "--start", "refinement": "--refine", "maximum duration": "--max-duration",
 		"sweep start": "--sweep-start", "sweep step": "--sweep-step", "sweep maximum": "--sweep-max", "SLO": "--slo",
 	}[field]
 	return f, ok
