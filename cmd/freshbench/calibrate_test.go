@@ -90,7 +90,9 @@ func TestCalibrateTarget(t *testing.T) {
 
 func TestCalibrateBadInput(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "c.json")
-	base := func(args ...string) []string { return append([]string{"calibrate", "--out", out, "--metrics-addr="}, args...) }
+	base := func(args ...string) []string {
+		return append([]string{"calibrate", "--out", out, "--metrics-addr="}, args...)
+	}
 	for _, c := range []struct {
 		name string
 		args []string
