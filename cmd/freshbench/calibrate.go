@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +44,7 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	probeRate := fs.Float64("probe-rate", 20, "probe events per second, as in a run")
 	writeTimeout := fs.Duration("write-timeout", 30*time.Second, "timeout of one write request")
 	out := fs.String("out", "", "results file (default results/calibrate-<time>.json)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the driver over the searches to this file (go tool pprof reads it)")
 	quiet := fs.Bool("quiet", false, "no live progress")
 	metricsAddr := addMetricsFlag(fs)
 	if err := parse(fs, args, stderr); err != nil {
@@ -65,6 +67,13 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if err := resultsPath(out, "calibrate"); err != nil {
 		return err
+	}
+	profile, err := createProfile(*cpuProfile)
+	if err != nil {
+		return err
+	}
+	if profile != nil {
+		defer profile.Close() // also on the way out before profiling started
 	}
 
 	raw := *url
@@ -100,7 +109,15 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		report.CalibrationStep(stdout, batch, steps[batch], st)
 		steps[batch]++
 	}
+	stopProfile, err := startCPUProfile(profile)
+	if err != nil {
+		sess.close(ctx, false)
+		return err
+	}
 	res, err := bench.Calibrate(ctx, sess.tgt, cfg)
+	if perr := stopProfile(); perr != nil {
+		fmt.Fprintf(stderr, "calibrate: %v\n", perr)
+	}
 	if err != nil {
 		sess.close(ctx, false)
 		return err
@@ -122,6 +139,35 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	// A noop server left running keeps what the probes read of every
 	// step; dropping the index frees it. A child has ended already.
 	return sess.close(ctx, child == nil)
+}
+
+// createProfile creates the --cpuprofile file before anything runs; nil
+// for none.
+func createProfile(path string) (*os.File, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, usagef("--cpuprofile: %v", err)
+	}
+	return f, nil
+}
+
+// startCPUProfile profiles this process into f until the returned
+// function is called; a nil f profiles nothing.
+func startCPUProfile(f *os.File) (func() error, error) {
+	if f == nil {
+		return func() error { return nil }, nil
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 func orNone(s string) string {

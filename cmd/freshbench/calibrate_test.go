@@ -78,9 +78,13 @@ func TestCalibrateTarget(t *testing.T) {
 	}
 	defer srv.Close()
 	out := filepath.Join(t.TempDir(), "c.json")
-	code, stdout, stderr := freshbench(t, shortCalibration(out, "--target", srv.PostgresURL("cal"), "--set", "write_method=copy")...)
+	profile := filepath.Join(t.TempDir(), "cpu.pprof")
+	code, stdout, stderr := freshbench(t, shortCalibration(out, "--target", srv.PostgresURL("cal"), "--set", "write_method=copy", "--cpuprofile", profile)...)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if st, err := os.Stat(profile); err != nil || st.Size() == 0 {
+		t.Errorf("CPU profile: %v", err)
 	}
 	res := readCalibration(t, out)
 	if res.Config.TargetSettings["write_method"] != "copy" || res.Calibration.NoopCPUS != 0 {
@@ -110,6 +114,7 @@ func TestCalibrateBadInput(t *testing.T) {
 		{"protocol with a target", base("--target", "sim://", "--protocol", "postgres"), "--protocol chooses the endpoint"},
 		{"target not a noop server", base("--target", "sim://"), "--target sim:// is not a freshbench noop server"},
 		{"unknown target scheme", base("--target", "mongodb://x/y"), "--target: bad target URL"},
+		{"profile in a missing directory", base("--cpuprofile", filepath.Join(out, "no", "cpu.pprof")), "--cpuprofile: open"},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantUsageError(t, c.args, c.want) })
 	}
