@@ -125,7 +125,7 @@ func calibrateBatch(ctx context.Context, tgt target.Target, cfg CalibrateConfig,
 	run.Phase = fmt.Sprintf("batch%d-", batch)
 	pc := PeakConfig{Run: run, Increase: cfg.Increase, Rule: cfg.Rule, Confirm: true, MaxRate: cfg.MaxRate}
 	pc.Run.Ingest.Rate = cfg.Start
-	search, budget, err := searchWithin(ctx, tgt, pc, deadline, cfg.OnStep)
+	search, budget, err := searchWithin(ctx, tgt, pc, deadline, cfg.OnStep, 0)
 	if err != nil || cfg.Refine.Factor == 0 || budget || !search.Peak.Found || search.EndedEarly {
 		return search, err
 	}
@@ -141,16 +141,27 @@ func calibrateBatch(ctx context.Context, tgt target.Target, cfg CalibrateConfig,
 		return search, nil
 	}
 	pc.Run.Phase = run.Phase + "refine-"
-	fine, budget, err := searchWithin(ctx, tgt, pc, deadline, cfg.OnStep)
+	failedAt := len(search.Steps)
+	fine, budget, err := searchWithin(ctx, tgt, pc, deadline, cfg.OnStep, failedAt)
 	if err != nil {
 		return nil, err
 	}
-	failedAt := len(search.Steps)
 	steps := append(search.Steps, fine.Steps...)
-	reason := fine.Peak.Reason
-	if n := len(fine.Steps); !budget && !fine.EndedEarly && n > 0 && fine.Steps[n-1].Verdict.Sustainable {
-		// The refinement ran up to the rate that failed before.
-		reason = fmt.Sprintf("step %d (%s) was not sustainable, and every finer step below it was", failedAt, last.Config.Rate)
+	n := len(steps)
+	// The refinement's own reasons number its steps from 1: say it again
+	// in the numbers of the whole search.
+	var reason string
+	switch {
+	case budget:
+		reason = fine.Peak.Reason
+	case fine.EndedEarly || len(fine.Steps) == 0:
+		reason = ErrInterrupted.Error() + " during the refinement"
+	case steps[n-1].Verdict.Sustainable:
+		reason = fmt.Sprintf("step %d (%.0f events/s) was not sustainable, and every finer step below it was", failedAt, last.Config.RatePerSecond)
+	case n-1 > failedAt && steps[n-2].Config.RatePerSecond == steps[n-1].Config.RatePerSecond:
+		reason = fmt.Sprintf("step %d (%.0f events/s) was not sustainable, confirmed by step %d: %s", n-1, steps[n-1].Config.RatePerSecond, n, steps[n-1].Verdict.Reason())
+	default:
+		reason = fmt.Sprintf("step %d (%.0f events/s) was not sustainable: %s", n, steps[n-1].Config.RatePerSecond, steps[n-1].Verdict.Reason())
 	}
 	search.Steps, search.Generators = steps, append(search.Generators, fine.Generators...)
 	search.Peak = peakOf(search.Peak.Search, steps, reason, search.StartedAt)
@@ -163,7 +174,8 @@ func calibrateBatch(ctx context.Context, tgt target.Target, cfg CalibrateConfig,
 // not end by deadline (judged by the length of the last step), or at the
 // deadline itself. budget reports that the deadline, not a verdict or
 // ctx, ended it.
-func searchWithin(ctx context.Context, tgt target.Target, pc PeakConfig, deadline time.Time, onStep func(int, *results.Result)) (*results.Result, bool, error) {
+// Its steps are numbered after the done steps already run.
+func searchWithin(ctx context.Context, tgt target.Target, pc PeakConfig, deadline time.Time, onStep func(int, *results.Result), done int) (*results.Result, bool, error) {
 	sctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	last := time.Now()
@@ -187,9 +199,10 @@ func searchWithin(ctx context.Context, tgt target.Target, pc PeakConfig, deadlin
 		// Not an interruption: the calibration's time ran out for this
 		// batch size.
 		search.EndedEarly, search.EndReason = false, ""
-		search.Peak.Reason = fmt.Sprintf("the time for batch size %d ran out after step %d", pc.Run.Ingest.BatchSize, len(search.Steps))
-		if n := len(search.Steps); n > 0 && search.Steps[n-1].Verdict == nil {
-			search.Peak.Reason = fmt.Sprintf("the time for batch size %d ran out during step %d", pc.Run.Ingest.BatchSize, n)
+		n := len(search.Steps)
+		search.Peak.Reason = fmt.Sprintf("the time for batch size %d ran out after step %d", pc.Run.Ingest.BatchSize, done+n)
+		if n > 0 && search.Steps[n-1].Verdict == nil {
+			search.Peak.Reason = fmt.Sprintf("the time for batch size %d ran out during step %d", pc.Run.Ingest.BatchSize, done+n)
 		}
 	}
 	return search, budget, nil

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -73,6 +74,11 @@ func TestCalibrateFindsCeiling(t *testing.T) {
 		}
 		if !refined || !strings.Contains(search.Peak.Search.Increase, "then x1.25") {
 			t.Errorf("batch %d: no refinement step at 5000 events/s (increase %q)", p.BatchSize, search.Peak.Search.Increase)
+		}
+		// The reason names the last step in the numbering of the whole
+		// search, not of the refinement alone.
+		if !strings.Contains(p.Reason, fmt.Sprintf("step %d", len(search.Steps))) {
+			t.Errorf("batch %d: reason %q does not name the last of its %d steps", p.BatchSize, p.Reason, len(search.Steps))
 		}
 	}
 	if len(seen) != steps {
