@@ -90,6 +90,9 @@ func TestCalibrateTarget(t *testing.T) {
 	if res.Config.TargetSettings["write_method"] != "copy" || res.Calibration.NoopCPUS != 0 {
 		t.Errorf("settings %v, noop CPU %g; want write_method=copy and no child", res.Config.TargetSettings, res.Calibration.NoopCPUS)
 	}
+	// Not read as a run by the commands that do not render calibrations.
+	wantUsageError(t, []string{"report", out}, "is a calibration, which report and compare do not render yet")
+	wantUsageError(t, []string{"compare", out, out}, "is a calibration")
 }
 
 func TestCalibrateBadInput(t *testing.T) {
