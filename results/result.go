@@ -93,6 +93,8 @@ type Result struct {
 	// Levels, set on a result of KindLevels, holds every trial at every
 	// level and each level's figures.
 	Levels *Levels `json:"levels,omitempty"`
+	// A calibration's ceilings; its Steps are its peak searches.
+	Calibration *Calibration `json:"calibration,omitempty"`
 }
 
 // Peak is the outcome of a peak search.

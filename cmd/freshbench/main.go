@@ -37,6 +37,8 @@ func commands() []command {
 		{"peak", "step the rate up until the target cannot keep up; report the peak sustainable throughput and every step", peakCmd},
 		{"query", "send parameterized queries open-loop at --qps or closed-loop at --concurrency, alone or beside an ingest (--rate); --sweep finds the highest QPS under a latency bound", queryCmd},
 		{"merge", "merge the results files of an experiment's instances (--experiment) into one: histograms added exactly, missing instances named", mergeCmd},
+		{"noop", "serve a no-op Elasticsearch, OpenSearch and PostgreSQL endpoint that acknowledges every write, to measure freshbench itself", noopCmd},
+		{"calibrate", "find this machine's driver ceiling (events/s) and CPU per 100k events for each batch size, against a noop server", calibrateCmd},
 		{"report", "render a results file as a self-contained HTML report", reportCmd},
 		{"compare", "compare results files: headline figures with ratios, differing configuration and environment", compareCmd},
 		{"sample", "print generated sample documents", sampleCmd},
@@ -90,7 +92,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: freshbench <command> [flags]   (freshbench <command> -h for its flags)")
 	fmt.Fprintln(w, "commands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 }
 

@@ -76,6 +76,9 @@ func readResults(path string) (*results.Result, error) {
 	if err != nil {
 		return nil, usageError{err}
 	}
+	if res.Kind == results.KindCalibration {
+		return nil, usagef("%s is a calibration, which report and compare do not render yet: freshbench calibrate printed its table", path)
+	}
 	return res, nil
 }
 

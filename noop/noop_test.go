@@ -1,0 +1,145 @@
+package noop
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/ingest"
+	"github.com/freshbench/freshbench/pace"
+	"github.com/freshbench/freshbench/query"
+	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/target/all"
+)
+
+// start runs a server on loopback for the test.
+func start(t *testing.T) *Server {
+	t.Helper()
+	s, err := Start(Config{HTTPAddr: "127.0.0.1:0", PostgresAddr: "127.0.0.1:0", Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return s
+}
+
+// open opens and sets up freshbench's own target at url, recreated.
+func open(t *testing.T, ctx context.Context, url string, set map[string]string) target.Target {
+	t.Helper()
+	tgt, err := all.Registry().Open(ctx, url, target.Options{Recreate: true, Settings: set, RequestTimeoutS: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tgt.Close() })
+	if err := tgt.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return tgt
+}
+
+// shortRun is a run of two seconds at 2000 events/s with the query
+// workload beside it, bounded in time however slow the machine.
+func shortRun(batch int) bench.Config {
+	return bench.Config{
+		Ingest: ingest.Config{
+			Rate: pace.Rate{PerSecond: 2000, Unit: pace.Events}, BatchSize: batch, Duration: 2 * time.Second, Warmup: 500 * time.Millisecond,
+			Generators: 2, MaxInflight: 8, DocSize: 600, WriteTimeout: 5 * time.Second, ProbeRate: 40,
+		},
+		PollInterval: 50 * time.Millisecond, Drain: 5 * time.Second,
+		Queries: &query.Config{
+			Mix: query.DefaultMix(), QPS: 50, MaxInflight: 4, Limit: 10, Timeout: 5 * time.Second, Settle: 100 * time.Millisecond,
+		},
+	}
+}
+
+// checkRun holds a run against the server to what a database that makes
+// every event visible at once must show: every event due acknowledged,
+// none failed, freshness sampled, every probe seen, a clean audit, and
+// the queries beside it answered without error.
+func checkRun(t *testing.T, res *results.Result) {
+	t.Helper()
+	s := res.Summary
+	if s.EventsDue == 0 || s.EventsDue != s.EventsAcked+s.EventsFailed+s.EventsUnsent {
+		t.Errorf("accounting: due %d ≠ acknowledged %d + failed %d + unsent %d", s.EventsDue, s.EventsAcked, s.EventsFailed, s.EventsUnsent)
+	}
+	if s.EventsFailed != 0 || s.EventsUnsent != 0 || len(s.Errors) != 0 {
+		t.Errorf("failed %d, unsent %d, errors %v; want none", s.EventsFailed, s.EventsUnsent, s.Errors)
+	}
+	if !s.Audited || s.Missing != 0 || s.Unexpected != 0 || s.Duplicates != 0 || res.AuditError != "" {
+		t.Errorf("audit: audited %v, missing %d, unexpected %d, duplicates %d, error %q; want clean", s.Audited, s.Missing, s.Unexpected, s.Duplicates, res.AuditError)
+	}
+	for _, c := range res.Completeness {
+		if c.Visible != c.Acknowledged {
+			t.Errorf("generator %s: %d visible of %d acknowledged", c.Generator, c.Visible, c.Acknowledged)
+		}
+	}
+	if res.Freshness.NotMeasured != "" || s.FreshnessLag.Count == 0 || len(res.Freshness.Errors) != 0 {
+		t.Errorf("freshness: not measured %q, %d samples, errors %v", res.Freshness.NotMeasured, s.FreshnessLag.Count, res.Freshness.Errors)
+	}
+	v := res.Visibility
+	if v.NotMeasured != "" || v.Seen == 0 || v.NeverSeen != 0 || len(v.Errors) != 0 {
+		t.Errorf("visibility: not measured %q, %d seen, %d never seen, errors %v", v.NotMeasured, v.Seen, v.NeverSeen, v.Errors)
+	}
+	q := res.Queries
+	if q == nil {
+		t.Fatal("no query results")
+	}
+	if q.Total.Queries == 0 || q.Total.Failed != 0 {
+		t.Errorf("queries: %d sent, %d failed: %v", q.Total.Queries, q.Total.Failed, q.Total.Errors)
+	}
+}
+
+// freshbench's own targets run a whole measurement against the server:
+// the ingest with its probes and audit, the query workload beside it, and
+// then the query workload alone on what the server kept.
+func TestRunAgainstNoop(t *testing.T) {
+	srv := start(t)
+	cases := []struct {
+		name, url string
+		set       map[string]string
+		batch     int
+	}{
+		{"elasticsearch", srv.ElasticsearchURL("bench"), nil, 50},
+		{"opensearch", srv.OpenSearchURL("bench_os"), nil, 20},
+		{"postgres insert", srv.PostgresURL("ev_insert"), map[string]string{"write_method": "insert"}, 50},
+		{"postgres copy", srv.PostgresURL("ev_copy"), map[string]string{"write_method": "copy"}, 50},
+		{"postgres pipeline", srv.PostgresURL("ev_pipeline"), map[string]string{"write_method": "pipeline"}, 20},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			tgt := open(t, ctx, c.url, c.set)
+			if v, err := tgt.Version(ctx); err != nil {
+				t.Errorf("version: %v", err)
+			} else {
+				t.Logf("version: %s", v)
+			}
+			q := tgt.(target.Querier)
+			if err := q.SetupQueries(ctx); err != nil {
+				t.Fatalf("setup queries: %v", err)
+			}
+			res, err := bench.Run(ctx, tgt, shortRun(c.batch))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRun(t, res)
+
+			alone, err := bench.RunQueries(ctx, q, query.Config{
+				Mix: query.DefaultMix(), Concurrency: 2, Limit: 10, Timeout: 5 * time.Second, SampleSize: 50,
+			}, 0, time.Second, nil)
+			if err != nil {
+				t.Fatalf("queries alone: %v", err)
+			}
+			if a := alone.Queries.Total; a.Queries == 0 || a.Failed != 0 {
+				t.Errorf("queries alone: %d sent, %d failed: %v", a.Queries, a.Failed, a.Errors)
+			}
+		})
+	}
+}
