@@ -574,21 +574,8 @@ func addPoint(dst *stats.Point, p stats.Point) {
 	if w, wp := dst.AckedEvents+dst.FailedEvents, p.AckedEvents+p.FailedEvents; w+wp > 0 {
 		dst.WriteMeanMs = (dst.WriteMeanMs*float64(w) + p.WriteMeanMs*float64(wp)) / float64(w+wp)
 	}
-	if p.FreshnessN > 0 && (dst.FreshnessN == 0 || p.FreshnessLagMinMs < dst.FreshnessLagMinMs) {
-		dst.FreshnessLagMinMs = p.FreshnessLagMinMs
-	}
-	dst.TargetEvents += p.TargetEvents
-	dst.UnsentEvents += p.UnsentEvents
-	dst.Batches += p.Batches
-	dst.AckedEvents += p.AckedEvents
-	dst.AckedBytes += p.AckedBytes
-	dst.FailedEvents += p.FailedEvents
-	dst.LateBatches += p.LateBatches
-	dst.FreshnessN += p.FreshnessN
-	dst.QueryCount += p.QueryCount
-	dst.QueryErrors += p.QueryErrors
+	dst.AddCounts(&p)
 	dst.WriteP99Ms = max(dst.WriteP99Ms, p.WriteP99Ms)
 	dst.WriteMaxMs = max(dst.WriteMaxMs, p.WriteMaxMs)
 	dst.QueryP99Ms = max(dst.QueryP99Ms, p.QueryP99Ms)
-	dst.FreshnessLagMs = max(dst.FreshnessLagMs, p.FreshnessLagMs)
 }

@@ -42,6 +42,28 @@ type Point struct {
 	writeN            int64
 }
 
+// AddCounts adds q's counts to p, keeps the larger of their largest
+// freshness lags and the smaller of their floors: what two intervals
+// joined (a coarser series, or two instances merged) hold exactly. The
+// latency quantiles, the mean and the in-flight figure are left to the
+// caller, which knows how the two intervals relate.
+func (p *Point) AddCounts(q *Point) {
+	p.TargetEvents += q.TargetEvents
+	p.UnsentEvents += q.UnsentEvents
+	p.Batches += q.Batches
+	p.AckedEvents += q.AckedEvents
+	p.AckedBytes += q.AckedBytes
+	p.FailedEvents += q.FailedEvents
+	p.LateBatches += q.LateBatches
+	p.FreshnessLagMs = max(p.FreshnessLagMs, q.FreshnessLagMs)
+	if q.FreshnessN > 0 && (p.FreshnessN == 0 || q.FreshnessLagMinMs < p.FreshnessLagMinMs) {
+		p.FreshnessLagMinMs = q.FreshnessLagMinMs
+	}
+	p.FreshnessN += q.FreshnessN
+	p.QueryCount += q.QueryCount
+	p.QueryErrors += q.QueryErrors
+}
+
 // Series is a per-interval record of a run with bounded memory: when it
 // holds maxPoints intervals it merges neighbours and doubles the width, so
 // a week-long run costs the same memory as an hour-long one. Only the
@@ -100,23 +122,10 @@ func (s *Series) coarsen() {
 		p.WidthS = s.width.Seconds()
 		if i+1 < len(s.points) {
 			q := s.points[i+1]
-			p.TargetEvents += q.TargetEvents
-			p.UnsentEvents += q.UnsentEvents
-			p.Batches += q.Batches
-			p.AckedEvents += q.AckedEvents
-			p.AckedBytes += q.AckedBytes
-			p.FailedEvents += q.FailedEvents
-			p.LateBatches += q.LateBatches
+			p.AddCounts(q)
 			p.Inflight = max(p.Inflight, q.Inflight)
-			p.FreshnessLagMs = max(p.FreshnessLagMs, q.FreshnessLagMs)
-			if q.FreshnessN > 0 && (p.FreshnessN == 0 || q.FreshnessLagMinMs < p.FreshnessLagMinMs) {
-				p.FreshnessLagMinMs = q.FreshnessLagMinMs
-			}
-			p.FreshnessN += q.FreshnessN
 			p.writeSum += q.writeSum
 			p.writeN += q.writeN
-			p.QueryCount += q.QueryCount
-			p.QueryErrors += q.QueryErrors
 			p.writeLat.merge(&q.writeLat)
 			p.queryLat.merge(&q.queryLat)
 		}
