@@ -29,6 +29,9 @@ type Description struct {
 	Tool           results.Tool
 	Environment    results.Environment
 	TargetSettings map[string]string
+	// Ceilings, when looked for, is this machine's calibration: each
+	// result with an ingest records the share of it it used.
+	Ceilings Ceilings
 }
 
 // Describe asks the host and the target what a results file records.
@@ -62,4 +65,5 @@ func Describe(ctx context.Context, command string, tgt target.Target, rawURL str
 func (d Description) Apply(res *results.Result) {
 	res.Command, res.Tool, res.Environment = d.Command, d.Tool, d.Environment
 	res.Config.TargetSettings = d.TargetSettings
+	d.Ceilings.Apply(res, d.Environment)
 }

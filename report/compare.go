@@ -78,6 +78,20 @@ func compareMetrics(rs []*results.Result) []metric {
 	p95 := func(s stats.Summary) float64 { return s.P95Ms }
 	p99 := func(s stats.Summary) float64 { return s.P99Ms }
 	intText := func(v float64) string { return count(int64(v)) }
+	perSecond := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+	probeLoad := func(f func(results.ProbeLoad) float64) func(*results.Result) (float64, bool) {
+		return func(r *results.Result) (float64, bool) {
+			l, ok := detailResult(r).ProbeLoad()
+			return f(l), ok
+		}
+	}
+	probeService := func(f func(results.ProbeLoad) stats.Summary) func(*results.Result) (float64, bool) {
+		return func(r *results.Result) (float64, bool) {
+			l, _ := detailResult(r).ProbeLoad()
+			s := f(l)
+			return s.P99Ms, s.Count > 0
+		}
+	}
 
 	list := []metric{
 		{"target events/s", events(func(s results.Summary) float64 { return s.TargetEventsPerSec }), rate},
@@ -91,6 +105,10 @@ func compareMetrics(rs []*results.Result) []metric {
 		{"freshness lag p99 ms", lat(fresh, p99), ms},
 		{"visibility latency p50 ms", lat(vis, p50), ms},
 		{"visibility latency p95 ms", lat(vis, p95), ms},
+		{"freshness polls/s", probeLoad(func(l results.ProbeLoad) float64 { return l.FreshnessPerSec }), perSecond},
+		{"freshness poll service p99 ms", probeService(func(l results.ProbeLoad) stats.Summary { return l.FreshnessService }), ms},
+		{"probe queries/s", probeLoad(func(l results.ProbeLoad) float64 { return l.ProbePerSec }), perSecond},
+		{"probe query service p99 ms", probeService(func(l results.ProbeLoad) stats.Summary { return l.ProbeService }), ms},
 		{"failed events", counted(func(s results.Summary) int64 { return s.EventsFailed }), intText},
 		{"late batches", counted(func(s results.Summary) int64 { return s.LateBatches }), intText},
 		{"missing events", func(r *results.Result) (float64, bool) {

@@ -91,6 +91,7 @@ func Console(w io.Writer, r *results.Result) {
 	if c := r.DriverCPU; c != nil {
 		fmt.Fprintf(w, "driver: %.1f s CPU over %.1f s (%.0f%% of one core of %d)\n", c.Seconds, c.WallS, c.CorePercent, r.Environment.Cores)
 	}
+	consoleCeiling(w, r.Ceiling)
 	errs := map[string]*stats.ErrorCount{}
 	for k, e := range s.Errors {
 		errs["write "+k] = e
@@ -138,6 +139,37 @@ func consoleProbes(w io.Writer, r *results.Result) {
 	}
 	fmt.Fprintf(w, "visibility: resolution %s ms p99, %s ms max (measured gaps between polls); %d probes, %d seen, %d never seen%s, %d dropped (write failed)\n",
 		ms(v.ResolutionMs), ms(v.ResolutionMaxMs), v.Probes, v.Seen, v.NeverSeen, censored, v.Dropped)
+	if l, ok := r.ProbeLoad(); ok {
+		fmt.Fprintf(w, "probe load on the target: %s\n", probeLoadText(l))
+	}
+}
+
+// probeLoadText is the rate and service time of the freshness and probe
+// queries, which load the database they measure.
+func probeLoadText(l results.ProbeLoad) string {
+	service := func(s stats.Summary) string {
+		if s.Count == 0 {
+			return "none answered"
+		}
+		return fmt.Sprintf("service p50 %s ms, p99 %s ms", ms(s.P50Ms), ms(s.P99Ms))
+	}
+	return fmt.Sprintf("freshness polls %.1f/s (%s), probe queries %.1f/s (%s)",
+		l.FreshnessPerSec, service(l.FreshnessService), l.ProbePerSec, service(l.ProbeService))
+}
+
+// consoleCeiling says what share of this machine's driver ceiling the
+// run used, warning above the half, or why that is unknown.
+func consoleCeiling(w io.Writer, c *results.Ceiling) {
+	switch {
+	case c == nil:
+	case c.NotUsed != "":
+		fmt.Fprintf(w, "driver ceiling unknown (%s): run freshbench calibrate\n", c.NotUsed)
+	case c.Warning != "":
+		fmt.Fprintf(w, "warning: %s\n", c.Warning)
+	default:
+		fmt.Fprintf(w, "driver ceiling: %.0f%% of it targeted, %.0f%% achieved (%.0f events/s, %s)\n",
+			100*c.TargetShare, 100*c.AchievedShare, c.EventsPerSec, c.Method)
+	}
 }
 
 // consoleWrites accounts for every event due in the measured phase, and
@@ -200,6 +232,7 @@ func consolePeak(w io.Writer, r *results.Result) {
 		}
 		fmt.Fprintf(w, "stopped: %s (after %.0f s)\n", p.Reason, p.ElapsedS)
 	}
+	consoleCeiling(w, r.Ceiling)
 }
 
 // StepLine writes one line about the i-th step (from 0) of a peak search,

@@ -161,6 +161,7 @@ func consoleLevels(w io.Writer, r *results.Result) {
 	for _, n := range levelIssues(ls) {
 		fmt.Fprintln(w, n)
 	}
+	consoleCeiling(w, r.Ceiling)
 }
 
 // levelIssues says, per level, what its measured trials lost: failed,
@@ -391,6 +392,9 @@ func levelsNotices(r *results.Result) []notice {
 	}
 	for _, s := range levelIssues(r.Levels) {
 		out = append(out, notice{"warn", capitalize(s) + "."})
+	}
+	if c := r.Ceiling; c != nil && c.Warning != "" {
+		out = append(out, notice{"warn", capitalize(c.Warning) + " (its highest trial)."})
 	}
 	return out
 }

@@ -295,6 +295,9 @@ func notices(res, detail *results.Result) []notice {
 		}
 		out = append(out, notice{"warn", strings.Join(parts, "; ") + "."})
 	}
+	if c := res.Ceiling; c != nil && c.Warning != "" {
+		out = append(out, notice{"warn", capitalize(c.Warning) + "."})
+	}
 	if v := detail.Verdict; v != nil && res.Kind != results.KindPeak {
 		if v.Sustainable {
 			out = append(out, notice{"ok", "This step was sustainable."})
@@ -500,7 +503,20 @@ func completeness(r *results.Result) completenessView {
 		{"dropped (write failed)", count(vis.Dropped)},
 		{"resolution", msUnit(vis.ResolutionMs)},
 	}
+	if l, ok := r.ProbeLoad(); ok {
+		v.Probes = append(v.Probes,
+			fact{"freshness polls", probeRateText(l.FreshnessPerSec, l.FreshnessService)},
+			fact{"probe queries", probeRateText(l.ProbePerSec, l.ProbeService)})
+	}
 	return v
+}
+
+// probeRateText is a probe query's rate and service time.
+func probeRateText(perSec float64, s stats.Summary) string {
+	if s.Count == 0 {
+		return fmt.Sprintf("%.1f/s, none answered", perSec)
+	}
+	return fmt.Sprintf("%.1f/s, service p50 %s, p99 %s", perSec, msUnit(s.P50Ms), msUnit(s.P99Ms))
 }
 
 func configFacts(res *results.Result) []fact {
@@ -561,6 +577,14 @@ func environmentFacts(res *results.Result) []fact {
 	}
 	if c := res.DriverCPU; c != nil {
 		facts = append(facts, fact{"driver CPU", fmt.Sprintf("%.1f s over %.1f s (%.0f%% of one core)", c.Seconds, c.WallS, c.CorePercent)})
+	}
+	switch c := res.Ceiling; {
+	case c == nil:
+	case c.NotUsed != "":
+		facts = append(facts, fact{"driver ceiling", "unknown: " + c.NotUsed + "; run freshbench calibrate"})
+	default:
+		facts = append(facts, fact{"driver ceiling", fmt.Sprintf("%s events/s (%s; calibrated %s, %s): %.0f%% of it targeted, %.0f%% achieved",
+			rate(c.EventsPerSec), c.Method, c.CalibratedAt.UTC().Format(time.RFC3339), c.File, 100*c.TargetShare, 100*c.AchievedShare)})
 	}
 	return facts
 }

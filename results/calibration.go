@@ -1,5 +1,7 @@
 package results
 
+import "time"
+
 // KindCalibration is a calibration (freshbench calibrate): the driver
 // measured alone against a no-op server, one peak search per batch size,
 // each kept in Steps as a result of KindPeak, in the order of
@@ -48,4 +50,36 @@ func (r *Result) DriverCPUPer100k() float64 {
 		return 0
 	}
 	return r.DriverCPU.Seconds / float64(acked) * 1e5
+}
+
+// MachineCalibration is what freshbench calibrate saves as this
+// machine's calibration, apart from its results file: the ceilings that
+// run, peak and query read to say what share of them a run used.
+type MachineCalibration struct {
+	Host         string             `json:"host"`
+	Cores        int                `json:"cores"`
+	Tool         Tool               `json:"tool"`
+	CalibratedAt time.Time          `json:"calibrated_at"`
+	Points       []CalibrationPoint `json:"points"`
+}
+
+// Ceiling is the share of this machine's driver ceiling a run used: its
+// target rate and its achieved rate over the ceiling at its batch size.
+type Ceiling struct {
+	File string `json:"file"` // the calibration read
+	// NotUsed, when set, says why no ceiling applies (no calibration,
+	// one from another host, …); the figures below are then empty.
+	NotUsed      string    `json:"not_used,omitempty"`
+	CalibratedAt time.Time `json:"calibrated_at,omitzero"`
+	// BatchSizes are the calibrated batch sizes the ceiling comes from:
+	// the run's own, the two around it (interpolated), or the nearest
+	// when the run's is outside the calibrated range (Method says which).
+	BatchSizes    []int   `json:"calibrated_batch_sizes,omitempty"`
+	Method        string  `json:"method,omitempty"`
+	EventsPerSec  float64 `json:"ceiling_events_per_s,omitempty"`
+	TargetShare   float64 `json:"target_share,omitempty"`   // target events/s / ceiling
+	AchievedShare float64 `json:"achieved_share,omitempty"` // achieved events/s / ceiling
+	// Warning, when set, says that the run used more than half the
+	// ceiling: the driver, not the database, may have been the limit.
+	Warning string `json:"warning,omitempty"`
 }

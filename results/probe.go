@@ -81,3 +81,38 @@ type Completeness struct {
 	// and mean nothing.
 	NotMeasured string `json:"not_measured,omitempty"`
 }
+
+// ProbeLoad is the load the measurement itself puts on the target: the
+// freshness polls and the probe queries that ended in the measured
+// window, answered or failed, and the service time of those answered.
+type ProbeLoad struct {
+	FreshnessPerSec  float64
+	FreshnessService stats.Summary
+	ProbePerSec      float64
+	ProbeService     stats.Summary
+}
+
+// ProbeLoad derives r's probe load over its measured window; false when
+// nothing was measured.
+func (r *Result) ProbeLoad() (ProbeLoad, bool) {
+	s := r.Summary.MeasuredS
+	if s <= 0 {
+		return ProbeLoad{}, false
+	}
+	f, v := r.Freshness, r.Visibility
+	var load ProbeLoad
+	load.FreshnessPerSec = float64(f.Samples+f.Censored) / s
+	if f.QueryService != nil {
+		load.FreshnessService = f.QueryService.Summarize()
+	}
+	var probes int64
+	for _, e := range v.Errors {
+		probes += e.Count
+	}
+	if v.QueryService != nil {
+		probes += v.QueryService.Count()
+		load.ProbeService = v.QueryService.Summarize()
+	}
+	load.ProbePerSec = float64(probes) / s
+	return load, true
+}

@@ -95,6 +95,9 @@ type Result struct {
 	Levels *Levels `json:"levels,omitempty"`
 	// A calibration's ceilings; its Steps are its peak searches.
 	Calibration *Calibration `json:"calibration,omitempty"`
+	// Ceiling is the share of this machine's driver ceiling the ingest
+	// used, when it ran with one (see MachineCalibration).
+	Ceiling *Ceiling `json:"ceiling,omitempty"`
 }
 
 // Peak is the outcome of a peak search.

@@ -47,8 +47,16 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the driver over the searches to this file (go tool pprof reads it)")
 	quiet := fs.Bool("quiet", false, "no live progress")
 	metricsFlags := addMetricsFlags(fs)
+	calibration := fs.String("calibration", "", "file to save the ceilings found in as this machine's calibration, which run, peak and query read (default: calibration.json under $FRESHBENCH_CACHE, or else under the user's cache directory in freshbench/)")
 	if err := parse(fs, args, stderr); err != nil {
 		return err
+	}
+	if *calibration == "" {
+		path, err := bench.DefaultCalibrationPath()
+		if err != nil {
+			return usagef("%v; give --calibration FILE", err)
+		}
+		*calibration = path
 	}
 	cfg, err := calibrateConfig(*batches, *start, *step, *refine, *maxRate, *hold, *warmup, *maxDuration, *docSize, *maxMemory)
 	if err != nil {
@@ -136,6 +144,14 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fmt.Fprintln(stdout)
 	report.Calibration(stdout, res)
 	fmt.Fprintf(stdout, "results: %s\n", *out)
+	// An interrupted calibration's ceilings are too low to warn by.
+	if res.EndedEarly {
+		fmt.Fprintf(stdout, "calibration: ended early, not saved as this machine's (%s keeps what it held)\n", *calibration)
+	} else if err := bench.SaveCalibration(*calibration, res); err != nil {
+		fmt.Fprintf(stderr, "calibrate: %v\n", err)
+	} else {
+		fmt.Fprintf(stdout, "calibration: saved as this machine's: %s\n", *calibration)
+	}
 	// A noop server left running keeps what the probes read of every
 	// step; dropping the index frees it. A child has ended already.
 	return sess.close(ctx, child == nil)

@@ -22,7 +22,15 @@ func TestMain(m *testing.M) {
 	if os.Getenv(asMain) == "1" {
 		main()
 	}
-	os.Exit(m.Run())
+	// No test reads or replaces the calibration of the user's machine.
+	cache, err := os.MkdirTemp("", "freshbench-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("FRESHBENCH_CACHE", cache)
+	code := m.Run()
+	os.RemoveAll(cache)
+	os.Exit(code)
 }
 
 // shortCalibration is a calibration of a few seconds.
@@ -53,10 +61,19 @@ func readCalibration(t *testing.T, path string) *results.Result {
 // drives it and records the child's CPU apart from the driver's.
 func TestCalibrateStartsNoop(t *testing.T) {
 	t.Setenv(asMain, "1")
+	cache := t.TempDir()
+	t.Setenv("FRESHBENCH_CACHE", cache) // where the calibration is saved by default
 	out := filepath.Join(t.TempDir(), "c.json")
 	code, stdout, stderr := freshbench(t, shortCalibration(out)...)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	saved := filepath.Join(cache, "calibration.json")
+	if !strings.Contains(stdout, "calibration: saved as this machine's: "+saved) {
+		t.Errorf("stdout does not say the calibration was saved at %s:\n%s", saved, stdout)
+	}
+	if _, err := os.Stat(saved); err != nil {
+		t.Errorf("calibration not saved: %v", err)
 	}
 	for _, want := range []string{"batch 20 step 1: target 1,000 events/s", "batch size", "CPU s per 100k events", "the noop server used"} {
 		if !strings.Contains(stdout, want) {
@@ -79,9 +96,23 @@ func TestCalibrateTarget(t *testing.T) {
 	defer srv.Close()
 	out := filepath.Join(t.TempDir(), "c.json")
 	profile := filepath.Join(t.TempDir(), "cpu.pprof")
-	code, stdout, stderr := freshbench(t, shortCalibration(out, "--target", srv.PostgresURL("cal"), "--set", "write_method=copy", "--cpuprofile", profile)...)
+	saved := filepath.Join(t.TempDir(), "machine.json")
+	code, stdout, stderr := freshbench(t, shortCalibration(out, "--target", srv.PostgresURL("cal"), "--set", "write_method=copy", "--cpuprofile", profile, "--calibration", saved)...)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	// A run reads the calibration saved: its batch size, 50, lies between
+	// the calibrated 20 and 100.
+	run := filepath.Join(t.TempDir(), "run.json")
+	if code, stdout, stderr := freshbench(t, shortRun("--target", "sim://", "--rate", "200", "--metrics-addr=", "--quiet", "--out", run, "--calibration", saved)...); code != 0 {
+		t.Fatalf("run with the calibration: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	r, err := results.ReadFile(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Ceiling == nil || r.Ceiling.NotUsed != "" || r.Ceiling.EventsPerSec <= 0 {
+		t.Errorf("run with the calibration saved: ceiling %+v; want one used", r.Ceiling)
 	}
 	if st, err := os.Stat(profile); err != nil || st.Size() == 0 {
 		t.Errorf("CPU profile: %v", err)

@@ -29,7 +29,12 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	teardown := fs.Bool("teardown", false, "drop the index or table after the search")
 	quiet := fs.Bool("quiet", false, "no live progress")
 	metricsFlags := addMetricsFlags(fs)
+	calibration := addCalibrationFlag(fs)
 	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	ceilings, err := loadCeilings(*calibration, stderr)
+	if err != nil {
 		return err
 	}
 	pc, err := peakConfig(lf, tf, *step, *hold, *maxSteps, *maxRate, *slo, *confirm)
@@ -47,6 +52,7 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	sess.desc.Ceilings = ceilings
 	pc.Run.Observer = sess.obs
 	if !*quiet {
 		pc.Run.Progress = progressPrinter(stderr)

@@ -119,6 +119,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	out := fs.String("out", "", "results file (default results/query-<time>.json); a sweep or --levels rewrites it as each step or trial ends")
 	quiet := fs.Bool("quiet", false, "no live progress")
 	metricsFlags := addMetricsFlags(fs)
+	calibration := addCalibrationFlag(fs)
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
@@ -151,6 +152,13 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			runCfg.Progress = progressPrinter(stderr)
 		}
 		qr.Ingest = &runCfg
+	}
+	// Only an ingest has a share of the driver ceiling to record.
+	var ceilings bench.Ceilings
+	if qr.Ingest != nil && !qf.explain {
+		if ceilings, err = loadCeilings(*calibration, stderr); err != nil {
+			return err
+		}
 	}
 	if ef.name != "" && (qr.Ingest == nil || qf.sweep || levels) {
 		return usagef("--experiment: an experiment's instances run an ingest (--rate or --total-rate) and one query measurement (no --sweep or --levels)")
@@ -195,6 +203,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	sess.desc.Ceilings = ceilings
 	qr.Observer = sess.obs
 	if qr.Ingest != nil {
 		qr.Ingest.Observer = sess.obs

@@ -197,7 +197,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	teardown := fs.Bool("teardown", false, "drop the index or table after the run")
 	quiet := fs.Bool("quiet", false, "no live progress")
 	metricsFlags := addMetricsFlags(fs)
+	calibration := addCalibrationFlag(fs)
 	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	ceilings, err := loadCeilings(*calibration, stderr)
+	if err != nil {
 		return err
 	}
 	cfg, err := lf.config(tf.requestTimeout)
@@ -224,6 +229,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	sess.desc.Ceilings = ceilings
 	cfg.Observer = sess.obs
 	if !*quiet {
 		cfg.Progress = progressPrinter(stderr)
