@@ -28,8 +28,13 @@ var queryFields = map[string]string{
 
 // SetupQueries checks that the index maps the query fields as Setup's
 // mapping does. An index created otherwise (by a write to a missing index,
-// say) maps strings as text, and the queries would silently miss.
+// or with mapping=dynamic) maps strings as text, and the queries would
+// silently miss.
 func (t *Target) SetupQueries(ctx context.Context) error {
+	if t.cfg.mapping != MappingFreshbench {
+		return fmt.Errorf("%w mapping=%s: the query workload needs freshbench's mapping (term queries on text fields miss); set mapping=%s and recreate the index",
+			target.ErrBadSetting, t.cfg.mapping, MappingFreshbench)
+	}
 	names := slices.Sorted(maps.Keys(queryFields))
 	res, err := t.do(ctx, http.MethodGet, "/"+t.ip+"/_mapping/field/"+strings.Join(names, ","), "", nil)
 	if err != nil {
