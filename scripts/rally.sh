@@ -21,7 +21,7 @@
 #   FRESHBENCH_RALLY_BATCH     [500]          documents per bulk request
 #   FRESHBENCH_RALLY_CLIENTS   [2]            Rally's clients (bulk requests at once)
 #   FRESHBENCH_RALLY_DOC_SIZE  [1KB]          size of a generated document
-#   FRESHBENCH_RALLY_DOCS      [10000 per second of warm-up and duration]
+#   FRESHBENCH_RALLY_DOCS      [15000 per second of warm-up and duration]
 #                                             documents in Rally's corpus; Rally
 #                                             stops early when they run out
 #   FRESHBENCH_RALLY_MAPPING   [dynamic]      dynamic (no mappings, as the index of a
@@ -44,7 +44,9 @@
 #
 # Both tools talk to 127.0.0.1 only, over plain HTTP, without credentials
 # (the local test server has security off). Rally runs with --offline and
-# its home under the cache, so it neither fetches tracks nor touches ~/.rally.
+# its home under the cache, so it neither fetches tracks nor touches
+# ~/.rally, and through a wrapper that keeps its actors on 127.0.0.1 (see
+# esrally_wrapper).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -96,7 +98,7 @@ config() {
 	whole FRESHBENCH_RALLY_CLIENTS "$CLIENTS" 1
 	whole FRESHBENCH_RALLY_SHARDS "$SHARDS" 1
 	whole FRESHBENCH_RALLY_REPLICAS "$REPLICAS" 0
-	DOCS=${FRESHBENCH_RALLY_DOCS:-$((10000 * (WARMUP + DURATION)))}
+	DOCS=${FRESHBENCH_RALLY_DOCS:-$((15000 * (WARMUP + DURATION)))}
 	whole FRESHBENCH_RALLY_DOCS "$DOCS" 1
 	[[ $MAPPING == dynamic || $MAPPING == freshbench ]] ||
 		bad "FRESHBENCH_RALLY_MAPPING=$MAPPING: want dynamic or freshbench"
@@ -198,10 +200,9 @@ EOF
 }
 
 # esrally_venv installs esrally VERSION into a virtualenv under the cache
-# (once) and sets ESRALLY.
+# (once) and sets PY, its Python.
 esrally_venv() {
 	local venv=$CACHE/venv have
-	ESRALLY=$venv/bin/esrally
 	PY=$venv/bin/python
 	have=$("$PY" -c 'import importlib.metadata as m; print(m.version("esrally"))' 2>/dev/null || true)
 	[[ $have == "$VERSION" ]] && return
@@ -226,34 +227,50 @@ delete_index() {
 	curl -s -o /dev/null --max-time 60 -X DELETE "http://$HOST:$PORT/$1" || true
 }
 
-# esrally_command sets ESRALLY_CMD, how Rally is started. Elasticsearch's
-# integ-test distribution (scripts/elasticsearch.sh) serves no GET /, with
-# which Rally's synchronous client checks the product before its first
-# request; against such a server Rally starts through a wrapper that skips
-# that check. The asynchronous client, which sends the bulk requests,
-# skips it already, so what is measured is the same.
-esrally_command() {
-	ESRALLY_CMD=("$ESRALLY")
-	if curl -sf -o /dev/null --max-time 10 "http://$HOST:$PORT/"; then
-		return
-	fi
-	local wrapper=$CACHE/esrally-without-product-check.py
+# esrally_wrapper writes the Python script that Rally starts through and
+# sets ESRALLY_CMD. It changes two things, neither on the path of the bulk
+# requests:
+#  - Rally's actors (Thespian, over TCP) use 127.0.0.1 and listen there
+#    only, instead of an address found by routing towards a public one
+#    and sockets that listen on every interface;
+#  - its synchronous client skips the product check, a GET / before its
+#    first request that Elasticsearch's integ-test distribution
+#    (scripts/elasticsearch.sh) does not serve. The asynchronous client,
+#    which sends the bulk requests, skips it already.
+esrally_wrapper() {
+	local wrapper=$CACHE/esrally-local.py
 	cat >"$wrapper" <<'EOF'
-# Written by freshbench's scripts/rally.sh: esrally, with its synchronous
-# client's product check (GET /) skipped, for servers that lack GET /.
+# Written by freshbench's scripts/rally.sh: esrally with its actors on
+# 127.0.0.1 alone and without the synchronous client's product check
+# (GET /), which a local integ-test Elasticsearch does not serve.
+import os
 import sys
 
-from esrally.client import synchronous
+os.environ["THESPIAN_BASE_IPADDR"] = "127.0.0.1"
 
-_init = synchronous.RallySyncElasticsearch.__init__
+from esrally.client import synchronous  # noqa: E402
+from thespian.system.transport import IPBase  # noqa: E402
+
+_addr_init = IPBase.IPActorAddress.__init__
 
 
-def _init_verified(self, *args, **kwargs):
-    _init(self, *args, **kwargs)
+def _addr_init_loopback(self, *args, **kwargs):
+    _addr_init(self, *args, **kwargs)
+    if self.bindname[0] == "":
+        self.bindname = ("127.0.0.1", self.bindname[1])
+
+
+IPBase.IPActorAddress.__init__ = _addr_init_loopback
+
+_sync_init = synchronous.RallySyncElasticsearch.__init__
+
+
+def _sync_init_verified(self, *args, **kwargs):
+    _sync_init(self, *args, **kwargs)
     self._verified_elasticsearch = True
 
 
-synchronous.RallySyncElasticsearch.__init__ = _init_verified
+synchronous.RallySyncElasticsearch.__init__ = _sync_init_verified
 
 from esrally import rally  # noqa: E402
 
@@ -261,7 +278,6 @@ sys.argv[0] = "esrally"
 rally.main()
 EOF
 	ESRALLY_CMD=("$PY" "$wrapper")
-	log "http://$HOST:$PORT/ serves no GET /: Rally starts through $wrapper, which skips its product check"
 }
 
 # rally_race IDS races Rally on the track of IDS and writes its CSV report.
@@ -280,6 +296,13 @@ rally_race() {
 	if ! RALLY_HOME=$CACHE/home "${RALLY_CMD[@]}" >"$WORK/rally-$ids.log" 2>&1 </dev/null; then
 		tail -n 30 "$WORK/rally-$ids.log" >&2
 		die "Rally failed ($ids ids); its own log is in $CACHE/home/.rally/logs"
+	fi
+	# Rally stops when its corpus runs out, before the time it was given.
+	local stored
+	curl -s -o /dev/null --max-time 60 -X POST "http://$HOST:$PORT/$RALLY_INDEX/_refresh" || true
+	stored=$(curl -s --max-time 60 "http://$HOST:$PORT/$RALLY_INDEX/_count?filter_path=count" | tr -dc 0-9)
+	if [[ $stored == "$DOCS" ]]; then
+		NOTES+=("Rally ($ids ids) indexed all $DOCS documents of its corpus: it stopped before $((WARMUP + DURATION)) s; set FRESHBENCH_RALLY_DOCS higher")
 	fi
 	delete_index "$RALLY_INDEX"
 	rm -f "$dir"/documents.json*
@@ -349,8 +372,9 @@ race() {
 	esrally_venv
 	freshbench_bin
 	mkdir -p "$WORK" "$CACHE/home"
-	esrally_command
+	esrally_wrapper
 	COMMANDS=()
+	NOTES=()
 	local load_before started
 	load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 	started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -364,10 +388,13 @@ race() {
 
 	echo "One sitting from $started to $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname) ($(nproc) cores):"
 	echo "Elasticsearch $ES_VERSION on $HOST:$PORT; $SHARDS shard(s), $REPLICAS replica(s), refresh $REFRESH, mapping $MAPPING;"
-	echo "batch $BATCH, documents of $DOC_SIZE; $WARMUP s warm-up, then $DURATION s measured per run."
+	echo "batch $BATCH, documents of $DOC_SIZE (Rally's corpus: $DOCS); $WARMUP s warm-up, then $DURATION s measured per run."
 	echo "Load average (1, 5, 15 min): $load_before before, $(cut -d' ' -f1-3 /proc/loadavg) after."
 	echo
 	table
+	for i in "${NOTES[@]}"; do
+		echo "Note: $i"
+	done
 	echo
 	echo "Commands, in order (reports and results in $WORK):"
 	for i in "${COMMANDS[@]}"; do
