@@ -357,12 +357,12 @@ for r in runs.split():
     with open(os.path.join(work, f"freshbench-{rate}-{n}.json")) as f:
         s = json.load(f)["summary"]
     w, st, lag = s["write_latency"], s["service_time"], s["freshness_lag"]
-    audit = f"{s['missing']} missing" if s.get("audited") else "not audited"
+    audit = f"audit: {s['missing']:,} missing" if s.get("audited") else "not audited"
     print(f"| freshbench | {num(float(rate))}/s target, {n} in flight"
           f" | achieved {num(s['achieved_events_per_s'])}"
           f" | {ms(w['p50_ms'], w['p99_ms'])} | {ms(st['p50_ms'], st['p99_ms'])}"
-          f" | {s['late_batches']:,} of {s['batches']:,} batches late; {s['events_failed']:,} failed; {audit};"
-          f" freshness lag p50 / p99 {ms(lag['p50_ms'], lag['p99_ms'])} ms |")
+          f" | {s['late_batches']:,} of {s['batches']:,} batches late; {s['events_unsent']:,} of {s['events_due']:,} events unsent,"
+          f" {s['events_failed']:,} failed; {audit}; freshness lag p50 / p99 {ms(lag['p50_ms'], lag['p99_ms'])} ms |")
 EOF
 }
 
