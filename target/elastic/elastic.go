@@ -565,30 +565,17 @@ func (c config) generatorField() string {
 func (t *Target) checkGeneratorMapping(ctx context.Context) error {
 	const field = "generator_identifier"
 	want := t.cfg.generatorField()
-	res, err := t.do(ctx, http.MethodGet, "/"+t.ip+"/_mapping/field/"+field+","+want, "", nil)
+	indices, err := t.fieldTypes(ctx, field, want)
 	if err != nil {
-		return fmt.Errorf("check mapping: %w", err)
-	}
-	if !is2xx(res.status) {
-		return fmt.Errorf("check mapping: %w", serverError(res.status, res.body))
-	}
-	var indices map[string]struct {
-		Mappings map[string]struct {
-			Mapping map[string]struct {
-				Type string `json:"type"`
-			} `json:"mapping"`
-		} `json:"mappings"`
-	}
-	if err := json.Unmarshal(res.body, &indices); err != nil {
-		return fmt.Errorf("check mapping: decode: %w", err)
+		return err
 	}
 	other := MappingDynamic
 	if t.cfg.mapping == MappingDynamic {
 		other = MappingFreshbench
 	}
-	for index, m := range indices {
-		got := m.Mappings[field].Mapping[field].Type
-		if got == "" || m.Mappings[want].Mapping[lastPart(want)].Type == "keyword" {
+	for index, types := range indices {
+		got := types[field]
+		if got == "" || types[want] == "keyword" {
 			continue
 		}
 		return fmt.Errorf("%w mapping=%s: index %s maps %s as %s, but the probes filter on %s as a keyword; "+
@@ -598,10 +585,37 @@ func (t *Target) checkGeneratorMapping(ctx context.Context) error {
 	return nil
 }
 
-// lastPart is the leaf name of a field path, the key under which the
-// field mapping API reports a field.
-func lastPart(field string) string {
-	return field[strings.LastIndexByte(field, '.')+1:]
+// fieldTypes returns, per index (an alias may name several), the type
+// each of fields is mapped as, "" when it is not, from the field mapping
+// API. A subfield is named by its path (generator_identifier.keyword).
+func (t *Target) fieldTypes(ctx context.Context, fields ...string) (map[string]map[string]string, error) {
+	res, err := t.do(ctx, http.MethodGet, "/"+t.ip+"/_mapping/field/"+strings.Join(fields, ","), "", nil)
+	if err != nil {
+		return nil, fmt.Errorf("check mapping: %w", err)
+	}
+	if !is2xx(res.status) {
+		return nil, fmt.Errorf("check mapping: %w", serverError(res.status, res.body))
+	}
+	var indices map[string]struct {
+		Mappings map[string]struct {
+			Mapping map[string]struct {
+				Type string `json:"type"`
+			} `json:"mapping"`
+		} `json:"mappings"`
+	}
+	if err := json.Unmarshal(res.body, &indices); err != nil {
+		return nil, fmt.Errorf("check mapping: decode: %w", err)
+	}
+	out := make(map[string]map[string]string, len(indices))
+	for index, m := range indices {
+		types := make(map[string]string, len(fields))
+		for _, f := range fields {
+			// The API reports a field under its leaf name.
+			types[f] = m.Mappings[f].Mapping[f[strings.LastIndexByte(f, '.')+1:]].Type
+		}
+		out[index] = types
+	}
+	return out, nil
 }
 
 func (t *Target) deleteIndex(ctx context.Context) error {

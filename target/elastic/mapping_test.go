@@ -2,10 +2,8 @@ package elastic
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -21,30 +19,17 @@ import (
 var dynamic = map[string]string{"mapping": MappingDynamic, "refresh_interval": "200ms"}
 
 // fieldTypes returns the type the index maps each of fields as ("" when
-// unmapped), from the field mapping API.
+// unmapped).
 func fieldTypes(t *testing.T, tg *Target, fields ...string) map[string]string {
 	t.Helper()
-	res, err := tg.do(context.Background(), http.MethodGet, "/"+tg.ip+"/_mapping/field/"+strings.Join(fields, ","), "", nil)
-	if err != nil || !is2xx(res.status) {
-		t.Fatalf("field mapping: %v %s", err, res.body)
+	indices, err := tg.fieldTypes(context.Background(), fields...)
+	if err != nil || len(indices) != 1 {
+		t.Fatalf("field types of %d indices: %v", len(indices), err)
 	}
-	var indices map[string]struct {
-		Mappings map[string]struct {
-			Mapping map[string]struct {
-				Type string `json:"type"`
-			} `json:"mapping"`
-		} `json:"mappings"`
+	for _, types := range indices {
+		return types
 	}
-	if err := json.Unmarshal(res.body, &indices); err != nil {
-		t.Fatal(err)
-	}
-	out := make(map[string]string, len(fields))
-	for _, m := range indices {
-		for _, f := range fields {
-			out[f] = m.Mappings[f].Mapping[lastPart(f)].Type
-		}
-	}
-	return out
+	return nil
 }
 
 // With mapping=dynamic the index is created without mappings, and the
