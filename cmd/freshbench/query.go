@@ -193,6 +193,9 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err := q.SetupQueries(ctx); err != nil {
 		tgt.Close()
+		if errors.Is(err, target.ErrBadSetting) {
+			return usagef("--set: set up the queries on %s: %v", redact.URL(raw), err)
+		}
 		return fmt.Errorf("set up the queries on %s: %w", redact.URL(raw), err)
 	}
 	var exp *results.Experiment

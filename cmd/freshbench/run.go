@@ -105,6 +105,10 @@ func (f *targetFlags) open(ctx context.Context) (target.Target, string, error) {
 	defer cancel()
 	if err := tgt.Setup(sctx); err != nil {
 		tgt.Close()
+		if errors.Is(err, target.ErrBadSetting) {
+			// The index exists, made for other settings.
+			return nil, "", usagef("--set: set up %s: %v", redact.URL(raw), err)
+		}
 		return nil, "", fail(fmt.Errorf("set up %s: %w", redact.URL(raw), err))
 	}
 	return tgt, raw, nil

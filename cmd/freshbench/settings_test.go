@@ -1,8 +1,12 @@
 package main
 
 import (
+	"fmt"
+	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/freshbench/freshbench/target/all"
 )
@@ -32,4 +36,29 @@ func TestSettingsHelp(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestMappingMismatchExitsTwo checks that an index the mapping setting
+// cannot use is bad input: the query workload with mapping=dynamic, and
+// a run with mapping=dynamic on an index made with freshbench's mapping.
+func TestMappingMismatchExitsTwo(t *testing.T) {
+	host := serverHost(t, "FRESHBENCH_TEST_ELASTICSEARCH_URL")
+	if host == "" {
+		t.Skip("FRESHBENCH_TEST_ELASTICSEARCH_URL is not set: start a server with `scripts/elasticsearch.sh start`")
+	}
+	idx := fmt.Sprintf("fb-cmd-mapping-%d", time.Now().UnixNano())
+	raw := "elasticsearch://" + host + "/" + idx
+	t.Cleanup(func() {
+		req, _ := http.NewRequest(http.MethodDelete, "http://"+host+"/"+idx, nil)
+		if res, err := http.DefaultClient.Do(req); err == nil {
+			res.Body.Close()
+		}
+	})
+	wantUsageError(t, []string{"query", "--target", raw, "--recreate", "--set", "mapping=dynamic", "--qps", "5", "--duration", "2s", "--warmup", "0s"},
+		"the query workload needs freshbench's mapping")
+	// Now an index with freshbench's mapping, and its fields mapped.
+	if code, _, stderr := freshbench(t, shortRun("--target", raw, "--recreate", "--rate", "100", "--quiet", "--out", filepath.Join(t.TempDir(), "r.json"))...); code != 0 {
+		t.Fatalf("run with freshbench's mapping: exit %d: %s", code, stderr)
+	}
+	wantUsageError(t, shortRun("--target", raw, "--set", "mapping=dynamic"), "set mapping=freshbench, the mapping it was created with")
 }

@@ -38,11 +38,17 @@
 //
 // # Settings (Options.Settings)
 //
-// shards, replicas, refresh_interval and max_retries, declared with their
-// defaults and meanings by Knobs.
+// shards, replicas, refresh_interval, max_retries and mapping, declared
+// with their defaults and meanings by Knobs.
 //
 // Setup reuses an existing index as it is (its settings are not changed)
-// unless Options.Recreate is set.
+// unless Options.Recreate is set; an index whose generator_identifier is
+// mapped otherwise than the mapping setting says is refused, because the
+// probes would find none of its documents.
+//
+// With mapping=dynamic the probes filter on generator_identifier.keyword,
+// the keyword subfield that dynamic mapping adds to a string; _event_time
+// and _seq are mapped as long from their integer values either way.
 //
 // # Measurement rules
 //
@@ -123,6 +129,7 @@ type config struct {
 	replicas        int
 	refreshInterval string
 	maxRetries      int
+	mapping         string          // MappingFreshbench or MappingDynamic
 	settings        target.Settings // the above as resolved, for results
 	recreate        bool
 	insecure        bool
@@ -464,7 +471,8 @@ func serverError(status int, body []byte) error {
 
 func is2xx(status int) bool { return status >= 200 && status < 300 }
 
-// Setup creates the index with freshbench's mapping, or reuses it.
+// Setup creates the index with the mapping setting's mapping, or reuses it
+// if its generator_identifier is mapped as that mapping would.
 func (t *Target) Setup(ctx context.Context) error {
 	if t.cfg.recreate {
 		if err := t.deleteIndex(ctx); err != nil {
@@ -477,6 +485,9 @@ func (t *Target) Setup(ctx context.Context) error {
 		}
 		switch res.status {
 		case http.StatusOK:
+			if err := t.checkGeneratorMapping(ctx); err != nil {
+				return fmt.Errorf("%s: setup: %w", t.display, err)
+			}
 			return nil // reuse as is (idempotent)
 		case http.StatusNotFound:
 		default:
@@ -501,14 +512,13 @@ func (t *Target) Setup(ctx context.Context) error {
 	return nil
 }
 
-// indexDefinition is the body of the create-index request. Fields that
-// queries filter or aggregate on are mapped explicitly so that dynamic
-// mapping cannot turn them into text (or _event_time into a float); the
-// rest of the payload is mapped dynamically, as RockBench did.
+// indexDefinition is the body of the create-index request. With
+// freshbench's mapping, fields that queries filter or aggregate on are
+// mapped explicitly so that dynamic mapping cannot turn them into text (or
+// _event_time into a float); the rest of the payload is mapped
+// dynamically, as RockBench did. With mapping=dynamic nothing is mapped.
 func (t *Target) indexDefinition() map[string]any {
-	kw := map[string]any{"type": "keyword"}
-	long := map[string]any{"type": "long"}
-	return map[string]any{
+	def := map[string]any{
 		"settings": map[string]any{
 			"index": map[string]any{
 				"number_of_shards":   t.cfg.shards,
@@ -516,20 +526,96 @@ func (t *Target) indexDefinition() map[string]any {
 				"refresh_interval":   t.cfg.refreshInterval,
 			},
 		},
-		"mappings": map[string]any{
-			"dynamic": true,
-			"properties": map[string]any{
-				"generator_identifier": kw,
-				"_event_time":          long,
-				"_seq":                 long,
-				"processBy":            kw,
-				"emails":               kw,
-				"tags":                 kw,
-				"company":              kw,
-				"age":                  map[string]any{"type": "integer"},
-			},
+	}
+	if t.cfg.mapping == MappingDynamic {
+		return def
+	}
+	kw := map[string]any{"type": "keyword"}
+	long := map[string]any{"type": "long"}
+	def["mappings"] = map[string]any{
+		"dynamic": true,
+		"properties": map[string]any{
+			"generator_identifier": kw,
+			"_event_time":          long,
+			"_seq":                 long,
+			"processBy":            kw,
+			"emails":               kw,
+			"tags":                 kw,
+			"company":              kw,
+			"age":                  map[string]any{"type": "integer"},
 		},
 	}
+	return def
+}
+
+// generatorField is the keyword field that the probes filter on: the
+// explicitly mapped field, or with dynamic mapping its keyword subfield (a
+// term query on the text field would match one word of it, not the value).
+func (c config) generatorField() string {
+	if c.mapping == MappingDynamic {
+		return "generator_identifier.keyword"
+	}
+	return "generator_identifier"
+}
+
+// checkGeneratorMapping refuses an existing index on which the probes'
+// filter would match nothing: one whose generator_identifier the other
+// mapping made. An index without the field yet is accepted, because the
+// first write maps it as an index created without mappings would.
+func (t *Target) checkGeneratorMapping(ctx context.Context) error {
+	const field = "generator_identifier"
+	want := t.cfg.generatorField()
+	indices, err := t.fieldTypes(ctx, field, want)
+	if err != nil {
+		return err
+	}
+	other := MappingDynamic
+	if t.cfg.mapping == MappingDynamic {
+		other = MappingFreshbench
+	}
+	for index, types := range indices {
+		got := types[field]
+		if got == "" || types[want] == "keyword" {
+			continue
+		}
+		return fmt.Errorf("%w mapping=%s: index %s maps %s as %s, but the probes filter on %s as a keyword; "+
+			"recreate the index, or set mapping=%s, the mapping it was created with",
+			target.ErrBadSetting, t.cfg.mapping, index, field, got, want, other)
+	}
+	return nil
+}
+
+// fieldTypes returns, per index (an alias may name several), the type
+// each of fields is mapped as, "" when it is not, from the field mapping
+// API. A subfield is named by its path (generator_identifier.keyword).
+func (t *Target) fieldTypes(ctx context.Context, fields ...string) (map[string]map[string]string, error) {
+	res, err := t.do(ctx, http.MethodGet, "/"+t.ip+"/_mapping/field/"+strings.Join(fields, ","), "", nil)
+	if err != nil {
+		return nil, fmt.Errorf("check mapping: %w", err)
+	}
+	if !is2xx(res.status) {
+		return nil, fmt.Errorf("check mapping: %w", serverError(res.status, res.body))
+	}
+	var indices map[string]struct {
+		Mappings map[string]struct {
+			Mapping map[string]struct {
+				Type string `json:"type"`
+			} `json:"mapping"`
+		} `json:"mappings"`
+	}
+	if err := json.Unmarshal(res.body, &indices); err != nil {
+		return nil, fmt.Errorf("check mapping: decode: %w", err)
+	}
+	out := make(map[string]map[string]string, len(indices))
+	for index, m := range indices {
+		types := make(map[string]string, len(fields))
+		for _, f := range fields {
+			// The API reports a field under its leaf name.
+			types[f] = m.Mappings[f].Mapping[f[strings.LastIndexByte(f, '.')+1:]].Type
+		}
+		out[index] = types
+	}
+	return out, nil
 }
 
 func (t *Target) deleteIndex(ctx context.Context) error {

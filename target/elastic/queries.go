@@ -13,9 +13,10 @@ import (
 const maxPage = 10000
 
 // generatorFilter is the filter every probe query starts from: a term on
-// the keyword field, in filter context so that no score is computed.
-func generatorFilter(generator string, more ...any) map[string]any {
-	filter := append([]any{map[string]any{"term": map[string]any{"generator_identifier": generator}}}, more...)
+// the generator's keyword field, in filter context so that no score is
+// computed.
+func (t *Target) generatorFilter(generator string, more ...any) map[string]any {
+	filter := append([]any{map[string]any{"term": map[string]any{t.cfg.generatorField(): generator}}}, more...)
 	return map[string]any{"bool": map[string]any{"filter": filter}}
 }
 
@@ -52,7 +53,7 @@ func (t *Target) Freshness(ctx context.Context, generator string) (int64, bool, 
 	err := t.search(ctx, "_search", map[string]any{
 		"size":             0,
 		"track_total_hits": false,
-		"query":            generatorFilter(generator),
+		"query":            t.generatorFilter(generator),
 		"aggs":             map[string]any{"newest": map[string]any{"max": map[string]any{"field": "_event_time"}}},
 	}, &out)
 	if err != nil {
@@ -84,7 +85,7 @@ func (t *Target) Visible(ctx context.Context, generator string, ids []string) (m
 			"size":             len(chunk),
 			"_source":          false,
 			"track_total_hits": false,
-			"query":            generatorFilter(generator, map[string]any{"ids": map[string]any{"values": chunk}}),
+			"query":            t.generatorFilter(generator, map[string]any{"ids": map[string]any{"values": chunk}}),
 		}, &out)
 		if err != nil {
 			return nil, fmt.Errorf("%s: visibility of %d ids of generator %s: %w", t.display, len(chunk), generator, err)
@@ -101,7 +102,7 @@ func (t *Target) Count(ctx context.Context, generator string) (int64, error) {
 	var out struct {
 		Count int64 `json:"count"`
 	}
-	if err := t.search(ctx, "_count", map[string]any{"query": generatorFilter(generator)}, &out); err != nil {
+	if err := t.search(ctx, "_count", map[string]any{"query": t.generatorFilter(generator)}, &out); err != nil {
 		return 0, fmt.Errorf("%s: count of generator %s: %w", t.display, generator, err)
 	}
 	return out.Count, nil
@@ -132,8 +133,10 @@ func (t *Target) seqs(ctx context.Context, generator string, page int, fn func(s
 			"_source":          false,
 			"stored_fields":    "_none_",
 			"track_total_hits": false,
-			"query":            generatorFilter(generator),
-			"sort":             []any{map[string]any{"_seq": map[string]any{"order": "asc"}}},
+			"query":            t.generatorFilter(generator),
+			// An index without mappings maps _seq with its first document;
+			// before that, sorting on it would fail the search.
+			"sort": []any{map[string]any{"_seq": map[string]any{"order": "asc", "unmapped_type": "long"}}},
 		}
 		if after != nil {
 			body["search_after"] = []int64{*after}
@@ -178,7 +181,7 @@ func (t *Target) seqs(ctx context.Context, generator string, page int, fn func(s
 			var c struct {
 				Count int64 `json:"count"`
 			}
-			q := generatorFilter(generator, map[string]any{"term": map[string]any{"_seq": last}})
+			q := t.generatorFilter(generator, map[string]any{"term": map[string]any{"_seq": last}})
 			if err := t.search(ctx, "_count", map[string]any{"query": q}, &c); err != nil {
 				return fmt.Errorf("%s: seqs of generator %s: count of _seq %d: %w", t.display, generator, last, err)
 			}

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/freshbench/freshbench/target"
 )
@@ -28,29 +26,21 @@ var queryFields = map[string]string{
 
 // SetupQueries checks that the index maps the query fields as Setup's
 // mapping does. An index created otherwise (by a write to a missing index,
-// say) maps strings as text, and the queries would silently miss.
+// or with mapping=dynamic) maps strings as text, and the queries would
+// silently miss.
 func (t *Target) SetupQueries(ctx context.Context) error {
+	if t.cfg.mapping != MappingFreshbench {
+		return fmt.Errorf("%w mapping=%s: the query workload needs freshbench's mapping (term queries on text fields miss); set mapping=%s and recreate the index",
+			target.ErrBadSetting, t.cfg.mapping, MappingFreshbench)
+	}
 	names := slices.Sorted(maps.Keys(queryFields))
-	res, err := t.do(ctx, http.MethodGet, "/"+t.ip+"/_mapping/field/"+strings.Join(names, ","), "", nil)
+	indices, err := t.fieldTypes(ctx, names...)
 	if err != nil {
-		return fmt.Errorf("%s: check mapping: %w", t.display, err)
+		return fmt.Errorf("%s: %w", t.display, err)
 	}
-	if !is2xx(res.status) {
-		return fmt.Errorf("%s: check mapping: %w", t.display, serverError(res.status, res.body))
-	}
-	var indices map[string]struct {
-		Mappings map[string]struct {
-			Mapping map[string]struct {
-				Type string `json:"type"`
-			} `json:"mapping"`
-		} `json:"mappings"`
-	}
-	if err := json.Unmarshal(res.body, &indices); err != nil {
-		return fmt.Errorf("%s: check mapping: decode: %w", t.display, err)
-	}
-	for index, m := range indices {
+	for index, types := range indices {
 		for _, f := range names {
-			got := m.Mappings[f].Mapping[f].Type
+			got := types[f]
 			if got != queryFields[f] {
 				if got == "" {
 					got = "not mapped"

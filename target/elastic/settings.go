@@ -6,6 +6,18 @@ import (
 	"github.com/freshbench/freshbench/target"
 )
 
+// The values of the mapping setting.
+const (
+	// MappingFreshbench maps the fields that queries filter, sort or
+	// aggregate on explicitly, the rest dynamically.
+	MappingFreshbench = "freshbench"
+	// MappingDynamic creates the index without mappings: the server maps
+	// every field from the first document that has it (strings as text
+	// with a keyword subfield), as for a Rally track whose index has no
+	// mapping.
+	MappingDynamic = "dynamic"
+)
+
 // knobs declares every setting of the target, once: the settings help, the
 // parsing and the effective settings of a results file come from here.
 func knobs() target.Knobs {
@@ -18,6 +30,8 @@ func knobs() target.Knobs {
 			Help: "refresh_interval when the index is created, e.g. 1s; -1 disables refreshes"},
 		{Name: "max_retries", Default: strconv.Itoa(defaultMaxRetries), Parse: target.ParseInt(0),
 			Help: "re-sends of bulk items rejected with 429 (too many requests)"},
+		{Name: "mapping", Default: MappingFreshbench, Parse: target.OneOf(MappingFreshbench, MappingDynamic),
+			Help: "when the index is created: freshbench (the fields queries use mapped explicitly) or dynamic (no mappings: the server maps every field, strings as text; no query workload)"},
 	}
 }
 
@@ -35,6 +49,7 @@ func (c *config) applySettings(set map[string]string) error {
 	c.replicas = s["replicas"].(int)
 	c.refreshInterval = s["refresh_interval"].(string)
 	c.maxRetries = s["max_retries"].(int)
+	c.mapping = s["mapping"].(string)
 	return nil
 }
 

@@ -12,7 +12,7 @@ import (
 // 2) and that the effective settings hold every knob, defaults included.
 func TestSettings(t *testing.T) {
 	u, _ := url.Parse("elasticsearch://h/idx")
-	for _, set := range []map[string]string{{"shards": "abc"}, {"shards": "0"}, {"replicas": "-1"}, {"max_retries": "x"}} {
+	for _, set := range []map[string]string{{"shards": "abc"}, {"shards": "0"}, {"replicas": "-1"}, {"max_retries": "x"}, {"mapping": "strict"}} {
 		if _, err := parseConfig(u, target.Options{Settings: set}, envOf(nil)); !errors.Is(err, target.ErrBadSetting) {
 			t.Errorf("%v: err = %v, want one wrapping ErrBadSetting", set, err)
 		}
@@ -21,8 +21,11 @@ func TestSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if c.generatorField() != "generator_identifier" {
+		t.Errorf("probes filter on %s by default, want generator_identifier", c.generatorField())
+	}
 	got := (&Target{cfg: c}).Settings()
-	want := map[string]string{"shards": "1", "replicas": "0", "refresh_interval": "-1", "max_retries": "5"}
+	want := map[string]string{"shards": "1", "replicas": "0", "refresh_interval": "-1", "max_retries": "5", "mapping": "freshbench"}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("effective %s = %q, want %q", k, got[k], v)
@@ -30,5 +33,26 @@ func TestSettings(t *testing.T) {
 	}
 	if len(got) != len(want) {
 		t.Errorf("effective settings %v, want %v", got, want)
+	}
+}
+
+// mapping=dynamic creates the index with settings alone, and the probes
+// filter on the keyword subfield that dynamic mapping adds to a string.
+func TestMappingDynamic(t *testing.T) {
+	u, _ := url.Parse("elasticsearch://h/idx")
+	c, err := parseConfig(u, target.Options{Settings: map[string]string{"mapping": "Dynamic"}}, envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := &Target{cfg: c}
+	if got := tg.Settings()["mapping"]; got != MappingDynamic {
+		t.Errorf("effective mapping %q, want %q", got, MappingDynamic)
+	}
+	def := tg.indexDefinition()
+	if _, ok := def["mappings"]; ok || def["settings"] == nil {
+		t.Errorf("index definition %v, want settings and no mappings", def)
+	}
+	if c.generatorField() != "generator_identifier.keyword" {
+		t.Errorf("probes filter on %s, want generator_identifier.keyword", c.generatorField())
 	}
 }

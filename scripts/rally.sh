@@ -1,0 +1,414 @@
+#!/usr/bin/env bash
+# rally.sh race|track DIR
+#
+# freshbench and Rally (esrally) side by side, in one sitting, against the
+# same local Elasticsearch (scripts/elasticsearch.sh), with the same
+# documents, batch size, mapping, shards and refresh interval. docs/rally.md
+# tells what the figures mean and what differs between the two tools.
+#
+#   race       install esrally into a virtualenv (pip), build a Rally track
+#              from freshbench's own generated documents, race Rally
+#              (unthrottled bulk, offline), run freshbench at a target rate,
+#              and print one table with the commands that made it
+#   track DIR  write the track alone into DIR (documents.json, index.json,
+#              track.json) for the first of FRESHBENCH_RALLY_IDS: no
+#              esrally, no server, no network
+#
+# Environment (defaults in brackets):
+#   FRESHBENCH_RALLY_PORT      [19200]        port of the Elasticsearch on 127.0.0.1
+#   FRESHBENCH_RALLY_DURATION  [60]           measured seconds of every run
+#   FRESHBENCH_RALLY_WARMUP    [10]           warm-up seconds before them
+#   FRESHBENCH_RALLY_BATCH     [500]          documents per bulk request
+#   FRESHBENCH_RALLY_CLIENTS   [2]            Rally's clients (bulk requests at once)
+#   FRESHBENCH_RALLY_DOC_SIZE  [1KB]          size of a generated document
+#   FRESHBENCH_RALLY_DOCS      [15000 per second of warm-up and duration]
+#                                             documents in Rally's corpus; Rally
+#                                             stops early when they run out
+#   FRESHBENCH_RALLY_MAPPING   [dynamic]      dynamic (no mappings, as the index of a
+#                                             track without one) or freshbench
+#   FRESHBENCH_RALLY_IDS       [auto client]  Rally's runs: auto (the server makes
+#                                             the ids) and/or client (ids in the
+#                                             documents file, create actions, as
+#                                             freshbench sends)
+#   FRESHBENCH_RALLY_RUNS      [12000/2 12000/16]
+#                                             freshbench's runs, RATE/INFLIGHT each:
+#                                             target events/s and --max-inflight
+#   FRESHBENCH_RALLY_SHARDS    [1]            number_of_shards
+#   FRESHBENCH_RALLY_REPLICAS  [0]            number_of_replicas
+#   FRESHBENCH_RALLY_REFRESH   [1s]           refresh_interval
+#   FRESHBENCH_RALLY_VERSION   [2.13.0]       esrally version
+#   FRESHBENCH_CACHE           [$HOME/.cache/freshbench] holds rally/venv (esrally),
+#                                             rally/home (Rally's ~/.rally) and
+#                                             rally/work (tracks, reports, results)
+#   FRESHBENCH_BIN             freshbench binary [built from this checkout]
+#
+# Both tools talk to 127.0.0.1 only, over plain HTTP, without credentials
+# (the local test server has security off). Rally runs with --offline and
+# its home under the cache, so it neither fetches tracks nor touches
+# ~/.rally, and through a wrapper that keeps its actors on 127.0.0.1 (see
+# esrally_wrapper).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+HOST=127.0.0.1
+RALLY_INDEX=freshbench-rally
+FB_INDEX=freshbench-rally-fb
+
+die() {
+	echo "${0##*/}: $*" >&2
+	exit 1
+}
+
+# bad says what is wrong with the input and exits 2.
+bad() {
+	echo "${0##*/}: $*" >&2
+	exit 2
+}
+
+log() {
+	echo "${0##*/}: $*" >&2
+}
+
+whole() { # whole NAME VALUE MIN
+	if ! [[ $2 =~ ^(0|[1-9][0-9]{0,8})$ ]] || (($2 < $3)); then
+		bad "$1=$2: want a whole number ≥ $3"
+	fi
+}
+
+config() {
+	PORT=${FRESHBENCH_RALLY_PORT:-19200}
+	DURATION=${FRESHBENCH_RALLY_DURATION:-60}
+	WARMUP=${FRESHBENCH_RALLY_WARMUP:-10}
+	BATCH=${FRESHBENCH_RALLY_BATCH:-500}
+	CLIENTS=${FRESHBENCH_RALLY_CLIENTS:-2}
+	DOC_SIZE=${FRESHBENCH_RALLY_DOC_SIZE:-1KB}
+	MAPPING=${FRESHBENCH_RALLY_MAPPING:-dynamic}
+	IDS=${FRESHBENCH_RALLY_IDS:-auto client}
+	RUNS=${FRESHBENCH_RALLY_RUNS:-12000/2 12000/16}
+	SHARDS=${FRESHBENCH_RALLY_SHARDS:-1}
+	REPLICAS=${FRESHBENCH_RALLY_REPLICAS:-0}
+	REFRESH=${FRESHBENCH_RALLY_REFRESH:-1s}
+	VERSION=${FRESHBENCH_RALLY_VERSION:-2.13.0}
+
+	whole FRESHBENCH_RALLY_PORT "$PORT" 1
+	((PORT <= 65535)) || bad "FRESHBENCH_RALLY_PORT=$PORT: want a port, 1 to 65535"
+	whole FRESHBENCH_RALLY_DURATION "$DURATION" 1
+	whole FRESHBENCH_RALLY_WARMUP "$WARMUP" 0
+	whole FRESHBENCH_RALLY_BATCH "$BATCH" 1
+	whole FRESHBENCH_RALLY_CLIENTS "$CLIENTS" 1
+	whole FRESHBENCH_RALLY_SHARDS "$SHARDS" 1
+	whole FRESHBENCH_RALLY_REPLICAS "$REPLICAS" 0
+	DOCS=${FRESHBENCH_RALLY_DOCS:-$((15000 * (WARMUP + DURATION)))}
+	whole FRESHBENCH_RALLY_DOCS "$DOCS" 1
+	[[ $MAPPING == dynamic || $MAPPING == freshbench ]] ||
+		bad "FRESHBENCH_RALLY_MAPPING=$MAPPING: want dynamic or freshbench"
+	[[ $REFRESH =~ ^(-1|[0-9]+(ms|s|m))$ ]] || bad "FRESHBENCH_RALLY_REFRESH=$REFRESH: want a duration such as 1s, or -1"
+	[[ $DOC_SIZE =~ ^[0-9]+(B|KB|KiB)?$ ]] || bad "FRESHBENCH_RALLY_DOC_SIZE=$DOC_SIZE: want a size such as 1KB"
+	local w
+	read -ra IDS_LIST <<<"$IDS"
+	((${#IDS_LIST[@]})) || bad "FRESHBENCH_RALLY_IDS is empty: want auto, client or both"
+	for w in "${IDS_LIST[@]}"; do
+		[[ $w == auto || $w == client ]] || bad "FRESHBENCH_RALLY_IDS: $w: want auto, client or both"
+	done
+	read -ra RUNS_LIST <<<"$RUNS"
+	for w in "${RUNS_LIST[@]}"; do
+		[[ $w =~ ^[0-9]+/[0-9]+$ ]] || bad "FRESHBENCH_RALLY_RUNS: $w: want RATE/INFLIGHT, e.g. 12000/2"
+		whole "FRESHBENCH_RALLY_RUNS rate" "${w%/*}" 1
+		whole "FRESHBENCH_RALLY_RUNS in-flight bound" "${w#*/}" 1
+	done
+
+	CACHE=${FRESHBENCH_CACHE:-${HOME:-/tmp}/.cache/freshbench}/rally
+	WORK=$CACHE/work
+}
+
+# freshbench_bin sets FB to the freshbench binary, built from this checkout
+# unless FRESHBENCH_BIN names one.
+freshbench_bin() {
+	if [[ -n ${FRESHBENCH_BIN:-} ]]; then
+		FB=$FRESHBENCH_BIN
+		[[ -x $FB ]] || bad "FRESHBENCH_BIN=$FB: not an executable"
+		return
+	fi
+	command -v go >/dev/null || die "go not found on PATH (it builds freshbench; or set FRESHBENCH_BIN)"
+	mkdir -p "$CACHE/bin"
+	FB=$CACHE/bin/freshbench
+	(cd "$ROOT" && go build -o "$FB" ./cmd/freshbench) || die "could not build freshbench"
+}
+
+# index_body prints the body of the create-index request: freshbench's
+# settings, and with MAPPING=freshbench the mapping freshbench creates
+# (target/elastic's indexDefinition; a test checks that the two agree).
+index_body() {
+	local settings
+	settings=$(printf '"settings":{"index":{"number_of_shards":%d,"number_of_replicas":%d,"refresh_interval":"%s"}}' \
+		"$SHARDS" "$REPLICAS" "$REFRESH")
+	if [[ $MAPPING == dynamic ]]; then
+		printf '{%s}\n' "$settings"
+		return
+	fi
+	printf '{%s,"mappings":{"dynamic":true,"properties":{%s}}}\n' "$settings" \
+		'"generator_identifier":{"type":"keyword"},"_event_time":{"type":"long"},"_seq":{"type":"long"},"processBy":{"type":"keyword"},"emails":{"type":"keyword"},"tags":{"type":"keyword"},"company":{"type":"keyword"},"age":{"type":"integer"}'
+}
+
+# write_track DIR IDS writes a Rally track into DIR: DOCS documents that
+# freshbench generates, without their _id member (a metadata field the
+# server refuses in a source); with IDS=client each comes after a create
+# action with that _id, as freshbench's bulk requests have it.
+write_track() {
+	local dir=$1 ids=$2 meta=false lines=$DOCS
+	mkdir -p "$dir"
+	rm -f "$dir"/documents.json*
+	# Generated documents start with {"_id":"<id>", (a UUID).
+	if [[ $ids == client ]]; then
+		meta=true
+		lines=$((2 * DOCS))
+		"$FB" sample --compact --count "$DOCS" --doc-size "$DOC_SIZE" |
+			sed 's/^{"_id":"\([^"]*\)",/{"create":{"_index":"'"$RALLY_INDEX"'","_id":"\1"}}\n{/' >"$dir/documents.json"
+	else
+		"$FB" sample --compact --count "$DOCS" --doc-size "$DOC_SIZE" |
+			sed 's/^{"_id":"[^"]*",/{/' >"$dir/documents.json"
+	fi
+	local got
+	got=$(wc -l <"$dir/documents.json")
+	((got == lines)) || die "documents.json has $got lines, want $lines"
+	! grep -q '^{"_id"' "$dir/documents.json" || die "documents.json: a document kept its _id member"
+	index_body >"$dir/index.json"
+	cat >"$dir/track.json" <<EOF
+{
+  "version": 2,
+  "description": "freshbench's generated documents ($DOCS of $DOC_SIZE, ids: $ids, mapping: $MAPPING), written by scripts/rally.sh",
+  "indices": [{"name": "$RALLY_INDEX", "body": "index.json"}],
+  "corpora": [{
+    "name": "freshbench",
+    "documents": [{
+      "source-file": "documents.json",
+      "document-count": $DOCS,
+      "uncompressed-bytes": $(stat -c %s "$dir/documents.json"),
+      "includes-action-and-meta-data": $meta
+    }]
+  }],
+  "schedule": [
+    {"operation": {"operation-type": "delete-index"}},
+    {"operation": {"operation-type": "create-index"}},
+    {"operation": {"operation-type": "cluster-health", "index": "$RALLY_INDEX",
+      "request-params": {"wait_for_status": "green"}, "retry-until-success": true}},
+    {"operation": {"name": "bulk", "operation-type": "bulk", "bulk-size": $BATCH},
+      "clients": $CLIENTS, "warmup-time-period": $WARMUP, "time-period": $DURATION}
+  ]
+}
+EOF
+}
+
+# esrally_venv installs esrally VERSION into a virtualenv under the cache
+# (once) and sets PY, its Python.
+esrally_venv() {
+	local venv=$CACHE/venv have
+	PY=$venv/bin/python
+	have=$("$PY" -c 'import importlib.metadata as m; print(m.version("esrally"))' 2>/dev/null || true)
+	[[ $have == "$VERSION" ]] && return
+	command -v python3 >/dev/null || die "python3 not found on PATH (pip installs esrally)"
+	log "installing esrally $VERSION into $venv with pip"
+	# --clear: a virtualenv left by another Python may no longer run.
+	python3 -m venv --clear "$venv" >&2 || die "python3 -m venv $venv failed (on Debian: apt-get install python3-venv)"
+	"$PY" -m pip install -q --disable-pip-version-check "esrally==$VERSION" >&2 || die "pip could not install esrally==$VERSION"
+}
+
+# server_version prints the version of the Elasticsearch on PORT (nodes
+# info: the integ-test distribution has no root endpoint), or dies.
+server_version() {
+	local out
+	out=$(curl -sf --max-time 10 "http://$HOST:$PORT/_nodes/_local?filter_path=nodes.*.version") ||
+		die "no Elasticsearch at http://$HOST:$PORT: start one with scripts/elasticsearch.sh start"
+	[[ $out =~ \"version\":\"([^\"]+)\" ]] || die "http://$HOST:$PORT did not report its version"
+	echo "${BASH_REMATCH[1]}"
+}
+
+delete_index() {
+	curl -s -o /dev/null --max-time 60 -X DELETE "http://$HOST:$PORT/$1" || true
+}
+
+# esrally_wrapper writes the Python script that Rally starts through and
+# sets ESRALLY_CMD. It changes two things, neither on the path of the bulk
+# requests:
+#  - Rally's actors (Thespian, over TCP) use 127.0.0.1 and listen there
+#    only, instead of an address found by routing towards a public one
+#    and sockets that listen on every interface;
+#  - its synchronous client skips the product check, a GET / before its
+#    first request that Elasticsearch's integ-test distribution
+#    (scripts/elasticsearch.sh) does not serve. The asynchronous client,
+#    which sends the bulk requests, skips it already.
+esrally_wrapper() {
+	local wrapper=$CACHE/esrally-local.py
+	cat >"$wrapper" <<'EOF'
+# Written by freshbench's scripts/rally.sh: esrally with its actors on
+# 127.0.0.1 alone and without the synchronous client's product check
+# (GET /), which a local integ-test Elasticsearch does not serve.
+import os
+import sys
+
+os.environ["THESPIAN_BASE_IPADDR"] = "127.0.0.1"
+
+from esrally.client import synchronous  # noqa: E402
+from thespian.system.transport import IPBase  # noqa: E402
+
+_addr_init = IPBase.IPActorAddress.__init__
+
+
+def _addr_init_loopback(self, *args, **kwargs):
+    _addr_init(self, *args, **kwargs)
+    if self.bindname[0] == "":
+        self.bindname = ("127.0.0.1", self.bindname[1])
+
+
+IPBase.IPActorAddress.__init__ = _addr_init_loopback
+
+_sync_init = synchronous.RallySyncElasticsearch.__init__
+
+
+def _sync_init_verified(self, *args, **kwargs):
+    _sync_init(self, *args, **kwargs)
+    self._verified_elasticsearch = True
+
+
+synchronous.RallySyncElasticsearch.__init__ = _sync_init_verified
+
+from esrally import rally  # noqa: E402
+
+sys.argv[0] = "esrally"
+rally.main()
+EOF
+	ESRALLY_CMD=("$PY" "$wrapper")
+}
+
+# rally_race IDS races Rally on the track of IDS and writes its CSV report.
+rally_race() {
+	local ids=$1 dir=$WORK/track-$1
+	log "building the track for Rally ($ids ids) in $dir"
+	write_track "$dir" "$ids"
+	RALLY_CMD=("${ESRALLY_CMD[@]}" race --pipeline=benchmark-only --target-hosts="$HOST:$PORT" --track-path="$dir"
+		--distribution-version="$ES_VERSION" --offline --on-error=abort
+		--report-format=csv --report-file="$WORK/rally-$ids.csv")
+	log "racing Rally ($ids ids): $((WARMUP + DURATION)) s at most; log in $WORK/rally-$ids.log"
+	rm -f "$WORK/rally-$ids.csv"
+	# RALLY_HOME keeps Rally's configuration, logs and races (~/.rally)
+	# in the cache. --distribution-version: the version Rally would ask
+	# GET / for, which this server's distribution does not serve.
+	if ! RALLY_HOME=$CACHE/home "${RALLY_CMD[@]}" >"$WORK/rally-$ids.log" 2>&1 </dev/null; then
+		tail -n 30 "$WORK/rally-$ids.log" >&2
+		die "Rally failed ($ids ids); its own log is in $CACHE/home/.rally/logs"
+	fi
+	# Rally stops when its corpus runs out, before the time it was given.
+	local stored
+	curl -s -o /dev/null --max-time 60 -X POST "http://$HOST:$PORT/$RALLY_INDEX/_refresh" || true
+	stored=$(curl -s --max-time 60 "http://$HOST:$PORT/$RALLY_INDEX/_count?filter_path=count" | tr -dc 0-9)
+	if [[ $stored == "$DOCS" ]]; then
+		NOTES+=("Rally ($ids ids) indexed all $DOCS documents of its corpus: it stopped before $((WARMUP + DURATION)) s; set FRESHBENCH_RALLY_DOCS higher")
+	fi
+	delete_index "$RALLY_INDEX"
+	rm -f "$dir"/documents.json*
+	COMMANDS+=("RALLY_HOME=$CACHE/home ${RALLY_CMD[*]}")
+}
+
+# freshbench_run RATE INFLIGHT runs freshbench at that target rate and
+# in-flight bound; its results go to freshbench-RATE-INFLIGHT.json.
+freshbench_run() {
+	local rate=$1 inflight=$2 name=freshbench-$1-$2
+	local cmd=("$FB" run --target "elasticsearch://$HOST:$PORT/$FB_INDEX" --recreate
+		--set "mapping=$MAPPING" --set "shards=$SHARDS" --set "replicas=$REPLICAS" --set "refresh_interval=$REFRESH"
+		--rate "$rate" --batch-size "$BATCH" --doc-size "$DOC_SIZE" --max-inflight "$inflight"
+		--duration "$((WARMUP + DURATION))s" --warmup "${WARMUP}s"
+		--metrics-addr= --quiet --out "$WORK/$name.json")
+	log "running freshbench at $rate events/s, $inflight in flight: $((WARMUP + DURATION)) s and the audit"
+	rm -f "$WORK/$name.json"
+	"${cmd[@]}" >"$WORK/$name.log" 2>&1 </dev/null || {
+		tail -n 30 "$WORK/$name.log" >&2
+		die "freshbench failed ($rate events/s, $inflight in flight)"
+	}
+	delete_index "$FB_INDEX"
+	COMMANDS+=("${cmd[*]}")
+}
+
+# table prints the Markdown table of the reports and results in WORK.
+table() {
+	"$PY" - "$WORK" "$CLIENTS" "$VERSION" "${IDS_LIST[*]}" "${RUNS_LIST[*]}" <<'EOF'
+import csv, json, math, os, sys
+work, clients, version, ids, runs = sys.argv[1:]
+num = lambda v: "–" if math.isnan(v) else f"{v:,.0f}"
+ms = lambda a, b: f"{num(a)} / {num(b)}"
+print("| tool | setting | throughput, docs/s | latency p50 / p99, ms | service time p50 / p99, ms | also |")
+print("|---|---|---|---|---|---|")
+for i in ids.split():
+    m = {}
+    with open(os.path.join(work, f"rally-{i}.csv")) as f:
+        for row in csv.reader(f):
+            if len(row) >= 3 and row[1] == "bulk":
+                try:
+                    m[row[0]] = float(row[2])
+                except ValueError:
+                    pass
+    get = lambda k: m.get(k, float("nan"))
+    print(f"| esrally {version} | unthrottled bulk, {clients} clients, {'auto-generated' if i == 'auto' else 'client-supplied'} ids"
+          f" | median {num(get('Median Throughput'))} (min {num(get('Min Throughput'))}, max {num(get('Max Throughput'))})"
+          f" | {ms(get('50th percentile latency'), get('99th percentile latency'))}"
+          f" | {ms(get('50th percentile service time'), get('99th percentile service time'))}"
+          f" | error rate {get('error rate'):.2f} % |")
+for r in runs.split():
+    rate, n = r.split("/")
+    with open(os.path.join(work, f"freshbench-{rate}-{n}.json")) as f:
+        s = json.load(f)["summary"]
+    w, st, lag = s["write_latency"], s["service_time"], s["freshness_lag"]
+    audit = f"audit: {s['missing']:,} missing" if s.get("audited") else "not audited"
+    print(f"| freshbench | {num(float(rate))}/s target, {n} in flight"
+          f" | achieved {num(s['achieved_events_per_s'])}"
+          f" | {ms(w['p50_ms'], w['p99_ms'])} | {ms(st['p50_ms'], st['p99_ms'])}"
+          f" | {s['late_batches']:,} of {s['batches']:,} batches late; {s['events_unsent']:,} of {s['events_due']:,} events unsent,"
+          f" {s['events_failed']:,} failed; {audit}; freshness lag p50 / p99 {ms(lag['p50_ms'], lag['p99_ms'])} ms |")
+EOF
+}
+
+race() {
+	command -v curl >/dev/null || die "curl not found on PATH"
+	ES_VERSION=$(server_version)
+	esrally_venv
+	freshbench_bin
+	mkdir -p "$WORK" "$CACHE/home"
+	esrally_wrapper
+	COMMANDS=()
+	NOTES=()
+	local load_before started
+	load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+	started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+	local i
+	for i in "${IDS_LIST[@]}"; do
+		rally_race "$i"
+	done
+	for i in "${RUNS_LIST[@]}"; do
+		freshbench_run "${i%/*}" "${i#*/}"
+	done
+
+	echo "One sitting from $started to $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname) ($(nproc) cores):"
+	echo "Elasticsearch $ES_VERSION on $HOST:$PORT; $SHARDS shard(s), $REPLICAS replica(s), refresh $REFRESH, mapping $MAPPING;"
+	echo "batch $BATCH, documents of $DOC_SIZE (Rally's corpus: $DOCS); $WARMUP s warm-up, then $DURATION s measured per run."
+	echo "Load average (1, 5, 15 min): $load_before before, $(cut -d' ' -f1-3 /proc/loadavg) after."
+	echo
+	table
+	for i in "${NOTES[@]}"; do
+		echo "Note: $i"
+	done
+	echo
+	echo "Commands, in order (reports and results in $WORK):"
+	for i in "${COMMANDS[@]}"; do
+		echo "  $i"
+	done
+}
+
+config
+case ${1:-} in
+race) race ;;
+track)
+	[[ $# -eq 2 && -n $2 ]] || bad "usage: $0 track DIR"
+	freshbench_bin
+	write_track "$2" "${IDS_LIST[0]}"
+	;;
+*) bad "usage: $0 race|track DIR" ;;
+esac
