@@ -2,7 +2,7 @@
 // runners (bench, ingest, probe, query) fill and which report, compare and
 // merge read alone, and the reading, migrating and writing of the file.
 // Nothing here measures; it imports only the measurement primitives of
-// stats.
+// stats, and invalid for the settings a user gives (an experiment).
 package results
 
 import (
