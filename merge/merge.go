@@ -502,15 +502,7 @@ func addKind(m, k *results.QueryKind) {
 	}
 	m.TargetQPS += k.TargetQPS
 	m.AchievedQPS += k.AchievedQPS
-	m.Queries += k.Queries
-	m.Late += k.Late
-	m.Misses += k.Misses
-	m.Empty += k.Empty
-	m.Rows += k.Rows
-	m.Failed += k.Failed
-	addErrors(m.Errors, k.Errors)
-	add(m.LatencyHistogram, k.LatencyHistogram)
-	add(m.ServiceTimeHistogram, k.ServiceTimeHistogram)
+	m.Add(k)
 }
 
 // series lays the instances' series on one time axis starting at the

@@ -138,18 +138,8 @@ func (r *recorder) result() *results.Queries {
 		if res.MeasuredS > 0 {
 			k.AchievedQPS = float64(r.answered[m.Kind]) / res.MeasuredS
 		}
-		t.Queries += k.Queries
-		t.Late += k.Late
-		t.Misses += k.Misses
-		t.Empty += k.Empty
-		t.Rows += k.Rows
-		t.Failed += k.Failed
+		t.Add(k)
 		answered += r.answered[m.Kind]
-		for kind, e := range k.Errors {
-			stats.AddError(t.Errors, kind, e.Count, e.Sample)
-		}
-		t.LatencyHistogram.Merge(k.LatencyHistogram)
-		t.ServiceTimeHistogram.Merge(k.ServiceTimeHistogram)
 		res.Kinds = append(res.Kinds, k)
 	}
 	t.Latency, t.ServiceTime = t.LatencyHistogram.Summarize(), t.ServiceTimeHistogram.Summarize()

@@ -1,6 +1,11 @@
 package results
 
-import "github.com/freshbench/freshbench/stats"
+import (
+	"maps"
+	"slices"
+
+	"github.com/freshbench/freshbench/stats"
+)
 
 // Queries is what one query workload measured over its measured window: data
 // first, rendered by the report package. Histograms are encoded HDR, so
@@ -60,6 +65,29 @@ type QueryKind struct {
 	ServiceTime          stats.Summary    `json:"service_time"` // sent → answered
 	LatencyHistogram     *stats.Histogram `json:"latency_histogram"`
 	ServiceTimeHistogram *stats.Histogram `json:"service_time_histogram"`
+}
+
+// Add adds k's queries into q: the counts, the errors by kind and the
+// histograms, exactly. The rates and summaries are the caller's to work
+// out: a total over kinds and a merge of instances derive them apart.
+func (q *QueryKind) Add(k *QueryKind) {
+	q.Queries += k.Queries
+	q.Late += k.Late
+	q.Misses += k.Misses
+	q.Empty += k.Empty
+	q.Rows += k.Rows
+	q.Failed += k.Failed
+	for _, kind := range slices.Sorted(maps.Keys(k.Errors)) {
+		if e := k.Errors[kind]; e != nil {
+			stats.AddError(q.Errors, kind, e.Count, e.Sample)
+		}
+	}
+	if k.LatencyHistogram != nil {
+		q.LatencyHistogram.Merge(k.LatencyHistogram)
+	}
+	if k.ServiceTimeHistogram != nil {
+		q.ServiceTimeHistogram.Merge(k.ServiceTimeHistogram)
+	}
 }
 
 // RowsPerQuery is the mean number of rows an answered query returned.
