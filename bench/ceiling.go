@@ -53,22 +53,7 @@ func SaveCalibration(path string, res *results.Result) error {
 	if len(mc.Points) == 0 {
 		return fmt.Errorf("save calibration: no batch size found a ceiling, so %s is left as it was", path)
 	}
-	b, err := json.MarshalIndent(mc, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode calibration: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("save calibration: %w", err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("save calibration: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("save calibration: %w", err)
-	}
-	return nil
+	return results.WriteMachineCalibration(path, &mc)
 }
 
 // Ceilings is this machine's calibration as a run reads it: the file,

@@ -7,31 +7,43 @@ import (
 	"path/filepath"
 )
 
-// WriteFile writes res as indented JSON, atomically: a reader never sees
-// half a file, and an existing file is replaced only by a complete one.
+// WriteFile writes res as indented JSON, atomically (see writeJSON).
 func WriteFile(path string, res *Result) error {
-	b, err := json.MarshalIndent(res, "", "  ")
+	return writeJSON(path, "results", res)
+}
+
+// WriteMachineCalibration writes mc as this machine's calibration,
+// atomically (see writeJSON).
+func WriteMachineCalibration(path string, mc *MachineCalibration) error {
+	return writeJSON(path, "calibration", mc)
+}
+
+// writeJSON writes v as indented JSON to path through a temporary file
+// renamed over it: a reader never sees half a file, and an existing file
+// is replaced only by a complete one. what names the file in errors.
+func writeJSON(path, what string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encode results: %w", err)
+		return fmt.Errorf("encode %s: %w", what, err)
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("results directory %s: %w", dir, err)
+		return fmt.Errorf("%s directory %s: %w", what, dir, err)
 	}
-	tmp, err := os.CreateTemp(dir, ".freshbench-results-*")
+	tmp, err := os.CreateTemp(dir, ".freshbench-"+what+"-*")
 	if err != nil {
-		return fmt.Errorf("results file %s: %w", path, err)
+		return fmt.Errorf("%s file %s: %w", what, path, err)
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(append(b, '\n')); err != nil {
 		tmp.Close()
-		return fmt.Errorf("write results file %s: %w", path, err)
+		return fmt.Errorf("write %s file %s: %w", what, path, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write results file %s: %w", path, err)
+		return fmt.Errorf("write %s file %s: %w", what, path, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write results file %s: %w", path, err)
+		return fmt.Errorf("write %s file %s: %w", what, path, err)
 	}
 	return nil
 }
