@@ -177,7 +177,9 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 		go func() { queries <- load.Run(ctx, w, series) }()
 	}
 	account := make(chan *results.Account, 1)
-	go func() { account <- serverAccount(ctx, tgt, start.Add(cfg.Ingest.Warmup), start.Add(cfg.Ingest.Duration)) }()
+	go func() {
+		account <- serverAccount(ctx, tgt, start.Add(cfg.Ingest.Warmup), start.Add(cfg.Ingest.Duration))
+	}()
 	var acct *ingest.Accounting
 	acctCh := make(chan *ingest.Accounting, 1)
 	cpuBefore, cpuOK := processCPU()

@@ -17,7 +17,7 @@ func TestNewAccount(t *testing.T) {
 		{Index: "s", Shard: 0, Primary: true, Node: "n2", Replication: "segment", RefreshTotal: 4, ExternalRefreshTotal: 2},
 		{Index: "s", Shard: 0, Node: "n1", Replication: "segment", RefreshTotal: 3},
 		{Index: "r", Shard: 0, Node: "n2", RefreshTotal: 50, ExternalRefreshTotal: 40}, // restarts below
-		{Index: "g", Shard: 0, Node: "n1", RefreshTotal: 7, ExternalRefreshTotal: 7}, // gone below
+		{Index: "g", Shard: 0, Node: "n1", RefreshTotal: 7, ExternalRefreshTotal: 7},   // gone below
 	}}
 	end := &ServerAccount{At: t0.Add(10 * time.Second), Copies: []CopyAccount{
 		{Index: "i", Shard: 0, Primary: true, Node: "n1", RefreshTotal: 30, ExternalRefreshTotal: 25, RefreshTimeMS: 400},
