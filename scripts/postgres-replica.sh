@@ -168,19 +168,21 @@ make_standby() {
 	run_as touch "$DATA/standby.signal"
 }
 
-# wait_streaming waits until the primary reports the standby streaming.
+# wait_streaming waits until the primary reports the standby streaming and
+# synchronous: a moment after it starts streaming, the primary still
+# counts it as asynchronous, and a remote_apply commit would not wait.
 wait_streaming() {
 	as_primary
 	is_running || die "the primary is not running: run '$0 start'"
 	local deadline=$((SECONDS + START_TIMEOUT)) state
 	while ((SECONDS < deadline)); do
-		state=$(psql_local -At -c "SELECT state FROM pg_stat_replication WHERE application_name = '$STANDBY_NAME'" 2>/dev/null || true)
-		[[ $state == streaming ]] && return 0
-		sleep 0.5
+		state=$(psql_local -At -F ' ' -c "SELECT state, sync_state FROM pg_stat_replication WHERE application_name = '$STANDBY_NAME'" 2>/dev/null || true)
+		[[ $state == 'streaming sync' ]] && return 0
+		sleep 0.2
 	done
 	as_standby
 	log_tail "$LOG" 0
-	die "the standby did not stream from the primary within ${START_TIMEOUT}s; see $LOG"
+	die "the standby did not stream from the primary as a synchronous standby within ${START_TIMEOUT}s; see $LOG"
 }
 
 start_standby() {

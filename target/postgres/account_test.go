@@ -101,18 +101,19 @@ func standbyRow(t *testing.T, s *store) *results.StandbyAccount {
 	return nil
 }
 
-// waitRow polls until the standby's row is present (or absent), for at
-// most 30 s, and returns the last one read.
+// waitRow polls until the standby's row is present, streaming as the
+// synchronous standby (or absent), for at most 30 s, and returns the last
+// one read.
 func waitRow(t *testing.T, s *store, present bool) *results.StandbyAccount {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		row := standbyRow(t, s)
-		if (row != nil && row.State == "streaming") == present {
+		if (row != nil && row.State == "streaming" && row.SyncState == "sync") == present {
 			return row
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("standby %s streaming: want %v within 30s, last row %+v", standbyName, present, row)
+			t.Fatalf("standby %s streaming as the synchronous standby: want %v within 30s, last row %+v", standbyName, present, row)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -124,8 +125,8 @@ func waitRow(t *testing.T, s *store, present bool) *results.StandbyAccount {
 func TestPairServerAccount(t *testing.T) {
 	primary, standby, _ := openPair(t)
 	row := waitRow(t, primary, true)
-	if row.SyncState != "sync" || row.ReplayLagBytes == nil || *row.ReplayLagBytes < 0 {
-		t.Errorf("standby row %+v, want sync_state sync and a replay lag in bytes", row)
+	if row.ReplayLagBytes == nil || *row.ReplayLagBytes < 0 {
+		t.Errorf("standby row %+v, want a replay lag in bytes", row)
 	}
 	a, err := standby.ServerAccount(context.Background())
 	if err != nil || len(a.Standbys) != 0 {
