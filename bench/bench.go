@@ -176,6 +176,10 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 		w := query.Window{Start: start, MeasureFrom: start.Add(cfg.Ingest.Warmup), End: start.Add(cfg.Ingest.Duration)}
 		go func() { queries <- load.Run(ctx, w, series) }()
 	}
+	account := make(chan *results.Account, 1)
+	go func() {
+		account <- serverAccount(ctx, tgt, start.Add(cfg.Ingest.Warmup), start.Add(cfg.Ingest.Duration))
+	}()
 	var acct *ingest.Accounting
 	acctCh := make(chan *ingest.Accounting, 1)
 	cpuBefore, cpuOK := processCPU()
@@ -190,6 +194,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	if load != nil {
 		res.Queries = <-queries
 	}
+	res.ServerAccount = <-account
 
 	_, stoppedAt := acct.MeasuredWindow()
 	window.Close(stoppedAt)

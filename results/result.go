@@ -22,7 +22,7 @@ import (
 // older files from what they hold.
 //
 // Added within version 3, as nothing older reads differently: kind
-// levels and its Levels.
+// levels and its Levels; server_account.
 const SchemaVersion = 3
 
 // Kinds of result. A reader renders a result by its kind rather than
@@ -78,6 +78,9 @@ type Result struct {
 	AuditError   string         `json:"audit_error,omitempty"`
 	Series       []stats.Point  `json:"series"`
 	DriverCPU    *DriverCPU     `json:"driver_cpu,omitempty"`
+	// ServerAccount is the server's own account of the measured phase,
+	// when the target gives one (see Account).
+	ServerAccount *Account `json:"server_account,omitempty"`
 
 	// The query workload, when one ran (beside the ingest, or alone); a
 	// QPS sweep keeps every step, and Queries is its best step.
