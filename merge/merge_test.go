@@ -206,7 +206,7 @@ func (r *recorder) Written(_ string, _, _, _ int, _ map[string]int, latency, ser
 	r.service.Record(service)
 }
 
-func (r *recorder) Visible(_ string, latency time.Duration) {
+func (r *recorder) Visible(_, _ string, latency time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.visible.Record(latency)
