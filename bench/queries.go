@@ -28,7 +28,7 @@ type QueryRun struct {
 	// target (and, with an Ingest, its probes: see Config.ReadEndpoints,
 	// which these are given as; the Ingest's own must be empty).
 	ReadEndpoints []ReadEndpoint
-	Observer         stats.Observer
+	Observer      stats.Observer
 	// Sweep, when set, steps the open-loop QPS as it says; every step is
 	// a full measurement.
 	Sweep *query.SweepConfig
