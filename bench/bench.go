@@ -239,6 +239,10 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 		queried.Add(1)
 		go func() { defer queried.Done(); queries[i] = load.Run(ctx, w, s) }()
 	}
+	account := make(chan *results.Account, 1)
+	go func() {
+		account <- serverAccount(ctx, tgt, start.Add(cfg.Ingest.Warmup), start.Add(cfg.Ingest.Duration))
+	}()
 	var acct *ingest.Accounting
 	acctCh := make(chan *ingest.Accounting, 1)
 	cpuBefore, cpuOK := processCPU()
@@ -251,6 +255,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 		res.DriverCPU.CorePercent = 100 * res.DriverCPU.Seconds / res.DriverCPU.WallS
 	}
 	queried.Wait()
+	res.ServerAccount = <-account
 
 	_, stoppedAt := acct.MeasuredWindow()
 	window.Close(stoppedAt)

@@ -22,9 +22,9 @@ import (
 // older files from what they hold.
 //
 // Added within version 3, as nothing older reads differently: kind
-// levels and its Levels; read endpoints (read_endpoints,
-// visible_everywhere, and the summary's), beside which every figure of
-// older files keeps its meaning: the write target's.
+// levels and its Levels; server_account; read endpoints
+// (read_endpoints, visible_everywhere, and the summary's), beside which
+// every figure of older files keeps its meaning: the write target's.
 const SchemaVersion = 3
 
 // Kinds of result. A reader renders a result by its kind rather than
@@ -91,6 +91,9 @@ type Result struct {
 	VisibleEverywhere *Visibility   `json:"visible_everywhere,omitempty"`
 	Series            []stats.Point `json:"series"`
 	DriverCPU         *DriverCPU    `json:"driver_cpu,omitempty"`
+	// ServerAccount is the server's own account of the measured phase,
+	// when the target gives one (see Account).
+	ServerAccount *Account `json:"server_account,omitempty"`
 
 	// The query workload, when one ran (beside the ingest, or alone); a
 	// QPS sweep keeps every step, and Queries is its best step.

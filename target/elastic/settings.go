@@ -1,6 +1,7 @@
 package elastic
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/freshbench/freshbench/target"
@@ -18,6 +19,17 @@ const (
 	MappingDynamic = "dynamic"
 )
 
+// The values of the replication_type setting (OpenSearch's
+// index.replication.type, in lower case).
+const (
+	// ReplicationDocument: every copy indexes each document and refreshes
+	// on its own schedule.
+	ReplicationDocument = "document"
+	// ReplicationSegment: the primary alone indexes; replicas copy its
+	// segments after each of its refreshes.
+	ReplicationSegment = "segment"
+)
+
 // knobs declares every setting of the target, once: the settings help, the
 // parsing and the effective settings of a results file come from here.
 func knobs() target.Knobs {
@@ -32,7 +44,16 @@ func knobs() target.Knobs {
 			Help: "re-sends of bulk items rejected with 429 (too many requests)"},
 		{Name: "mapping", Default: MappingFreshbench, Parse: target.OneOf(MappingFreshbench, MappingDynamic),
 			Help: "when the index is created: freshbench (the fields queries use mapped explicitly) or dynamic (no mappings: the server maps every field, strings as text; no query workload)"},
+		{Name: "replication_type", Parse: parseReplicationType,
+			Help: "OpenSearch only, when the index is created: document (each copy indexes) or segment (replicas copy the primary's segments); unset: the server's"},
 	}
+}
+
+func parseReplicationType(v string) (any, error) {
+	if v == "" {
+		return v, nil
+	}
+	return target.OneOf(ReplicationDocument, ReplicationSegment)(v)
 }
 
 // Knobs are the settings the elasticsearch and opensearch targets take.
@@ -50,6 +71,11 @@ func (c *config) applySettings(set map[string]string) error {
 	c.refreshInterval = s["refresh_interval"].(string)
 	c.maxRetries = s["max_retries"].(int)
 	c.mapping = s["mapping"].(string)
+	c.replicationType = s["replication_type"].(string)
+	if c.replicationType != "" && c.product == Elasticsearch {
+		return fmt.Errorf("%w replication_type=%s: Elasticsearch has no replication type (it replicates documents); remove the setting, or use an opensearch:// target",
+			target.ErrBadSetting, c.replicationType)
+	}
 	return nil
 }
 

@@ -3,6 +3,7 @@ package elastic
 import (
 	"errors"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/freshbench/freshbench/target"
@@ -12,7 +13,7 @@ import (
 // 2) and that the effective settings hold every knob, defaults included.
 func TestSettings(t *testing.T) {
 	u, _ := url.Parse("elasticsearch://h/idx")
-	for _, set := range []map[string]string{{"shards": "abc"}, {"shards": "0"}, {"replicas": "-1"}, {"max_retries": "x"}, {"mapping": "strict"}} {
+	for _, set := range []map[string]string{{"shards": "abc"}, {"shards": "0"}, {"replicas": "-1"}, {"max_retries": "x"}, {"mapping": "strict"}, {"replication_type": "logical"}} {
 		if _, err := parseConfig(u, target.Options{Settings: set}, envOf(nil)); !errors.Is(err, target.ErrBadSetting) {
 			t.Errorf("%v: err = %v, want one wrapping ErrBadSetting", set, err)
 		}
@@ -25,7 +26,7 @@ func TestSettings(t *testing.T) {
 		t.Errorf("probes filter on %s by default, want generator_identifier", c.generatorField())
 	}
 	got := (&Target{cfg: c}).Settings()
-	want := map[string]string{"shards": "1", "replicas": "0", "refresh_interval": "-1", "max_retries": "5", "mapping": "freshbench"}
+	want := map[string]string{"shards": "1", "replicas": "0", "refresh_interval": "-1", "max_retries": "5", "mapping": "freshbench", "replication_type": ""}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("effective %s = %q, want %q", k, got[k], v)
@@ -54,5 +55,29 @@ func TestMappingDynamic(t *testing.T) {
 	}
 	if c.generatorField() != "generator_identifier.keyword" {
 		t.Errorf("probes filter on %s, want generator_identifier.keyword", c.generatorField())
+	}
+}
+
+// replication_type sets OpenSearch's index.replication.type when the index
+// is created; Elasticsearch, which has no such setting, refuses it with an
+// error that names the fix.
+func TestReplicationType(t *testing.T) {
+	osURL, _ := url.Parse("opensearch://h/idx")
+	for in, want := range map[string]string{"segment": "SEGMENT", "Document": "DOCUMENT", "": ""} {
+		c, err := parseConfig(osURL, target.Options{Settings: map[string]string{"replication_type": in}}, envOf(nil))
+		if err != nil {
+			t.Fatalf("replication_type=%q: %v", in, err)
+		}
+		index := (&Target{cfg: c}).indexDefinition()["settings"].(map[string]any)["index"].(map[string]any)
+		if got, _ := index["replication.type"].(string); got != want {
+			t.Errorf("replication_type=%q: index.replication.type %q, want %q", in, got, want)
+		}
+	}
+	es, _ := url.Parse("elasticsearch://h/idx")
+	for _, v := range []string{"segment", "document"} {
+		_, err := parseConfig(es, target.Options{Settings: map[string]string{"replication_type": v}}, envOf(nil))
+		if !errors.Is(err, target.ErrBadSetting) || !strings.Contains(err.Error(), "remove the setting") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("elasticsearch with replication_type=%s: err = %v, want one line wrapping ErrBadSetting that names the fix", v, err)
+		}
 	}
 }

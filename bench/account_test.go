@@ -1,0 +1,115 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/target/sim"
+)
+
+// reporting is a sim target that gives an account: the number of the call,
+// as the refresh count of one copy, and when it was asked (failing the
+// calls in fail).
+type reporting struct {
+	target.Target
+	mu    sync.Mutex
+	asked []time.Time
+	fail  map[int]bool
+}
+
+func (r *reporting) ServerAccount(context.Context) (results.ServerAccount, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.asked = append(r.asked, time.Now())
+	if r.fail[len(r.asked)] {
+		return results.ServerAccount{}, errors.New("no account now")
+	}
+	n := int64(len(r.asked))
+	return results.ServerAccount{Copies: []results.CopyAccount{{Index: "i", Node: "n", ExternalRefreshTotal: 10 * n, RefreshTotal: 10 * n}}}, nil
+}
+
+// The run asks for the server's account exactly twice, at the start and
+// at the end of its measured phase, and keeps both with their figures.
+func TestServerAccountAtMeasuredPhase(t *testing.T) {
+	cfg := simConfig(3 * time.Second)
+	cfg.Drain = time.Second
+	tgt := &reporting{Target: sim.New(sim.Config{})}
+	res, err := Run(context.Background(), tgt, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := res.ServerAccount
+	if a == nil || a.Start == nil || a.End == nil || a.Error != "" {
+		t.Fatalf("server account %+v, want both ends", a)
+	}
+	if len(tgt.asked) != 2 {
+		t.Fatalf("asked %d times, want 2", len(tgt.asked))
+	}
+	warmupEnd := res.StartedAt.Add(cfg.Ingest.Warmup)
+	end := res.StartedAt.Add(cfg.Ingest.Duration)
+	// Asked no earlier than each end and soon after (a busy machine may
+	// wake the timer late).
+	for i, at := range []time.Time{warmupEnd, end} {
+		if d := tgt.asked[i].Sub(at); d < 0 || d > 500*time.Millisecond {
+			t.Errorf("account %d asked %s after its end of the measured phase, want within [0, 500ms]", i+1, d)
+		}
+	}
+	window := a.End.At.Sub(a.Start.At)
+	if r := a.Refreshes; len(r) != 1 || r[0].Refreshes != 10 || r[0].PeriodMS != float64(window)/float64(time.Millisecond)/10 {
+		t.Errorf("refreshes %+v, want 10 over the %s between the accounts", r, window)
+	}
+}
+
+// A failed request leaves the account's error, and what was taken, in the
+// result; the run itself goes on. A target without an account has none.
+func TestServerAccountErrors(t *testing.T) {
+	cfg := simConfig(1500 * time.Millisecond)
+	cfg.Drain = 0
+	for _, tc := range []struct {
+		fail      int
+		wantStart bool
+	}{{1, false}, {2, true}} {
+		tgt := &reporting{Target: sim.New(sim.Config{}), fail: map[int]bool{tc.fail: true}}
+		res, err := Run(context.Background(), tgt, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := res.ServerAccount
+		if a == nil || a.Error == "" || (a.Start != nil) != tc.wantStart || a.End != nil || res.Summary.EventsAcked == 0 {
+			t.Errorf("call %d failing: account %+v, acked %d; want the error and the start %v", tc.fail, a, res.Summary.EventsAcked, tc.wantStart)
+		}
+	}
+	res, err := Run(context.Background(), sim.New(sim.Config{}), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ServerAccount != nil {
+		t.Errorf("a target without an account: %+v", res.ServerAccount)
+	}
+}
+
+// An interrupted run takes the end of its account when it stops; one
+// stopped during the warm-up has none.
+func TestServerAccountInterrupted(t *testing.T) {
+	cfg := simConfig(time.Minute)
+	for _, tc := range []struct {
+		after time.Duration
+		want  bool
+	}{{500 * time.Millisecond, false}, {2 * time.Second, true}} {
+		tgt := &reporting{Target: sim.New(sim.Config{})}
+		ctx, cancel := context.WithTimeout(context.Background(), tc.after)
+		res, err := Run(ctx, tgt, cfg)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.ServerAccount != nil && res.ServerAccount.End != nil; got != tc.want {
+			t.Errorf("interrupted after %s: account %+v, want one %v", tc.after, res.ServerAccount, tc.want)
+		}
+	}
+}

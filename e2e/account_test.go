@@ -1,0 +1,108 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/freshbench/freshbench/results"
+)
+
+// replicated returns the first URL (the primary, or node 1) of a
+// replicated setup of scripts/*-replica.sh or scripts/*-cluster.sh, or
+// skips.
+func replicated(t *testing.T, env, script string) string {
+	t.Helper()
+	raw := os.Getenv(env)
+	if raw == "" {
+		msg := env + " is not set: start the setup with `scripts/" + script + " start` (see scripts/test.sh)"
+		if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	first, _, _ := strings.Cut(raw, ",")
+	return first
+}
+
+// waitGreen waits until every copy of the index of raw, a search-engine
+// URL, is allocated.
+func waitGreen(t *testing.T, raw string) {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Timeout: time.Minute}
+	res, err := c.Get("http://" + u.Host + "/_cluster/health" + u.Path + "?wait_for_status=green&timeout=50s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var h struct {
+		Status string `json:"status"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&h); err != nil || h.Status != "green" {
+		t.Fatalf("%s: health %q (%v), want green", u.Path, h.Status, err)
+	}
+}
+
+// A run records the server's own account of its measured phase in the
+// results file: on a two-node cluster, the refreshes of the primary and of
+// the replica, no more often than the refresh interval; on a PostgreSQL
+// primary, its standby's replication.
+func TestServerAccountInResults(t *testing.T) {
+	t.Run("elasticsearch-cluster", func(t *testing.T) {
+		const interval = 500 * time.Millisecond
+		raw := withName(t, replicated(t, "FRESHBENCH_TEST_ES_CLUSTER_URLS", "elasticsearch-cluster.sh"), "account")
+		tgt := open(t, raw, map[string]string{"replicas": "1", "refresh_interval": interval.String()})
+		waitGreen(t, raw)
+		cfg := config(500, 4*time.Second, 100*time.Millisecond)
+		a := recorded(t, run(t, tgt, cfg))
+		window := a.End.At.Sub(a.Start.At)
+		if len(a.Refreshes) != 2 || a.Refreshes[0].Node == a.Refreshes[1].Node {
+			t.Fatalf("refreshes %+v, want the primary's and the replica's, on two nodes", a.Refreshes)
+		}
+		for _, r := range a.Refreshes {
+			t.Logf("%s primary=%v: %d refreshes in %s, period %.0f ms", r.Node, r.Primary, r.Refreshes, window.Round(time.Millisecond), r.PeriodMS)
+			if most := int64(window/interval) + 1; r.Refreshes < 1 || r.Refreshes > most {
+				t.Errorf("%s: %d refreshes in %s at refresh_interval %s, want 1 to %d", r.Node, r.Refreshes, window, interval, most)
+			}
+		}
+	})
+	t.Run("postgres-replica", func(t *testing.T) {
+		raw := withName(t, replicated(t, "FRESHBENCH_TEST_PG_PRIMARY_URL", "postgres-replica.sh"), "account")
+		tgt := open(t, raw, nil)
+		a := recorded(t, run(t, tgt, config(500, 3*time.Second, 100*time.Millisecond)))
+		for _, end := range []*results.ServerAccount{a.Start, a.End} {
+			if len(end.Standbys) != 1 || end.Standbys[0].ApplicationName != "freshbench_standby" || end.Standbys[0].State != "streaming" {
+				t.Errorf("standbys %+v, want freshbench_standby streaming", end.Standbys)
+			}
+		}
+	})
+}
+
+// recorded returns the server's account of res as the results file has
+// it, with both ends.
+func recorded(t *testing.T, res *results.Result) *results.Account {
+	t.Helper()
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		ServerAccount *results.Account `json:"server_account"`
+	}
+	if err := json.Unmarshal(b, &file); err != nil {
+		t.Fatal(err)
+	}
+	a := file.ServerAccount
+	if a == nil || a.Start == nil || a.End == nil || a.Error != "" {
+		t.Fatalf("server_account %+v, want both ends", a)
+	}
+	return a
+}

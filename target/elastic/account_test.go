@@ -1,0 +1,238 @@
+package elastic
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/target"
+)
+
+// These tests run against the two-node clusters of
+// scripts/elasticsearch-cluster.sh and scripts/opensearch-cluster.sh:
+//
+//	FRESHBENCH_TEST_ES_CLUSTER_URLS=$(scripts/elasticsearch-cluster.sh url) \
+//	FRESHBENCH_TEST_OS_CLUSTER_URLS=$(scripts/opensearch-cluster.sh url) \
+//	go test -run Cluster ./target/elastic/
+
+var testClusters = []testServer{
+	{Elasticsearch, Elasticsearch, "FRESHBENCH_TEST_ES_CLUSTER_URLS", "scripts/elasticsearch-cluster.sh", "Elasticsearch 8."},
+	{OpenSearch, OpenSearch, "FRESHBENCH_TEST_OS_CLUSTER_URLS", "scripts/opensearch-cluster.sh", "OpenSearch 2."},
+}
+
+// clusterURLs returns the URLs of a cluster's two nodes, node 1 first, or
+// skips.
+func clusterURLs(t *testing.T, s testServer) []*url.URL {
+	t.Helper()
+	raw := os.Getenv(s.env)
+	if raw == "" {
+		msg := fmt.Sprintf("%s is not set: start a cluster with `%s start` and set %s=$(%s url)", s.env, s.script, s.env, s.script)
+		if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	var out []*url.URL
+	for _, r := range strings.Split(raw, ",") {
+		u, err := url.Parse(r)
+		if err != nil {
+			t.Fatalf("%s: %v", s.env, err)
+		}
+		out = append(out, u)
+	}
+	if len(out) != 2 {
+		t.Fatalf("%s=%s: want the URLs of two nodes", s.env, raw)
+	}
+	return out
+}
+
+// openCluster opens node 1 of a cluster on a fresh index with one replica,
+// sets it up and waits until the replica is allocated (green); the index
+// is deleted when the test ends.
+func openCluster(t *testing.T, s testServer, settings map[string]string) *Target {
+	t.Helper()
+	u := *clusterURLs(t, s)[0]
+	u.Path = fmt.Sprintf("/freshbench-test-%s-%d", strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())), time.Now().UnixNano())
+	settings["replicas"] = "1"
+	tg, err := open(context.Background(), &u, target.Options{Settings: settings}, os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := tg.Teardown(ctx); err != nil {
+			t.Errorf("teardown: %v", err)
+		}
+		tg.Close()
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := tg.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var health struct {
+		Status string `json:"status"`
+	}
+	if err := tg.getJSON(ctx, "/_cluster/health/"+tg.ip, "wait_for_status=green&timeout=50s", &health); err != nil || health.Status != "green" {
+		t.Fatalf("index %s with one replica: health %q, %v; want green", tg.Index(), health.Status, err)
+	}
+	return tg
+}
+
+// writeUntil writes small batches to each target until stop is closed.
+func writeUntil(t *testing.T, stop <-chan struct{}, tgs ...*Target) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for _, tg := range tgs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for seq := int64(0); ; seq += 5 {
+				var docs []target.Document
+				for i := range int64(5) {
+					docs = append(docs, doc(fmt.Sprintf("acct-%d", seq+i), "acct", seq+i, ""))
+				}
+				if _, err := tg.Write(context.Background(), target.Batch{Generator: "acct", Docs: docs}); err != nil {
+					t.Errorf("write to %s: %v", tg.Index(), err)
+					return
+				}
+				select {
+				case <-stop:
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+		}()
+	}
+	return &wg
+}
+
+// account takes the server's account of tg, dated now.
+func account(t *testing.T, tg *Target) *results.ServerAccount {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	at := time.Now()
+	a, err := tg.ServerAccount(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.At = at
+	return &a
+}
+
+// The account has one entry per shard copy, the primary and the replica on
+// the cluster's two nodes, and its refresh counts are the server's: while
+// documents stream in, a copy refreshes about once per refresh_interval
+// (never more often), and not at all with refreshes turned off.
+func TestClusterServerAccountRefreshes(t *testing.T) {
+	for _, s := range testClusters {
+		t.Run(s.name, func(t *testing.T) {
+			const interval = 200 * time.Millisecond
+			urls := clusterURLs(t, s)
+			every := openCluster(t, s, map[string]string{"refresh_interval": interval.String()})
+			never := openCluster(t, s, map[string]string{"refresh_interval": "-1"})
+
+			stop := make(chan struct{})
+			wg := writeUntil(t, stop, every, never)
+			time.Sleep(300 * time.Millisecond)
+			before := map[*Target]*results.ServerAccount{every: account(t, every), never: account(t, never)}
+			time.Sleep(3 * time.Second)
+			after := map[*Target]*results.ServerAccount{every: account(t, every), never: account(t, never)}
+			close(stop)
+			wg.Wait()
+
+			for _, tg := range []*Target{every, never} {
+				a := results.NewAccount(before[tg], after[tg])
+				if len(a.End.Copies) != 2 || len(a.Refreshes) != 2 {
+					t.Fatalf("%s: copies %+v, refreshes %+v; want the primary and the replica", tg.Index(), a.End.Copies, a.Refreshes)
+				}
+				var addrs, nodes []string
+				primaries := 0
+				for _, c := range a.End.Copies {
+					addrs = append(addrs, c.NodeAddress)
+					nodes = append(nodes, c.Node)
+					if c.Primary {
+						primaries++
+					}
+				}
+				slices.Sort(addrs)
+				if want := []string{urls[0].Host, urls[1].Host}; primaries != 1 || nodes[0] == nodes[1] || !slices.Equal(addrs, want) {
+					t.Errorf("%s: copies on nodes %v at %v, %d primaries; want one primary and one replica, on the nodes at %v",
+						tg.Index(), nodes, addrs, primaries, want)
+				}
+				window := a.End.At.Sub(a.Start.At)
+				most := int64(window/interval) + 1
+				for _, r := range a.Refreshes {
+					t.Logf("%s %s primary=%v: %d refreshes in %s, period %.0f ms", tg.Index(), r.Node, r.Primary, r.Refreshes, window.Round(time.Millisecond), r.PeriodMS)
+					switch {
+					case tg == never && r.Refreshes != 0:
+						t.Errorf("%s: %d refreshes with refresh_interval -1, want 0", r.Node, r.Refreshes)
+					case tg == every && (r.Refreshes < 2 || r.Refreshes > most):
+						t.Errorf("%s: %d refreshes in %s at refresh_interval %s, want 2 to %d", r.Node, r.Refreshes, window, interval, most)
+					}
+				}
+			}
+		})
+	}
+}
+
+// replication_type=segment makes an index whose replica copies the
+// primary's segments, which the server says in the index's settings and
+// in the account of the replica (its segment-replication lag, its
+// replication rounds); replication_type=document one that does not.
+func TestClusterReplicationType(t *testing.T) {
+	s := testClusters[1] // OpenSearch
+	for _, typ := range []string{ReplicationSegment, ReplicationDocument} {
+		t.Run(typ, func(t *testing.T) {
+			tg := openCluster(t, s, map[string]string{"refresh_interval": "200ms", "replication_type": typ})
+			var settings map[string]struct {
+				Settings map[string]string `json:"settings"`
+			}
+			if err := tg.getJSON(context.Background(), "/"+tg.ip+"/_settings/index.replication.type", "flat_settings=true", &settings); err != nil {
+				t.Fatal(err)
+			}
+			if got := settings[tg.Index()].Settings["index.replication.type"]; got != strings.ToUpper(typ) {
+				t.Errorf("index.replication.type = %q, want %q", got, strings.ToUpper(typ))
+			}
+
+			stop := make(chan struct{})
+			wg := writeUntil(t, stop, tg)
+			before := account(t, tg)
+			var after *results.ServerAccount
+			eventually(t, "a replica that the account describes", func() (bool, string) {
+				after = account(t, tg)
+				for _, c := range after.Copies {
+					if !c.Primary && (typ == ReplicationDocument || c.SegmentReplication != nil) {
+						return true, ""
+					}
+				}
+				return false, fmt.Sprintf("%+v", after.Copies)
+			})
+			time.Sleep(time.Second)
+			after = account(t, tg)
+			close(stop)
+			wg.Wait()
+			for _, c := range after.Copies {
+				if c.Replication != typ {
+					t.Errorf("copy on %s: replication %q, want %q", c.Node, c.Replication, typ)
+				}
+				if segrep := !c.Primary && typ == ReplicationSegment; segrep != (c.SegmentReplication != nil) {
+					t.Errorf("copy on %s (primary %v): segment replication %+v", c.Node, c.Primary, c.SegmentReplication)
+				}
+			}
+			for _, r := range results.NewAccount(before, after).Refreshes {
+				if r.Refreshes == 0 {
+					t.Errorf("copy on %s (primary %v): no refresh or replication round while documents came in", r.Node, r.Primary)
+				}
+			}
+		})
+	}
+}
