@@ -254,7 +254,6 @@ func TestReadEndpointsRefused(t *testing.T) {
 		{{Name: "target", Reader: r}},
 		{{Name: "", Reader: r}},
 		{{Name: "a", Reader: r}, {Name: "a", Reader: r}},
-		{{Name: "a"}},
 	} {
 		cfg := simConfig(time.Second)
 		cfg.ReadEndpoints = eps

@@ -73,6 +73,15 @@ func endpointSummary(r *results.Result, i int) results.EndpointSummary {
 	return results.EndpointSummary{Name: r.ReadEndpoints[i-1].Name}
 }
 
+// resolution is a visibility resolution, – when no probe was seen to
+// measure it.
+func resolution(v float64) string {
+	if v <= 0 {
+		return "–"
+	}
+	return ms(v)
+}
+
 func errorCount(m map[string]*stats.ErrorCount) int64 {
 	var n int64
 	for _, e := range m {
@@ -131,7 +140,7 @@ func consoleEndpoints(w io.Writer, r *results.Result) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", e.Name,
 			fresh(e.Freshness.P50Ms), fresh(e.Freshness.P99Ms),
 			vis(e.Visibility.P50Ms), vis(e.Visibility.P95Ms), vis(e.Visibility.P99Ms), vis(e.Visibility.MaxMs),
-			ms(e.ResolutionMs), service, polls, probes, e.NeverSeen, before)
+			resolution(e.ResolutionMs), service, polls, probes, e.NeverSeen, before)
 	}
 	tw.Flush()
 	for _, e := range rows {
@@ -169,7 +178,7 @@ func endpointSection(r *results.Result) []endpointCells {
 			Name: e.Name, URL: e.URL, Total: e.Everywhere,
 			VisP50: cell(e.Visibility, e.Visibility.P50Ms, e.VisibilityNot), VisP95: cell(e.Visibility, e.Visibility.P95Ms, e.VisibilityNot),
 			VisP99: cell(e.Visibility, e.Visibility.P99Ms, e.VisibilityNot), Max: cell(e.Visibility, e.Visibility.MaxMs, e.VisibilityNot),
-			Resolution: ms(e.ResolutionMs), NeverSeen: count(e.NeverSeen),
+			Resolution: resolution(e.ResolutionMs), NeverSeen: count(e.NeverSeen),
 			Bad: e.NeverSeen > 0 || e.FailedPolls > 0 || e.FailedProbes > 0,
 		}
 		if !e.Everywhere {
