@@ -519,6 +519,7 @@ func addVisibility(v *results.Visibility, x results.Visibility) {
 	v.Censored += x.Censored
 	v.Dropped += x.Dropped
 	v.BeforeTarget += x.BeforeTarget
+	v.AfterTarget += x.AfterTarget
 	addErrors(v.Errors, x.Errors)
 	v.NotMeasured = cmp.Or(v.NotMeasured, x.NotMeasured)
 }

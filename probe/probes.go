@@ -12,8 +12,8 @@ import (
 // Probes sends every probe to each read endpoint's Visibility, which
 // polls its endpoint on its own, and joins what they saw: a probe is
 // visible everywhere once every endpoint has seen it, at the latest of
-// their sightings. The first endpoint is the write target; the others
-// are told apart from it (results.Visibility.BeforeTarget).
+// their sightings. The first endpoint is the write target; each other
+// one is held against it (results.Visibility.BeforeTarget, AfterTarget).
 type Probes struct {
 	vs     []*Visibility
 	window *Window
@@ -21,9 +21,10 @@ type Probes struct {
 	mu    sync.Mutex
 	joins map[probeKey]*join // probes not yet seen everywhere
 	every results.Visibility
-	// before counts, per endpoint, the probes it showed before the
-	// first endpoint could have.
-	before []int64
+	// before and after count, per endpoint, the probes it showed before
+	// the first endpoint could have, and those the first showed before
+	// it could have.
+	before, after []int64
 }
 
 type probeKey struct{ gen, id string }
@@ -43,7 +44,7 @@ type sighting struct{ unseenAt, done time.Time }
 // NewProbes joins the Visibilities of the read endpoints, the write
 // target's first. Use the Probes in their place from then on.
 func NewProbes(window *Window, vs ...*Visibility) *Probes {
-	p := &Probes{vs: vs, window: window, joins: map[probeKey]*join{}, before: make([]int64, len(vs))}
+	p := &Probes{vs: vs, window: window, joins: map[probeKey]*join{}, before: make([]int64, len(vs)), after: make([]int64, len(vs))}
 	p.every = results.Visibility{
 		Latency: stats.NewHistogram(), QueryService: stats.NewHistogram(), Gap: stats.NewHistogram(),
 	}
@@ -123,7 +124,7 @@ func (p *Probes) sighted(i int, gen, id string, unseenAt, done time.Time) {
 		return
 	}
 	delete(p.joins, k)
-	p.countBefore(j, j.seen[0].unseenAt)
+	p.order(j)
 	if !p.window.In(j.intended) {
 		return
 	}
@@ -138,15 +139,24 @@ func (p *Probes) sighted(i int, gen, id string, unseenAt, done time.Time) {
 	p.every.Gap.Record(last.done.Sub(last.unseenAt))
 }
 
-// countBefore counts the endpoints of j that saw the probe before the
-// target was last seen without it, at targetUnseen. Callers hold p.mu.
-func (p *Probes) countBefore(j *join, targetUnseen time.Time) {
+// order counts, for each endpoint of j but the target, whether it
+// showed the probe before the target could have (its sighting ended
+// before a query of the target's began that still missed it), or the
+// target before it could have. A sighting with no done is of an
+// endpoint that never saw the probe, its unseenAt the start of the last
+// query that missed it. Callers hold p.mu.
+func (p *Probes) order(j *join) {
 	if !p.window.In(j.intended) {
 		return
 	}
+	t := j.seen[0]
 	for i := 1; i < len(j.seen); i++ {
-		if s := j.seen[i]; !s.done.IsZero() && s.done.Before(targetUnseen) {
+		s := j.seen[i]
+		switch {
+		case !s.done.IsZero() && s.done.Before(t.unseenAt):
 			p.before[i]++
+		case !t.done.IsZero() && t.done.Before(s.unseenAt):
+			p.after[i]++
 		}
 	}
 }
@@ -171,7 +181,7 @@ func (p *Probes) Finish() ([]results.Visibility, *results.Visibility) {
 	out := make([]results.Visibility, len(p.vs))
 	for i, v := range p.vs {
 		out[i] = v.Finish()
-		out[i].BeforeTarget = p.before[i]
+		out[i].BeforeTarget, out[i].AfterTarget = p.before[i], p.after[i]
 	}
 	if len(p.vs) == 1 {
 		return out, nil
@@ -198,26 +208,29 @@ func (p *Probes) Finish() ([]results.Visibility, *results.Visibility) {
 	return out, &every
 }
 
-// countUnjoined counts, for the probes some endpoint has not seen, the
-// endpoints that showed them before the target: before its sighting, or,
-// when it saw none, before the last of its queries that missed them.
+// countUnjoined orders the sightings of the probes some endpoint has
+// not seen: each endpoint that has not is taken as last seen without the
+// probe at the start of its last query that missed it.
 func (p *Probes) countUnjoined() {
-	target := p.vs[0]
-	target.mu.Lock()
-	defer target.mu.Unlock()
+	unseen := make([]map[probeKey]time.Time, len(p.vs))
+	for i, v := range p.vs {
+		unseen[i] = map[probeKey]time.Time{}
+		v.mu.Lock()
+		for gen, g := range v.pending {
+			for _, pr := range g.list {
+				unseen[i][probeKey{gen, pr.id}] = pr.unseenAt
+			}
+		}
+		v.mu.Unlock()
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	unseen := map[probeKey]time.Time{}
-	for gen, g := range target.pending {
-		for _, pr := range g.list {
-			unseen[probeKey{gen, pr.id}] = pr.unseenAt
-		}
-	}
 	for k, j := range p.joins {
-		at := j.seen[0].unseenAt
-		if j.seen[0].done.IsZero() {
-			at = unseen[k]
+		for i := range j.seen {
+			if j.seen[i].done.IsZero() {
+				j.seen[i].unseenAt = unseen[i][k]
+			}
 		}
-		p.countBefore(j, at)
+		p.order(j)
 	}
 }

@@ -22,6 +22,7 @@ type endpointRow struct {
 	FailedProbes       int64
 	NeverSeen          int64
 	BeforeTarget       int64
+	AfterTarget        int64
 	FreshnessNot       string // why freshness was not measured, if it was not
 	VisibilityNot      string
 	Audit              string // the audit in a few words
@@ -42,6 +43,7 @@ func endpointRows(r *results.Result) []endpointRow {
 			ResolutionMs: s.VisibilityResolution, ProbeService: s.ProbeQueryService,
 			FailedPolls: e.Freshness.Censored, Polls: e.Freshness.Samples + e.Freshness.Censored,
 			FailedProbes: errorCount(e.Visibility.Errors), NeverSeen: e.Visibility.NeverSeen, BeforeTarget: e.Visibility.BeforeTarget,
+			AfterTarget:  e.Visibility.AfterTarget,
 			FreshnessNot: e.Freshness.NotMeasured, VisibilityNot: e.Visibility.NotMeasured,
 			Audit: auditText(s, e),
 		}
@@ -116,7 +118,7 @@ func consoleEndpoints(w io.Writer, r *results.Result) {
 	}
 	fmt.Fprintln(w, "\nread endpoints (ms; each polled on its own, every probe watched on each; everywhere: per probe the latest):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "endpoint\tfreshness p50\tp99\tvisibility p50\tp95\tp99\tmax\tresolution\tprobe service p50\tpolls failed\tprobe queries failed\tnever seen\tseen before target\t\n")
+	fmt.Fprintf(tw, "endpoint\tfreshness p50\tp99\tvisibility p50\tp95\tp99\tmax\tresolution\tprobe service p50\tpolls failed\tprobe queries failed\tnever seen\tseen before/after target\t\n")
 	for _, e := range rows {
 		fresh := func(v float64) string {
 			if e.Everywhere || e.FreshnessNot != "" {
@@ -134,7 +136,7 @@ func consoleEndpoints(w io.Writer, r *results.Result) {
 		if !e.Everywhere {
 			polls = fmt.Sprintf("%d of %d", e.FailedPolls, e.Polls)
 			probes = fmt.Sprint(e.FailedProbes)
-			before = fmt.Sprint(e.BeforeTarget)
+			before = fmt.Sprintf("%d / %d", e.BeforeTarget, e.AfterTarget)
 			service = msOrDash(e.ProbeService, e.ProbeService.P50Ms)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", e.Name,
@@ -185,7 +187,7 @@ func endpointSection(r *results.Result) []endpointCells {
 			c.FreshP50, c.FreshP99 = cell(e.Freshness, e.Freshness.P50Ms, e.FreshnessNot), cell(e.Freshness, e.Freshness.P99Ms, e.FreshnessNot)
 			c.Service = msOrDash(e.ProbeService, e.ProbeService.P50Ms)
 			c.Polls = fmt.Sprintf("%s of %s", count(e.FailedPolls), count(e.Polls))
-			c.Probes, c.Before, c.Audit = count(e.FailedProbes), count(e.BeforeTarget), e.Audit
+			c.Probes, c.Before, c.Audit = count(e.FailedProbes), count(e.BeforeTarget)+" / "+count(e.AfterTarget), e.Audit
 		}
 		out = append(out, c)
 	}

@@ -42,7 +42,7 @@ func TestConsoleReadEndpoints(t *testing.T) {
 	Console(&b, endpointResult(1))
 	out := b.String()
 	for _, want := range []string{
-		"freshness lag (target)", "read endpoints (ms;", "seen before target",
+		"freshness lag (target)", "read endpoints (ms;", "seen before/after target",
 		"15 of 125", // read1's failed polls of all its polls
 		"read1: postgres://bench:xxxxx@standby:5434/db?table=events; completeness 2 missing",
 		"everywhere: 20 probes not seen on every endpoint",
