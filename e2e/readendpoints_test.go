@@ -157,16 +157,17 @@ func readRun(t *testing.T, tgt target.Target, reads []bench.ReadEndpoint, cfg be
 }
 
 // lostNothing checks that every endpoint was audited and misses nothing
-// that was acknowledged.
+// that was acknowledged. What shows that was never acknowledged can only
+// be of the writes that failed.
 func lostNothing(t *testing.T, res *results.Result) {
 	t.Helper()
 	s := res.Summary
-	if !s.Audited || s.Missing != 0 || s.Unexpected != 0 {
-		t.Errorf("target: audited %v (%s), missing %d, unexpected %d", s.Audited, res.AuditError, s.Missing, s.Unexpected)
+	if !s.Audited || s.Missing != 0 || s.Unexpected > s.EventsFailed {
+		t.Errorf("target: audited %v (%s), missing %d, unexpected %d of %d failed", s.Audited, res.AuditError, s.Missing, s.Unexpected, s.EventsFailed)
 	}
 	for i, e := range s.ReadEndpoints {
-		if !e.Audited || e.Missing != 0 || e.Unexpected != 0 {
-			t.Errorf("%s: audited %v (%s), missing %d, unexpected %d", e.Name, e.Audited, res.ReadEndpoints[i].AuditError, e.Missing, e.Unexpected)
+		if !e.Audited || e.Missing != 0 || e.Unexpected > s.EventsFailed {
+			t.Errorf("%s: audited %v (%s), missing %d, unexpected %d of %d failed", e.Name, e.Audited, res.ReadEndpoints[i].AuditError, e.Missing, e.Unexpected, s.EventsFailed)
 		}
 	}
 }
@@ -417,8 +418,15 @@ func TestReadEndpointOutage(t *testing.T) {
 		if f.Censored != 0 || len(v.Errors) != 0 || v.NeverSeen != 0 {
 			t.Errorf("target: %d failed polls, probe errors %v, %d probes never seen: the replica's outage reached it", f.Censored, v.Errors, v.NeverSeen)
 		}
-		if e := res.Summary.EventsFailed; e != 0 {
-			t.Errorf("%d events failed: the writes did not go on", e)
+		// Writes go on. Elasticsearch may fail the bulk request under way
+		// when the replica's node leaves (its items stored on the primary
+		// all the same: the audit counts them as unexpected), no more.
+		s := res.Summary
+		for k, e := range s.Errors {
+			t.Logf("write errors %s: %d (%s)", k, e.Count, e.Sample)
+		}
+		if s.EventsFailed > int64(cfg.Ingest.MaxInflight*cfg.Ingest.BatchSize) || s.AchievedEventsPerSec < 0.9*s.TargetEventsPerSec {
+			t.Errorf("%d events failed, %.0f of %.0f events/s achieved: the writes did not go on", s.EventsFailed, s.AchievedEventsPerSec, s.TargetEventsPerSec)
 		}
 		r := res.ReadEndpoints[0]
 		if r.Freshness.Censored == 0 || len(r.Freshness.Errors) == 0 || len(r.Visibility.Errors) == 0 {
