@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/freshbench/freshbench/ingest"
@@ -16,6 +18,7 @@ import (
 	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/probe"
 	"github.com/freshbench/freshbench/query"
+	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
@@ -48,6 +51,36 @@ type Config struct {
 	// starts at the experiment's StartAt when one is given, and the
 	// result records it for merging.
 	Experiment *results.Experiment
+	// ReadEndpoints, when given, are read from apart from the write
+	// target, each on its own (see ReadEndpoint). The target is measured
+	// beside them, as the endpoint "target".
+	ReadEndpoints []ReadEndpoint
+}
+
+// ReadEndpoint is an endpoint of the database under test other than the
+// write target: a replica, a standby, a query node. It gets freshness
+// polls, visibility probes (every probe is watched on every endpoint),
+// a completeness audit and, with a query workload, a query load of its
+// own, as the target does; one that is slow or down delays no other.
+type ReadEndpoint struct {
+	Name string // as results name it: read1, read2, …; not "target"
+	// URL says where it is; results record it with credentials removed.
+	URL    string
+	Reader target.Reader // a target.Querier too, for a query workload
+}
+
+// validEndpoints names the first read endpoint that cannot be told
+// apart. (Their Readers are not looked at: a caller may check a
+// configuration before it opens them.)
+func validEndpoints(eps []ReadEndpoint) error {
+	seen := map[string]bool{results.TargetEndpoint: true}
+	for _, e := range eps {
+		if e.Name == "" || seen[e.Name] {
+			return invalid.New("read endpoint name", strconv.Quote(e.Name), fmt.Sprintf("a name of its own, not empty nor %q", results.TargetEndpoint))
+		}
+		seen[e.Name] = true
+	}
+	return nil
 }
 
 // Validate names the first bad setting.
@@ -65,6 +98,9 @@ func (c Config) Validate() error {
 		if err := c.Experiment.Validate(); err != nil {
 			return err
 		}
+	}
+	if err := validEndpoints(c.ReadEndpoints); err != nil {
+		return err
 	}
 	if c.Queries != nil {
 		return c.Queries.Validate()
@@ -142,12 +178,17 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	ledger := probe.NewLedger()
 	window := probe.NewWindow(start.Add(cfg.Ingest.Warmup), start.Add(cfg.Ingest.Duration))
 	series := stats.NewSeries(start, 0)
-	vis := probe.NewVisibility(tgt, cfg.PollInterval, window, obs)
-	writer, load, err := queryLoad(ctx, tgt, cfg, obs)
+	eps := endpoints(tgt, cfg.ReadEndpoints)
+	vis := make([]*probe.Visibility, len(eps))
+	for i, e := range eps {
+		vis[i] = probe.NewVisibility(e.Name, e.Reader, cfg.PollInterval, window, obs)
+	}
+	probes := probe.NewProbes(window, vis...)
+	writer, loads, err := queryLoads(ctx, tgt, eps, cfg, obs)
 	if err != nil {
 		return nil, err
 	}
-	in, err := ingest.New(cfg.Ingest, writer, vis, ledger, obs)
+	in, err := ingest.New(cfg.Ingest, writer, probes, ledger, obs)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +200,16 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 			return nil, err
 		}
 	}
-	fresh := probe.NewFreshness(tgt, gens, cfg.PollInterval, probe.NewClock(start), window, series, obs)
+	// The series follows the target alone: its freshness lag is what a
+	// peak step's trend is judged on, with or without read endpoints.
+	fresh := make([]*probe.Freshness, len(eps))
+	for i, e := range eps {
+		var s *stats.Series
+		if i == 0 {
+			s = series
+		}
+		fresh[i] = probe.NewFreshness(e.Name, e.Reader, gens, cfg.PollInterval, probe.NewClock(start), window, s, obs)
+	}
 
 	res := &results.Result{
 		SchemaVersion: results.SchemaVersion, Kind: results.KindRun, StartedAt: start.UTC(), Generators: gens,
@@ -167,14 +217,25 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	}
 	freshCtx, stopFresh := context.WithCancel(context.WithoutCancel(ctx))
 	visCtx, stopVis := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{}, 2)
-	go func() { fresh.Run(freshCtx); done <- struct{}{} }()
-	go func() { vis.Run(visCtx); done <- struct{}{} }()
+	var polls sync.WaitGroup
+	for _, f := range fresh {
+		polls.Add(1)
+		go func() { defer polls.Done(); f.Run(freshCtx) }()
+	}
+	polls.Add(1)
+	go func() { defer polls.Done(); probes.Run(visCtx) }()
 
-	queries := make(chan *results.Queries, 1)
-	if load != nil {
-		w := query.Window{Start: start, MeasureFrom: start.Add(cfg.Ingest.Warmup), End: start.Add(cfg.Ingest.Duration)}
-		go func() { queries <- load.Run(ctx, w, series) }()
+	queries := make([]*results.Queries, len(loads))
+	var queried sync.WaitGroup
+	w := query.Window{Start: start, MeasureFrom: start.Add(cfg.Ingest.Warmup), End: start.Add(cfg.Ingest.Duration)}
+	for i, load := range loads {
+		// The series' queries, like its freshness, are the target's.
+		var s *stats.Series
+		if i == 0 {
+			s = series
+		}
+		queried.Add(1)
+		go func() { defer queried.Done(); queries[i] = load.Run(ctx, w, s) }()
 	}
 	account := make(chan *results.Account, 1)
 	go func() {
@@ -185,15 +246,13 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	cpuBefore, cpuOK := processCPU()
 	obs.TargetRate(cfg.Ingest.Rate.EventsPerSecond(cfg.Ingest.DocSize))
 	go func() { acctCh <- in.Run(ctx, start, series) }()
-	acct = watch(ctx, start, cfg, series, fresh, obs, acctCh)
+	acct = watch(ctx, start, cfg, series, fresh[0], obs, acctCh)
 	obs.TargetRate(0)
 	if cpuAfter, ok := processCPU(); ok && cpuOK {
 		res.DriverCPU = &results.DriverCPU{Seconds: (cpuAfter - cpuBefore).Seconds(), WallS: time.Since(start).Seconds()}
 		res.DriverCPU.CorePercent = 100 * res.DriverCPU.Seconds / res.DriverCPU.WallS
 	}
-	if load != nil {
-		res.Queries = <-queries
-	}
+	queried.Wait()
 	res.ServerAccount = <-account
 
 	_, stoppedAt := acct.MeasuredWindow()
@@ -204,35 +263,62 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 		res.EndedEarly, res.EndReason = true, ErrInterrupted.Error()
 	} else {
 		obs.Phase(cfg.Phase + "drain")
-		drain(ctx, tgt, cfg, gens, ledger, vis)
+		drain(ctx, eps, cfg, gens, ledger, probes)
 	}
 	stopVis()
-	<-done
-	<-done
+	polls.Wait()
 
 	res.EndedAt = time.Now().UTC()
 	res.Phases = []*results.Phase{acct.Phase(results.PhaseWarmup), acct.Phase(results.PhaseMeasured), acct.Phase(results.PhaseTail)}
-	res.Freshness = fresh.Result()
-	res.Visibility = vis.Finish()
-	res.Series = series.Points()
-	if !interrupted {
-		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
-		defer cancel()
-		for _, g := range gens {
-			c, err := ledger.Audit(actx, tgt, g)
-			if err != nil {
-				res.AuditError = err.Error()
-				break
-			}
-			res.Completeness = append(res.Completeness, c)
+	seen, everywhere := probes.Finish()
+	for i, e := range eps {
+		r := &results.ReadEndpoint{Name: e.Name, URL: redact.URL(e.URL), Freshness: fresh[i].Result(), Visibility: seen[i]}
+		if loads != nil {
+			r.Queries = queries[i]
 		}
+		if !interrupted {
+			r.Completeness, r.AuditError = audit(ctx, ledger, e.Reader, gens)
+		}
+		if i == 0 {
+			res.Freshness, res.Visibility, res.Queries = r.Freshness, r.Visibility, r.Queries
+			res.Completeness, res.AuditError = r.Completeness, r.AuditError
+			continue
+		}
+		res.ReadEndpoints = append(res.ReadEndpoints, r)
 	}
+	res.VisibleEverywhere = everywhere
+	res.Series = series.Points()
 	from, to := acct.MeasuredWindow()
 	res.Summary = results.Summarize(res, to.Sub(from).Seconds())
-	if res.Queries != nil {
-		res.Queries.Beside = res.Summary.Beside()
+	for _, e := range res.Endpoints() {
+		if e.Queries != nil {
+			e.Queries.Beside = res.Summary.Beside()
+		}
 	}
 	return res, nil
+}
+
+// endpoints lists the write target, named results.TargetEndpoint, and
+// the read endpoints after it.
+func endpoints(tgt target.Target, reads []ReadEndpoint) []ReadEndpoint {
+	return append([]ReadEndpoint{{Name: results.TargetEndpoint, Reader: tgt}}, reads...)
+}
+
+// audit compares what r shows of every generator with what the ledger
+// acknowledged, each endpoint within its own bound, so that one that
+// hangs costs the others nothing.
+func audit(ctx context.Context, ledger *probe.Ledger, r target.Reader, gens []string) ([]results.Completeness, string) {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+	defer cancel()
+	var out []results.Completeness
+	for _, g := range gens {
+		c, err := ledger.Audit(actx, r, g)
+		if err != nil {
+			return out, err.Error()
+		}
+		out = append(out, c)
+	}
+	return out, ""
 }
 
 // ErrGeneratorInUse means the target already holds events of a generator
@@ -255,10 +341,10 @@ func checkUnused(ctx context.Context, r target.Reader, gens []string, seed uint6
 	return nil
 }
 
-// queryLoad prepares the query workload of cfg, if any, and returns the
-// target the ingest writes through: tapped, so that the queries draw
-// their parameters from what it writes.
-func queryLoad(ctx context.Context, tgt target.Target, cfg Config, obs stats.Observer) (target.Target, *query.Load, error) {
+// queryLoads prepares the query workload of cfg, if any, one load per
+// endpoint, and returns the target the ingest writes through: tapped,
+// so that the queries draw their parameters from what it writes.
+func queryLoads(ctx context.Context, tgt target.Target, eps []ReadEndpoint, cfg Config, obs stats.Observer) (target.Target, []*query.Load, error) {
 	if cfg.Queries == nil {
 		return tgt, nil, nil
 	}
@@ -266,33 +352,66 @@ func queryLoad(ctx context.Context, tgt target.Target, cfg Config, obs stats.Obs
 	if !ok {
 		return nil, nil, fmt.Errorf("target %s does not run the query workload", tgt.Name())
 	}
-	load, err := query.New(*cfg.Queries, q, obs)
+	loads, err := newLoads(*cfg.Queries, q, eps[1:], obs)
 	if err != nil {
 		return nil, nil, err
 	}
-	writer := load.Tap(tgt)
-	if err := load.Prepare(ctx); err != nil {
-		return nil, nil, err
+	writer := tgt
+	for _, l := range loads {
+		writer = l.Tap(writer)
 	}
-	return writer, load, nil
+	for _, l := range loads {
+		if err := l.Prepare(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	return writer, loads, nil
 }
 
-// RunQueries measures the query workload alone against what q holds
-// already: for duration, of which the leading warmup is not recorded. Like
-// Run, it returns the results measured so far when ctx is cancelled.
-func RunQueries(ctx context.Context, q target.Querier, cfg query.Config, warmup, duration time.Duration, obs stats.Observer) (*results.Result, error) {
+// newLoads prepares the workload c on the target q and on each read
+// endpoint, in that order.
+func newLoads(c query.Config, q target.Querier, reads []ReadEndpoint, obs stats.Observer) ([]*query.Load, error) {
+	l, err := query.New(c, results.TargetEndpoint, q, obs)
+	if err != nil {
+		return nil, err
+	}
+	loads := []*query.Load{l}
+	for _, e := range reads {
+		q, ok := e.Reader.(target.Querier)
+		if !ok {
+			return nil, fmt.Errorf("read endpoint %s (%s) does not run the query workload", e.Name, redact.URL(e.URL))
+		}
+		if l, err = query.New(c, e.Name, q, obs); err != nil {
+			return nil, err
+		}
+		loads = append(loads, l)
+	}
+	return loads, nil
+}
+
+// RunQueries measures the query workload alone against what q, and each
+// of reads, holds already: for duration, of which the leading warmup is
+// not recorded. Every endpoint gets the whole workload, each on its own.
+// Like Run, it returns the results measured so far when ctx is
+// cancelled.
+func RunQueries(ctx context.Context, q target.Querier, reads []ReadEndpoint, cfg query.Config, warmup, duration time.Duration, obs stats.Observer) (*results.Result, error) {
 	if err := checkWarmup(warmup, duration); err != nil {
 		return nil, err
 	}
-	load, err := query.New(cfg, q, obs)
-	if err != nil {
-		return nil, err
-	}
-	if err := load.Prepare(ctx); err != nil {
+	if err := validEndpoints(reads); err != nil {
 		return nil, err
 	}
 	if obs == nil {
 		obs = stats.NopObserver{}
+	}
+	loads, err := newLoads(cfg, q, reads, obs)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range loads {
+		if err := l.Prepare(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if warmup > 0 {
 		obs.Phase(results.PhaseWarmup)
@@ -301,10 +420,25 @@ func RunQueries(ctx context.Context, q target.Querier, cfg query.Config, warmup,
 	defer measured.Stop()
 	start := time.Now()
 	series := stats.NewSeries(start, 0)
+	w := query.Window{Start: start, MeasureFrom: start.Add(warmup), End: start.Add(duration)}
 	res := &results.Result{
 		SchemaVersion: results.SchemaVersion, Kind: results.KindQuery, StartedAt: start.UTC(),
-		Config:  results.Config{DurationS: duration.Seconds(), WarmupS: warmup.Seconds()},
-		Queries: load.Run(ctx, query.Window{Start: start, MeasureFrom: start.Add(warmup), End: start.Add(duration)}, series),
+		Config: results.Config{DurationS: duration.Seconds(), WarmupS: warmup.Seconds()},
+	}
+	queries := make([]*results.Queries, len(loads))
+	var wg sync.WaitGroup
+	for i, l := range loads {
+		var s *stats.Series
+		if i == 0 {
+			s = series
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); queries[i] = l.Run(ctx, w, s) }()
+	}
+	wg.Wait()
+	res.Queries = queries[0]
+	for i, e := range reads {
+		res.ReadEndpoints = append(res.ReadEndpoints, &results.ReadEndpoint{Name: e.Name, URL: redact.URL(e.URL), Queries: queries[i+1]})
 	}
 	res.EndedAt = time.Now().UTC()
 	res.Series = series.Points()
@@ -385,12 +519,12 @@ func progressAt(now, start time.Time, cfg Config, series *stats.Series, fresh *p
 	return p
 }
 
-// drain waits until every acknowledged event and every probe is visible,
-// or until the drain period ends.
-func drain(ctx context.Context, tgt target.Target, cfg Config, gens []string, ledger *probe.Ledger, vis *probe.Visibility) {
+// drain waits until every acknowledged event and every probe is visible
+// on every endpoint, or until the drain period ends.
+func drain(ctx context.Context, eps []ReadEndpoint, cfg Config, gens []string, ledger *probe.Ledger, probes *probe.Probes) {
 	deadline := time.Now().Add(cfg.Drain)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		if vis.Pending() == 0 && allVisible(ctx, tgt, gens, ledger) {
+		if probes.Pending() == 0 && allVisible(ctx, eps, gens, ledger) {
 			return
 		}
 		if !pace.Sleep(time.Now().Add(cfg.PollInterval), ctx.Done()) {
@@ -399,14 +533,16 @@ func drain(ctx context.Context, tgt target.Target, cfg Config, gens []string, le
 	}
 }
 
-func allVisible(ctx context.Context, tgt target.Target, gens []string, ledger *probe.Ledger) bool {
-	for _, g := range gens {
-		n, err := tgt.Count(ctx, g)
-		if errors.Is(err, target.ErrNotKept) {
-			continue // nothing will ever show: nothing to wait for
-		}
-		if err != nil || n < ledger.AckedCount(g) {
-			return false
+func allVisible(ctx context.Context, eps []ReadEndpoint, gens []string, ledger *probe.Ledger) bool {
+	for _, e := range eps {
+		for _, g := range gens {
+			n, err := e.Reader.Count(ctx, g)
+			if errors.Is(err, target.ErrNotKept) {
+				continue // nothing will ever show: nothing to wait for
+			}
+			if err != nil || n < ledger.AckedCount(g) {
+				return false
+			}
 		}
 	}
 	return true

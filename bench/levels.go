@@ -55,6 +55,9 @@ func (c LevelsConfig) Validate() error {
 	if c.Run.Experiment != nil {
 		return invalid.New("experiment name", c.Run.Experiment.Name, "no experiment: the instances of an experiment run one rate each, not levels")
 	}
+	if len(c.Run.ReadEndpoints) > 0 {
+		return errNoEndpointsWith("levels", c.Run.ReadEndpoints)
+	}
 	for _, r := range c.Rates {
 		if r.Unit != c.Rates[0].Unit {
 			return invalid.New("levels", ratesText(c.Rates), "rates in one unit: all in events/s or all in bytes/s")

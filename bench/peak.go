@@ -222,6 +222,12 @@ func judge(step *results.Result, c Config, rule stats.Rule) stats.Verdict {
 	// Failed freshness polls are in the lag histogram as lower bounds;
 	// the rule counts them as such.
 	f.FreshnessFailed = step.Freshness.Censored
+	for i, e := range step.ReadEndpoints {
+		es := s.ReadEndpoints[i]
+		f.ReadEndpoints = append(f.ReadEndpoints, stats.EndpointFigures{
+			Name: e.Name, FreshnessLag: e.Freshness.Lag, FreshnessFailed: e.Freshness.Censored, Audited: es.Audited, Missing: es.Missing,
+		})
+	}
 	return rule.Judge(f)
 }
 

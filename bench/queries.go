@@ -2,12 +2,14 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/freshbench/freshbench/invalid"
 	"github.com/freshbench/freshbench/query"
+	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
@@ -22,7 +24,11 @@ type QueryRun struct {
 	Ingest *Config
 	// Warmup and Duration of a workload that runs alone.
 	Warmup, Duration time.Duration
-	Observer         stats.Observer
+	// ReadEndpoints, when given, get the whole workload each, beside the
+	// target (and, with an Ingest, its probes: see Config.ReadEndpoints,
+	// which these are given as; the Ingest's own must be empty).
+	ReadEndpoints []ReadEndpoint
+	Observer      stats.Observer
 	// Sweep, when set, steps the open-loop QPS as it says; every step is
 	// a full measurement.
 	Sweep *query.SweepConfig
@@ -40,6 +46,15 @@ type QueryRun struct {
 
 // Validate names the first bad setting.
 func (r QueryRun) Validate() error {
+	if err := validEndpoints(r.ReadEndpoints); err != nil {
+		return err
+	}
+	if len(r.ReadEndpoints) > 0 && (r.Sweep != nil || r.Levels != nil) {
+		return errNoEndpointsWith("a sweep or levels", r.ReadEndpoints)
+	}
+	if r.Ingest != nil && len(r.Ingest.ReadEndpoints) > 0 {
+		return errors.New("query run: give the read endpoints in QueryRun.ReadEndpoints, not in its Ingest")
+	}
 	if r.Ingest != nil {
 		if err := r.Ingest.Validate(); err != nil {
 			return err
@@ -144,9 +159,10 @@ func (r QueryRun) measure(ctx context.Context, tgt target.Target, q target.Queri
 		r.Starting(c)
 	}
 	if r.Ingest == nil {
-		return RunQueries(ctx, q, c, r.Warmup, r.Duration, r.Observer)
+		return RunQueries(ctx, q, r.ReadEndpoints, c, r.Warmup, r.Duration, r.Observer)
 	}
 	run := *r.Ingest
+	run.ReadEndpoints = r.ReadEndpoints
 	run.Ingest.Seed = stepSeed(run.Ingest.Seed, n)
 	run.Observer = r.Observer
 	run.Queries = &c
@@ -159,4 +175,11 @@ func (r QueryRun) measure(ctx context.Context, tgt target.Target, q target.Queri
 		res.Kind = results.KindQuery
 	}
 	return res, err
+}
+
+// errNoEndpointsWith refuses read endpoints with a measurement whose
+// figures are summarized over trials or steps: those summaries are the
+// write target's alone, and the endpoints' figures would go unseen.
+func errNoEndpointsWith(what string, eps []ReadEndpoint) error {
+	return invalid.New("read endpoint", redact.URL(eps[0].URL), "none with "+what+": measure each level or QPS with read endpoints as a run or query of its own")
 }

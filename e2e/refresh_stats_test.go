@@ -339,14 +339,14 @@ type recorder struct {
 	visible   []sample
 }
 
-func (r *recorder) Freshness(_ string, lag time.Duration) {
+func (r *recorder) Freshness(_, _ string, lag time.Duration) {
 	now := time.Now()
 	r.mu.Lock()
 	r.freshness = append(r.freshness, sample{now, lag})
 	r.mu.Unlock()
 }
 
-func (r *recorder) Visible(_ string, latency time.Duration) {
+func (r *recorder) Visible(_, _ string, latency time.Duration) {
 	now := time.Now()
 	r.mu.Lock()
 	r.visible = append(r.visible, sample{now, latency})

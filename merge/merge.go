@@ -54,9 +54,11 @@ func Merge(inputs []Input) (*results.Result, error) {
 	res := &results.Result{
 		SchemaVersion: results.SchemaVersion, Kind: results.KindMerged, Command: "merge",
 		Tool: ref.Tool, Environment: environment(ins), Config: config(ins),
-		Phases: phases(ins), Freshness: freshness(ins), Visibility: visibility(ins),
-		Queries: queries(ins), Series: series(ins), Merged: merged(ins),
+		Phases: phases(ins), Series: series(ins), Merged: merged(ins),
+		ReadEndpoints: readEndpoints(ins), VisibleEverywhere: everywhere(ins),
 	}
+	target := endpoint(ins, 0)
+	res.Freshness, res.Visibility, res.Queries = target.Freshness, target.Visibility, target.Queries
 	var longest float64
 	var audit []string
 	var rates results.Summary // the sums of the instances' target and achieved rates
@@ -88,8 +90,10 @@ func Merge(inputs []Input) (*results.Result, error) {
 	s.TargetEventsPerSec, s.TargetMBPerSec = rates.TargetEventsPerSec, rates.TargetMBPerSec
 	s.AchievedEventsPerSec, s.AchievedMBPerSec = rates.AchievedEventsPerSec, rates.AchievedMBPerSec
 	res.Summary = s
-	if res.Queries != nil {
-		res.Queries.Beside = s.Beside()
+	for _, e := range res.Endpoints() {
+		if e.Queries != nil {
+			e.Queries.Beside = s.Beside()
+		}
 	}
 	if reason := incomplete(res.Merged, ins); reason != "" {
 		res.EndedEarly, res.EndReason = true, reason
@@ -217,6 +221,15 @@ var mustAgree = []setting{
 	{"query timeout", queryField(func(q *results.Queries) string { return secs(q.TimeoutS) })},
 	{"settle", queryField(func(q *results.Queries) string { return secs(q.SettleS) })},
 	{"query in-flight bound", queryField(func(q *results.Queries) string { return strconv.Itoa(q.MaxInflight) })},
+	// Read endpoints merge by name, the figures of each with the same
+	// endpoint's in every instance.
+	{"read endpoints", func(r *results.Result) string {
+		names := []string{}
+		for _, e := range r.ReadEndpoints {
+			names = append(names, e.Name)
+		}
+		return strconv.Quote(strings.Join(names, ","))
+	}},
 }
 
 // mayDiffer are the settings instances may differ in: how much load each
@@ -409,47 +422,112 @@ func phases(ins []Input) []*results.Phase {
 	return res.Phases
 }
 
-func freshness(ins []Input) results.Freshness {
-	f := results.Freshness{Lag: stats.NewHistogram(), QueryService: stats.NewHistogram(), Errors: map[string]*stats.ErrorCount{}}
+// endpoint merges the i-th endpoint of every instance (0: the target;
+// see results.Result.Endpoints), which check found to be the same one.
+// The audit is not merged here: Merge joins the target's, and
+// readEndpoints each read endpoint's, naming the instance of each error.
+func endpoint(ins []Input, i int) *results.ReadEndpoint {
+	e := &results.ReadEndpoint{Freshness: newFreshness(), Visibility: newVisibility()}
+	var urls []string
 	for _, in := range ins {
-		x := in.Result.Freshness
-		add(f.Lag, x.Lag)
-		add(f.QueryService, x.QueryService)
-		f.Samples += x.Samples
-		f.Empty += x.Empty
-		f.Censored += x.Censored
-		addErrors(f.Errors, x.Errors)
-		f.NotMeasured = cmp.Or(f.NotMeasured, x.NotMeasured)
+		x := in.Result.Endpoints()[i]
+		e.Name = x.Name
+		if !slices.Contains(urls, x.URL) {
+			urls = append(urls, x.URL)
+		}
+		addFreshness(&e.Freshness, x.Freshness)
+		addVisibility(&e.Visibility, x.Visibility)
 	}
-	return f
+	e.URL = strings.Join(urls, ", ")
+	e.Visibility.SetResolution()
+	e.Queries = queries(ins, func(r *results.Result) *results.Queries { return r.Endpoints()[i].Queries })
+	return e
 }
 
-func visibility(ins []Input) results.Visibility {
-	v := results.Visibility{
+// readEndpoints merges each read endpoint of the instances, with its
+// audit: the instances' generators are their own, so their audits join.
+func readEndpoints(ins []Input) []*results.ReadEndpoint {
+	var out []*results.ReadEndpoint
+	for i := range ins[0].Result.ReadEndpoints {
+		e := endpoint(ins, i+1)
+		var audit []string
+		for _, in := range ins {
+			x := in.Result.ReadEndpoints[i]
+			e.Completeness = append(e.Completeness, x.Completeness...)
+			if x.AuditError != "" {
+				audit = append(audit, fmt.Sprintf("instance %d (%s): %s", in.Result.Experiment.Instance, in.Name, x.AuditError))
+			}
+		}
+		e.AuditError = strings.Join(audit, "; ")
+		out = append(out, e)
+	}
+	return out
+}
+
+// everywhere adds up the instances' probes visible everywhere: each
+// instance's probes are its own, so their histograms add exactly. Nil
+// without read endpoints.
+func everywhere(ins []Input) *results.Visibility {
+	if ins[0].Result.VisibleEverywhere == nil {
+		return nil
+	}
+	v := newVisibility()
+	for _, in := range ins {
+		x := in.Result.VisibleEverywhere
+		if x == nil {
+			continue
+		}
+		addVisibility(&v, *x)
+	}
+	if v.NotMeasured != "" {
+		return &results.Visibility{NotMeasured: v.NotMeasured}
+	}
+	v.SetResolution()
+	return &v
+}
+
+func newFreshness() results.Freshness {
+	return results.Freshness{Lag: stats.NewHistogram(), QueryService: stats.NewHistogram(), Errors: map[string]*stats.ErrorCount{}}
+}
+
+func newVisibility() results.Visibility {
+	return results.Visibility{
 		Latency: stats.NewHistogram(), QueryService: stats.NewHistogram(), Gap: stats.NewHistogram(),
 		Errors: map[string]*stats.ErrorCount{},
 	}
-	for _, in := range ins {
-		x := in.Result.Visibility
-		add(v.Latency, x.Latency)
-		add(v.QueryService, x.QueryService)
-		add(v.Gap, x.Gap)
-		v.Probes += x.Probes
-		v.Seen += x.Seen
-		v.NeverSeen += x.NeverSeen
-		v.Censored += x.Censored
-		v.Dropped += x.Dropped
-		addErrors(v.Errors, x.Errors)
-		v.NotMeasured = cmp.Or(v.NotMeasured, x.NotMeasured)
-	}
-	v.SetResolution()
-	return v
 }
 
-// queries adds up the query loads that ran beside the instances' ingests,
-// kind by kind; nil when none ran.
-func queries(ins []Input) *results.Queries {
-	ref := ins[0].Result.Queries
+func addFreshness(f *results.Freshness, x results.Freshness) {
+	add(f.Lag, x.Lag)
+	add(f.QueryService, x.QueryService)
+	f.Samples += x.Samples
+	f.Empty += x.Empty
+	f.Censored += x.Censored
+	addErrors(f.Errors, x.Errors)
+	f.NotMeasured = cmp.Or(f.NotMeasured, x.NotMeasured)
+}
+
+// addVisibility adds x to v; the caller sets the resolution once all are
+// added.
+func addVisibility(v *results.Visibility, x results.Visibility) {
+	add(v.Latency, x.Latency)
+	add(v.QueryService, x.QueryService)
+	add(v.Gap, x.Gap)
+	v.Probes += x.Probes
+	v.Seen += x.Seen
+	v.NeverSeen += x.NeverSeen
+	v.Censored += x.Censored
+	v.Dropped += x.Dropped
+	v.BeforeTarget += x.BeforeTarget
+	v.AfterTarget += x.AfterTarget
+	addErrors(v.Errors, x.Errors)
+	v.NotMeasured = cmp.Or(v.NotMeasured, x.NotMeasured)
+}
+
+// queries adds up the query loads that ran beside the instances' ingests
+// on one endpoint, which of returns, kind by kind; nil when none ran.
+func queries(ins []Input, of func(*results.Result) *results.Queries) *results.Queries {
+	ref := of(ins[0].Result)
 	if ref == nil {
 		return nil
 	}
@@ -459,7 +537,10 @@ func queries(ins []Input) *results.Queries {
 		Total: newKind(ref.Total),
 	}
 	for _, in := range ins {
-		x := in.Result.Queries
+		x := of(in.Result)
+		if x == nil {
+			continue
+		}
 		q.TargetQPS += x.TargetQPS
 		q.Concurrency += x.Concurrency
 		q.WaitedS = max(q.WaitedS, x.WaitedS)

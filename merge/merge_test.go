@@ -98,6 +98,67 @@ func TestMergeHistogramsExact(t *testing.T) {
 	}
 }
 
+// A read endpoint merges with the same endpoint of every instance, and
+// the probes visible everywhere with theirs, exactly; its audit joins
+// theirs. Instances that read from different endpoints are refused.
+func TestMergeReadEndpoints(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	tr := truth{}
+	var rs []*results.Result
+	for i := range 2 {
+		rs = append(rs, synthetic(rng, shape{instance: i, instances: 2, seconds: 20, rate: 500, batchSize: 10, scale: 20, queries: true, readEndpoint: true}, tr))
+	}
+	res, err := merge.Merge(roundTrip(t, rs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.ReadEndpoints) != 1 || res.VisibleEverywhere == nil {
+		t.Fatalf("%d read endpoints, everywhere %v; want 1 and set", len(res.ReadEndpoints), res.VisibleEverywhere)
+	}
+	e, every := res.ReadEndpoints[0], res.VisibleEverywhere
+	for name, got := range map[string]*stats.Histogram{
+		"read1 freshness lag": e.Freshness.Lag, "read1 freshness query service": e.Freshness.QueryService,
+		"read1 visibility latency": e.Visibility.Latency, "read1 probe query service": e.Visibility.QueryService,
+		"read1 visibility gap": e.Visibility.Gap, "everywhere latency": every.Latency, "everywhere gap": every.Gap,
+		"visibility latency": res.Visibility.Latency,
+	} {
+		sameHistogram(t, name, got, tr[name])
+	}
+	var censored, before, missing, probes int64
+	for _, r := range rs {
+		x := r.ReadEndpoints[0]
+		censored += x.Freshness.Censored
+		before += x.Visibility.BeforeTarget
+		missing += r.Summary.ReadEndpoints[0].Missing
+		probes += r.VisibleEverywhere.Probes
+	}
+	s := res.Summary
+	if e.Name != "read1" || e.Freshness.Censored != censored || e.Freshness.Errors["connection refused"].Count != censored || e.Visibility.BeforeTarget != before {
+		t.Errorf("read1 merged: %q, %d failed polls (errors %v), %d before the target; want read1, %d, %d", e.Name, e.Freshness.Censored, e.Freshness.Errors, e.Visibility.BeforeTarget, censored, before)
+	}
+	if len(s.ReadEndpoints) != 1 || s.ReadEndpoints[0].Missing != missing || missing != 2 || !s.ReadEndpoints[0].Audited {
+		t.Errorf("read1's summary %+v, want the 2 missing events of the instances' audits", s.ReadEndpoints)
+	}
+	if every.Probes != probes || s.VisibleEverywhere == nil || *s.VisibleEverywhere != tr["everywhere latency"].Summarize() {
+		t.Errorf("everywhere: %d probes (want %d), summary %+v", every.Probes, probes, s.VisibleEverywhere)
+	}
+	if !strings.Contains(e.URL, "standby-0") || !strings.Contains(e.URL, "standby-1") {
+		t.Errorf("read1's URL %q does not name both instances'", e.URL)
+	}
+	if e.Queries == nil || e.Queries.Total.Queries != rs[0].ReadEndpoints[0].Queries.Total.Queries+rs[1].ReadEndpoints[0].Queries.Total.Queries {
+		t.Errorf("read1's queries not summed: %+v", e.Queries)
+	}
+
+	rs[1].ReadEndpoints[0].Name = "read2"
+	if msg := refused(t, roundTrip(t, rs)); !strings.Contains(msg, `read endpoints differs: "read1" in`) {
+		t.Errorf("endpoints read1 and read2 merged: %s", msg)
+	}
+	rs[1].ReadEndpoints, rs[1].VisibleEverywhere = nil, nil
+	if msg := refused(t, roundTrip(t, rs)); !strings.Contains(msg, `read endpoints differs`) {
+		t.Errorf("an instance without read endpoints merged with one with: %s", msg)
+	}
+}
+
 // Counts add up: every phase of the merge is the sum of the instances'
 // and balances; the rates, completeness and queries are the sums.
 func TestMergeCounts(t *testing.T) {
@@ -206,7 +267,7 @@ func (r *recorder) Written(_ string, _, _, _ int, _ map[string]int, latency, ser
 	r.service.Record(service)
 }
 
-func (r *recorder) Visible(_ string, latency time.Duration) {
+func (r *recorder) Visible(_, _ string, latency time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.visible.Record(latency)

@@ -38,6 +38,7 @@ type shape struct {
 	batchSize           int
 	scale               float64 // samples per histogram per second of the run
 	queries             bool
+	readEndpoint        bool // one read endpoint, read1, and the probes visible everywhere
 }
 
 var base = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
@@ -142,6 +143,9 @@ func synthetic(rng *rand.Rand, s shape, tr truth) *results.Result {
 		r.Kind = results.KindQuery
 		r.Queries = syntheticQueries(rng, s, n, tr)
 	}
+	if s.readEndpoint {
+		syntheticEndpoint(rng, s, n, tr, r)
+	}
 	for i := range s.seconds + 10 {
 		acked := int64(s.rate) + int64(rng.IntN(50)) - 25
 		r.Series = append(r.Series, stats.Point{
@@ -152,10 +156,53 @@ func synthetic(rng *rand.Rand, s shape, tr truth) *results.Result {
 		})
 	}
 	r.Summary = results.Summarize(r, float64(s.seconds))
-	if r.Queries != nil {
-		r.Queries.Beside = r.Summary.Beside()
+	for _, e := range r.Endpoints() {
+		if e.Queries != nil {
+			e.Queries.Beside = r.Summary.Beside()
+		}
 	}
 	return r
+}
+
+// syntheticEndpoint gives r a read endpoint, read1, with figures of its
+// own (named "read1 …" in tr), and the probes visible everywhere.
+func syntheticEndpoint(rng *rand.Rand, s shape, n func() int, tr truth, r *results.Result) {
+	e := &results.ReadEndpoint{
+		Name: "read1", URL: fmt.Sprintf("postgres://bench@standby-%d:5432/db", s.instance),
+		Freshness: results.Freshness{Lag: stats.NewHistogram(), QueryService: stats.NewHistogram(), Errors: map[string]*stats.ErrorCount{}},
+		Visibility: results.Visibility{
+			Latency: stats.NewHistogram(), QueryService: stats.NewHistogram(), Gap: stats.NewHistogram(),
+			Errors: map[string]*stats.ErrorCount{},
+		},
+	}
+	for range n() {
+		tr.record("read1 freshness lag", e.Freshness.Lag, logNormal(rng, 500*time.Millisecond, 0.6))
+		tr.record("read1 freshness query service", e.Freshness.QueryService, logNormal(rng, 3*time.Millisecond, 0.4))
+		e.Freshness.Samples++
+	}
+	e.Freshness.Censored = int64(1 + rng.IntN(3))
+	stats.AddError(e.Freshness.Errors, "connection refused", e.Freshness.Censored, "freshness query of generator: connection refused")
+	every := results.Visibility{Latency: stats.NewHistogram(), QueryService: stats.NewHistogram(), Gap: stats.NewHistogram()}
+	for range r.Visibility.Probes {
+		tr.record("read1 visibility latency", e.Visibility.Latency, logNormal(rng, 600*time.Millisecond, 0.5))
+		tr.record("read1 probe query service", e.Visibility.QueryService, logNormal(rng, 4*time.Millisecond, 0.4))
+		tr.record("read1 visibility gap", e.Visibility.Gap, logNormal(rng, 200*time.Millisecond, 0.3))
+		tr.record("everywhere latency", every.Latency, logNormal(rng, 650*time.Millisecond, 0.5))
+		tr.record("everywhere gap", every.Gap, logNormal(rng, 250*time.Millisecond, 0.3))
+		e.Visibility.Probes++
+		e.Visibility.Seen++
+		every.Probes++
+		every.Seen++
+	}
+	e.Visibility.BeforeTarget = int64(rng.IntN(4))
+	e.Visibility.SetResolution()
+	every.SetResolution()
+	e.Completeness = append(e.Completeness, r.Completeness...)
+	e.Completeness[0].Missing, e.Completeness[0].Visible = 1, e.Completeness[0].Visible-1
+	if s.queries {
+		e.Queries = syntheticQueries(rng, s, n, nil)
+	}
+	r.ReadEndpoints, r.VisibleEverywhere = []*results.ReadEndpoint{e}, &every
 }
 
 func syntheticQueries(rng *rand.Rand, s shape, n func() int, tr truth) *results.Queries {

@@ -35,9 +35,9 @@ func exposedNames(t *testing.T) map[string]bool {
 	o.Scheduled("g", 1, false, 1)
 	o.Unsent("g", 1)
 	o.Written("g", 0, 1, 0, map[string]int{"timeout": 1}, time.Millisecond, time.Millisecond)
-	o.Freshness("g", time.Second)
-	o.Visible("g", time.Second)
-	o.Query("point", time.Millisecond, 1, false)
+	o.Freshness("target", "g", time.Second)
+	o.Visible("target", "g", time.Second)
+	o.Query("target", "point", time.Millisecond, 1, false)
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,10 @@
 // freshbench_instance, its index from 0 (Prometheus's own instance label
 // is the scrape address): sum by (experiment) adds up the instances, and
 // freshbench_instance tells them apart. The ingest metrics also carry
-// generator and phase, the query metrics phase and kind:
+// generator and phase; the freshness and visibility metrics also
+// endpoint, the read endpoint they were measured on ("target" for the
+// write target, read1, read2, … for the read endpoints in the order
+// given); the query metrics endpoint, phase and kind:
 //
 //	freshbench_target_events_per_second         gauge      rate the schedule asks for; 0 once it ended
 //	freshbench_events_scheduled_total           counter    events in dispatched batches
@@ -28,11 +31,11 @@
 //	freshbench_writes_in_flight                 gauge      requests under way (target only)
 //	freshbench_write_latency_seconds            histogram  intended time → acknowledged
 //	freshbench_write_service_time_seconds       histogram  sent → acknowledged
-//	freshbench_freshness_lag_seconds            histogram  freshness lag samples
-//	freshbench_visibility_latency_seconds       histogram  probe event time → first seen
-//	freshbench_queries_total{kind}              counter    query load queries finished
-//	freshbench_queries_failed_total{kind}       counter    of which failed
-//	freshbench_query_latency_seconds{kind}      histogram  successful queries' latency
+//	freshbench_freshness_lag_seconds{endpoint}  histogram  freshness lag samples
+//	freshbench_visibility_latency_seconds{endpoint} histogram  probe event time → first seen there
+//	freshbench_queries_total{endpoint,kind}     counter    query load queries finished
+//	freshbench_queries_failed_total{endpoint,kind} counter of which failed
+//	freshbench_query_latency_seconds{endpoint,kind} histogram successful queries' latency
 //
 // The target rate and the in-flight gauge carry neither generator nor
 // phase. Generator identifiers are random per run, so a long series of
@@ -66,6 +69,7 @@ const (
 	LabelGenerator  = "generator"
 	LabelPhase      = "phase"
 	LabelKind       = "kind"
+	LabelEndpoint   = "endpoint"
 )
 
 // unknownKind counts failed events whose error kind the writer did not
@@ -144,7 +148,8 @@ type Observer struct {
 type phaseState struct {
 	phase   string
 	gens    map[string]*genMetrics
-	queries map[string]*queryMetrics
+	reads   map[readKey]*readMetrics
+	queries map[readKey]*queryMetrics
 }
 
 // genMetrics holds one generator's children in one phase.
@@ -153,10 +158,19 @@ type genMetrics struct {
 	eventsUnsent                          prometheus.Counter
 	eventsWritten, bytesWritten           prometheus.Counter
 	writeLatency, serviceTime             prometheus.Observer
-	freshnessLag, visibility              prometheus.Observer
 	// failed is curried by generator and phase; it is only used when a
 	// write failed, which is rare enough for a label lookup.
 	failed *prometheus.CounterVec
+}
+
+// readKey names the children of one generator, or of one query kind,
+// measured on one read endpoint.
+type readKey struct{ endpoint, name string }
+
+// readMetrics holds one generator's freshness and visibility children on
+// one endpoint in one phase.
+type readMetrics struct {
+	freshnessLag, visibility prometheus.Observer
 }
 
 // queryMetrics holds one query kind's children in one phase.
@@ -203,6 +217,8 @@ func New(reg prometheus.Registerer, target string, e *results.Experiment) *Obser
 		return register(reg, h)
 	}
 	gp := []string{LabelGenerator, LabelPhase}
+	ep := []string{LabelEndpoint, LabelGenerator, LabelPhase}
+	ek := []string{LabelEndpoint, LabelPhase, LabelKind}
 	o := &Observer{
 		targetRate: gauge("target_events_per_second",
 			"Rate the run's schedule asks for, in events per second; 0 once the schedule ended."),
@@ -225,15 +241,15 @@ func New(reg prometheus.Registerer, target string, e *results.Experiment) *Obser
 		serviceTime: histogram("write_service_time_seconds",
 			"Write service time: from sending a batch to its acknowledgement.", gp...),
 		freshnessLag: histogram("freshness_lag_seconds",
-			"Freshness lag: when a freshness query returns, its time minus the newest event time it could see.", gp...),
+			"Freshness lag on a read endpoint: when a freshness query returns, its time minus the newest event time it could see.", ep...),
 		visibility: histogram("visibility_latency_seconds",
-			"Visibility latency of probe events: from event time to the first query that saw the event.", gp...),
+			"Visibility latency of probe events on a read endpoint: from event time to the first query of that endpoint that saw the event.", ep...),
 		queries: counter("queries_total",
-			"Queries of the query load that finished, failed or not.", LabelPhase, LabelKind),
+			"Queries of the query load that finished, failed or not.", ek...),
 		queriesFailed: counter("queries_failed_total",
-			"Queries of the query load that failed.", LabelPhase, LabelKind),
+			"Queries of the query load that failed.", ek...),
 		queryLatency: histogram("query_latency_seconds",
-			"Latency of the query load's successful queries.", LabelPhase, LabelKind),
+			"Latency of the query load's successful queries.", ek...),
 		inflight: gauge("writes_in_flight",
 			"Write requests sent and not yet finished."),
 	}
@@ -319,20 +335,21 @@ func (o *Observer) Written(generator string, acked, failed, bytes int, errorKind
 	g.serviceTime.Observe(seconds(service))
 }
 
-// Freshness records one freshness lag sample.
-func (o *Observer) Freshness(generator string, lag time.Duration) {
-	o.gen(generator).freshnessLag.Observe(seconds(lag))
+// Freshness records one freshness lag sample taken on endpoint.
+func (o *Observer) Freshness(endpoint, generator string, lag time.Duration) {
+	o.read(endpoint, generator).freshnessLag.Observe(seconds(lag))
 }
 
-// Visible records the visibility latency of one probe event.
-func (o *Observer) Visible(generator string, latency time.Duration) {
-	o.gen(generator).visibility.Observe(seconds(latency))
+// Visible records the visibility latency of one probe event on endpoint.
+func (o *Observer) Visible(endpoint, generator string, latency time.Duration) {
+	o.read(endpoint, generator).visibility.Observe(seconds(latency))
 }
 
-// Query counts one query of the query load. Only successful queries enter
-// the latency histogram: a fast failure would flatter it.
-func (o *Observer) Query(kind string, latency time.Duration, rows int, failed bool) {
-	q := o.query(kind)
+// Query counts one query of the query load sent to endpoint. Only
+// successful queries enter the latency histogram: a fast failure would
+// flatter it.
+func (o *Observer) Query(endpoint, kind string, latency time.Duration, rows int, failed bool) {
+	q := o.query(endpoint, kind)
 	q.total.Inc()
 	if failed {
 		q.failed.Inc()
@@ -368,42 +385,64 @@ func (o *Observer) gen(generator string) *genMetrics {
 		bytesWritten:    o.bytesWritten.With(l),
 		writeLatency:    o.writeLatency.With(l),
 		serviceTime:     o.serviceTime.With(l),
-		freshnessLag:    o.freshnessLag.With(l),
-		visibility:      o.visibility.With(l),
 		failed:          o.eventsFailed.MustCurryWith(l),
 	}
-	next := &phaseState{phase: s.phase, gens: cloneWith(s.gens, generator, g), queries: s.queries}
-	o.state.Store(next)
+	next := *s
+	next.gens = cloneWith(s.gens, generator, g)
+	o.state.Store(&next)
 	return g
 }
 
-// query returns kind's children in the current phase.
-func (o *Observer) query(kind string) *queryMetrics {
-	if q, ok := o.state.Load().queries[kind]; ok {
+// read returns generator's freshness and visibility children on endpoint
+// in the current phase.
+func (o *Observer) read(endpoint, generator string) *readMetrics {
+	k := readKey{endpoint, generator}
+	if r, ok := o.state.Load().reads[k]; ok {
+		return r
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s := o.state.Load()
+	if r, ok := s.reads[k]; ok {
+		return r
+	}
+	l := prometheus.Labels{LabelEndpoint: endpoint, LabelGenerator: generator, LabelPhase: s.phase}
+	r := &readMetrics{freshnessLag: o.freshnessLag.With(l), visibility: o.visibility.With(l)}
+	next := *s
+	next.reads = cloneWith(s.reads, k, r)
+	o.state.Store(&next)
+	return r
+}
+
+// query returns kind's children on endpoint in the current phase.
+func (o *Observer) query(endpoint, kind string) *queryMetrics {
+	k := readKey{endpoint, kind}
+	if q, ok := o.state.Load().queries[k]; ok {
 		return q
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	s := o.state.Load()
-	if q, ok := s.queries[kind]; ok {
+	if q, ok := s.queries[k]; ok {
 		return q
 	}
-	l := prometheus.Labels{LabelPhase: s.phase, LabelKind: kind}
+	l := prometheus.Labels{LabelEndpoint: endpoint, LabelPhase: s.phase, LabelKind: kind}
 	q := &queryMetrics{
 		total:   o.queries.With(l),
 		failed:  o.queriesFailed.With(l),
 		latency: o.queryLatency.With(l),
 	}
-	next := &phaseState{phase: s.phase, gens: s.gens, queries: cloneWith(s.queries, kind, q)}
-	o.state.Store(next)
+	next := *s
+	next.queries = cloneWith(s.queries, k, q)
+	o.state.Store(&next)
 	return q
 }
 
 // cloneWith returns a copy of m with k set to v.
-func cloneWith[V any](m map[string]V, k string, v V) map[string]V {
+func cloneWith[K comparable, V any](m map[K]V, k K, v V) map[K]V {
 	c := maps.Clone(m)
 	if c == nil {
-		c = make(map[string]V, 1)
+		c = make(map[K]V, 1)
 	}
 	c[k] = v
 	return c

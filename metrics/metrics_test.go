@@ -56,10 +56,10 @@ func TestObserverMetrics(t *testing.T) {
 	o.Scheduled("g1", 10, true, 1)
 	o.Scheduled("g2", 10, false, 2)
 	o.Written("g1", 7, 3, 700, map[string]int{"rejected": 2}, 40*time.Millisecond, 10*time.Millisecond)
-	o.Freshness("g1", 1500*time.Millisecond)
-	o.Visible("g2", 2*time.Second)
-	o.Query("point", 5*time.Millisecond, 1, false)
-	o.Query("point", time.Second, 0, true)
+	o.Freshness("target", "g1", 1500*time.Millisecond)
+	o.Visible("read1", "g2", 2*time.Second)
+	o.Query("target", "point", 5*time.Millisecond, 1, false)
+	o.Query("target", "point", time.Second, 0, true)
 
 	// Series a generator has not touched yet read 0 rather than being
 	// absent, so that rate() and sums see them from their first scrape.
@@ -96,10 +96,10 @@ freshbench_late_batches_total{generator="g1",phase="warmup",TARGET} 0
 freshbench_late_batches_total{generator="g2",phase="measured",TARGET} 0
 # HELP freshbench_queries_failed_total Queries of the query load that failed.
 # TYPE freshbench_queries_failed_total counter
-freshbench_queries_failed_total{kind="point",phase="measured",TARGET} 1
+freshbench_queries_failed_total{endpoint="target",kind="point",phase="measured",TARGET} 1
 # HELP freshbench_queries_total Queries of the query load that finished, failed or not.
 # TYPE freshbench_queries_total counter
-freshbench_queries_total{kind="point",phase="measured",TARGET} 2
+freshbench_queries_total{endpoint="target",kind="point",phase="measured",TARGET} 2
 # HELP freshbench_written_bytes_total Bytes of serialized events acknowledged by the target.
 # TYPE freshbench_written_bytes_total counter
 freshbench_written_bytes_total{generator="g1",phase="measured",TARGET} 700
@@ -128,10 +128,10 @@ freshbench_writes_in_flight{TARGET} 1
 	}{
 		"freshbench_write_latency_seconds":      {map[string]string{"generator": "g1", "phase": "measured"}, 1, 0.040},
 		"freshbench_write_service_time_seconds": {map[string]string{"generator": "g1", "phase": "warmup"}, 1, 0.020},
-		"freshbench_freshness_lag_seconds":      {map[string]string{"generator": "g1", "phase": "measured"}, 1, 1.5},
-		"freshbench_visibility_latency_seconds": {map[string]string{"generator": "g2", "phase": "measured"}, 1, 2},
+		"freshbench_freshness_lag_seconds":      {map[string]string{"endpoint": "target", "generator": "g1", "phase": "measured"}, 1, 1.5},
+		"freshbench_visibility_latency_seconds": {map[string]string{"endpoint": "read1", "generator": "g2", "phase": "measured"}, 1, 2},
 		// The failed query is counted, not timed.
-		"freshbench_query_latency_seconds": {map[string]string{"kind": "point", "phase": "measured"}, 1, 0.005},
+		"freshbench_query_latency_seconds": {map[string]string{"endpoint": "target", "kind": "point", "phase": "measured"}, 1, 0.005},
 	}
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -220,8 +220,8 @@ func TestObserverExperimentLabels(t *testing.T) {
 	o.Phase("measured")
 	o.Scheduled("g", 1, false, 1)
 	o.Written("g", 1, 0, 10, nil, time.Millisecond, time.Millisecond)
-	o.Freshness("g", time.Second)
-	o.Query("point", time.Millisecond, 1, false)
+	o.Freshness("target", "g", time.Second)
+	o.Query("target", "point", time.Millisecond, 1, false)
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -339,8 +339,8 @@ func TestObserverConcurrent(t *testing.T) {
 				}
 				o.Scheduled(gen, 2, i%7 == 0, i%4)
 				o.Written(gen, 2, 0, 20, nil, time.Millisecond, time.Microsecond)
-				o.Freshness(gen, time.Second)
-				o.Query(fmt.Sprint("k", i%3), time.Millisecond, 1, i%11 == 0)
+				o.Freshness("target", gen, time.Second)
+				o.Query("target", fmt.Sprint("k", i%3), time.Millisecond, 1, i%11 == 0)
 			}
 		}()
 	}
@@ -548,8 +548,8 @@ func (u *uncached) Written(gen string, acked, _, bytes int, _ map[string]int, la
 func TestObserverNegativeDuration(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	o := New(reg, "sim", nil)
-	o.Freshness("g", -15*time.Millisecond)
-	o.Freshness("g", 300*time.Millisecond)
+	o.Freshness("target", "g", -15*time.Millisecond)
+	o.Freshness("target", "g", 300*time.Millisecond)
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -463,14 +463,14 @@ func driveObserver(obs *Observer, d time.Duration) *feed {
 				}
 				for range freshPerTick {
 					lag := micros(0.2 + rng.ExpFloat64()*0.4)
-					obs.Freshness(gen, lag)
+					obs.Freshness("target", gen, lag)
 					f.freshness.Record(lag)
 				}
 				for kind, median := range queryMedian {
 					for i := range queriesPerTick {
 						lat := micros(median * math.Exp(0.7*rng.NormFloat64()))
 						failed := i == 0 && k%10 == 0
-						obs.Query(kind, lat, 1, failed)
+						obs.Query("target", kind, lat, 1, failed)
 						mu.Lock()
 						qf := f.queries[kind]
 						qf.total++

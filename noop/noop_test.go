@@ -131,7 +131,7 @@ func TestRunAgainstNoop(t *testing.T) {
 			}
 			checkRun(t, res)
 
-			alone, err := bench.RunQueries(ctx, q, query.Config{
+			alone, err := bench.RunQueries(ctx, q, nil, query.Config{
 				Mix: query.DefaultMix(), Concurrency: 2, Limit: 10, Timeout: 5 * time.Second, SampleSize: 50,
 			}, 0, time.Second, nil)
 			if err != nil {

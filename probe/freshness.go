@@ -60,24 +60,27 @@ func (w *Window) Close(t time.Time) {
 // Freshness samples RockBench's data latency: every poll interval, the
 // newest _event_time each generator's events show in a query.
 type Freshness struct {
-	tgt     target.Reader
-	gens    []string
-	poll    time.Duration
-	clock   Clock
-	window  *Window
-	series  *stats.Series
-	obs     stats.Observer
-	timeout time.Duration // one query's bound
+	endpoint string // the read endpoint's name, for the observer
+	tgt      target.Reader
+	gens     []string
+	poll     time.Duration
+	clock    Clock
+	window   *Window
+	series   *stats.Series
+	obs      stats.Observer
+	timeout  time.Duration // one query's bound
 
 	mu     sync.Mutex
 	res    results.Freshness
 	newest map[string]int64 // newest _event_time seen per generator
 }
 
-// NewFreshness prepares a freshness sampler for the given generators.
-func NewFreshness(tgt target.Reader, gens []string, poll time.Duration, clock Clock, window *Window, series *stats.Series, obs stats.Observer) *Freshness {
+// NewFreshness prepares a freshness sampler of the given generators on
+// the read endpoint tgt, named endpoint. series, when not nil, gets every
+// sample too.
+func NewFreshness(endpoint string, tgt target.Reader, gens []string, poll time.Duration, clock Clock, window *Window, series *stats.Series, obs stats.Observer) *Freshness {
 	return &Freshness{
-		tgt: tgt, gens: gens, poll: poll, clock: clock, window: window, series: series, obs: obs,
+		endpoint: endpoint, tgt: tgt, gens: gens, poll: poll, clock: clock, window: window, series: series, obs: obs,
 		timeout: queryBound(poll), newest: map[string]int64{},
 		res: results.Freshness{Lag: stats.NewHistogram(), QueryService: stats.NewHistogram(), Errors: map[string]*stats.ErrorCount{}},
 	}
@@ -136,8 +139,10 @@ func (f *Freshness) sample(ctx context.Context, gen string) bool {
 		lag = f.clock.Since(done, newest)
 	}
 	f.res.Last = lag
-	f.series.Freshness(done, lag)
-	f.obs.Freshness(gen, lag)
+	if f.series != nil {
+		f.series.Freshness(done, lag)
+	}
+	f.obs.Freshness(f.endpoint, gen, lag)
 	if !measured {
 		return true
 	}

@@ -70,21 +70,25 @@ func (g *genProbes) chunk(max int) []pending {
 // latency of each is taken at the completion of the first query that saw
 // it, so it is an upper bound whose resolution is the measured Gap.
 type Visibility struct {
-	tgt     target.Reader
-	poll    time.Duration
-	window  *Window
-	obs     stats.Observer
-	timeout time.Duration // one query's bound
+	endpoint string // the read endpoint's name, for the observer
+	tgt      target.Reader
+	poll     time.Duration
+	window   *Window
+	obs      stats.Observer
+	timeout  time.Duration // one query's bound
 
 	mu      sync.Mutex
 	pending map[string]*genProbes
 	res     results.Visibility
+	// seen, when set, is told of every probe seen, under mu (see Probes).
+	seen func(gen, id string, unseenAt, done time.Time)
 }
 
-// NewVisibility prepares a probe tracker.
-func NewVisibility(tgt target.Reader, poll time.Duration, window *Window, obs stats.Observer) *Visibility {
+// NewVisibility prepares a probe tracker of the read endpoint tgt, named
+// endpoint.
+func NewVisibility(endpoint string, tgt target.Reader, poll time.Duration, window *Window, obs stats.Observer) *Visibility {
 	return &Visibility{
-		tgt: tgt, poll: poll, window: window, obs: obs, timeout: queryBound(poll), pending: map[string]*genProbes{},
+		endpoint: endpoint, tgt: tgt, poll: poll, window: window, obs: obs, timeout: queryBound(poll), pending: map[string]*genProbes{},
 		res: results.Visibility{
 			Latency: stats.NewHistogram(), QueryService: stats.NewHistogram(), Gap: stats.NewHistogram(),
 			Errors: map[string]*stats.ErrorCount{},
@@ -228,7 +232,10 @@ func (v *Visibility) record(gen string, asked []string, seen map[string]bool, er
 			left = append(left, p)
 			continue
 		}
-		v.obs.Visible(gen, done.Sub(p.intended))
+		v.obs.Visible(v.endpoint, gen, done.Sub(p.intended))
+		if v.seen != nil {
+			v.seen(gen, p.id, p.unseenAt, done)
+		}
 		if v.window.In(p.intended) {
 			v.res.Seen++
 			v.res.Latency.Record(done.Sub(p.intended))

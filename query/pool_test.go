@@ -96,7 +96,7 @@ func BenchmarkTapWrite(b *testing.B) {
 // BenchmarkNext is the cost of picking one query: kind and parameter.
 func BenchmarkNext(b *testing.B) {
 	s := sim.New(sim.Config{})
-	l, err := New(Config{Mix: DefaultMix(), QPS: 1, MaxInflight: 1, Limit: 10, Timeout: time.Second, Seed: 1}, s, nil)
+	l, err := New(Config{Mix: DefaultMix(), QPS: 1, MaxInflight: 1, Limit: 10, Timeout: time.Second, Seed: 1}, "target", s, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -91,19 +91,21 @@ type Window struct {
 // ErrNoParameters means there is nothing to draw query parameters from.
 var ErrNoParameters = errors.New("no stored document to draw query parameters from")
 
-// Load runs one workload against one target.
+// Load runs one workload against one read endpoint.
 type Load struct {
-	cfg  Config
-	q    target.Querier
-	obs  stats.Observer
-	pool *pool
+	cfg      Config
+	endpoint string // the read endpoint's name, for the observer
+	q        target.Querier
+	obs      stats.Observer
+	pool     *pool
 
 	mu  sync.Mutex // guards rng
 	rng *rand.Rand
 }
 
-// New prepares a workload; obs may be nil.
-func New(cfg Config, q target.Querier, obs stats.Observer) (*Load, error) {
+// New prepares a workload on the read endpoint q, named endpoint; obs may
+// be nil.
+func New(cfg Config, endpoint string, q target.Querier, obs stats.Observer) (*Load, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -119,7 +121,7 @@ func New(cfg Config, q target.Querier, obs stats.Observer) (*Load, error) {
 		seed = binary.LittleEndian.Uint64(b[:])
 	}
 	return &Load{
-		cfg: cfg, q: q, obs: obs,
+		cfg: cfg, endpoint: endpoint, q: q, obs: obs,
 		pool: newPool(cfg.Settle, seed),
 		rng:  rand.New(rand.NewPCG(seed, 2)),
 	}, nil
@@ -330,5 +332,5 @@ func (l *Load) send(ctx context.Context, q target.Query, miss bool, intended, se
 	if series != nil {
 		series.Query(done, done.Sub(intended), err != nil)
 	}
-	l.obs.Query(string(q.Kind), done.Sub(intended), rows, err != nil)
+	l.obs.Query(l.endpoint, string(q.Kind), done.Sub(intended), rows, err != nil)
 }

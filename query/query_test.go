@@ -32,7 +32,7 @@ func baseConfig() query.Config {
 // there are parameters to draw.
 func simLoad(t *testing.T, tgt *sim.Target, cfg query.Config) *query.Load {
 	t.Helper()
-	l, err := query.New(cfg, tgt, nil)
+	l, err := query.New(cfg, "target", tgt, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestSettleDelaysTheFirstQuery(t *testing.T) {
 func TestNoParameters(t *testing.T) {
 	cfg := baseConfig()
 	cfg.QPS = 10
-	l, err := query.New(cfg, sim.New(sim.Config{}), nil)
+	l, err := query.New(cfg, "target", sim.New(sim.Config{}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

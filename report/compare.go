@@ -116,6 +116,7 @@ func compareMetrics(rs []*results.Result) []metric {
 			return float64(s.Missing), s.Audited
 		}, intText},
 	}
+	list = append(list, endpointMetrics(rs)...)
 	// Levels runs have their figures per level, none of a single run's
 	// (not even a count of zero); when every result is one, those rows
 	// would all be empty.
@@ -145,6 +146,61 @@ func compareMetrics(rs []*results.Result) []metric {
 			}, rate})
 			break
 		}
+	}
+	return list
+}
+
+// endpointMetrics are the figures of every read endpoint any result
+// has, by name, and of the probes visible everywhere: a result without
+// that endpoint has none of them.
+func endpointMetrics(rs []*results.Result) []metric {
+	var names []string
+	everywhere := false
+	for _, r := range rs {
+		s := detailResult(r).Summary
+		for _, e := range s.ReadEndpoints {
+			if !slices.Contains(names, e.Name) {
+				names = append(names, e.Name)
+			}
+		}
+		everywhere = everywhere || s.VisibleEverywhere != nil
+	}
+	var list []metric
+	for _, name := range names {
+		lat := func(h func(results.EndpointSummary) stats.Summary, q func(stats.Summary) float64) func(*results.Result) (float64, bool) {
+			return func(r *results.Result) (float64, bool) {
+				for _, e := range detailResult(r).Summary.ReadEndpoints {
+					if e.Name == name {
+						s := h(e)
+						return q(s), s.Count > 0
+					}
+				}
+				return 0, false
+			}
+		}
+		fresh := func(e results.EndpointSummary) stats.Summary { return e.FreshnessLag }
+		vis := func(e results.EndpointSummary) stats.Summary { return e.VisibilityLatency }
+		list = append(list,
+			metric{name + " freshness lag p50 ms", lat(fresh, func(s stats.Summary) float64 { return s.P50Ms }), ms},
+			metric{name + " freshness lag p99 ms", lat(fresh, func(s stats.Summary) float64 { return s.P99Ms }), ms},
+			metric{name + " visibility latency p50 ms", lat(vis, func(s stats.Summary) float64 { return s.P50Ms }), ms},
+			metric{name + " visibility latency p95 ms", lat(vis, func(s stats.Summary) float64 { return s.P95Ms }), ms},
+		)
+	}
+	if everywhere {
+		every := func(q func(stats.Summary) float64) func(*results.Result) (float64, bool) {
+			return func(r *results.Result) (float64, bool) {
+				s := detailResult(r).Summary.VisibleEverywhere
+				if s == nil || s.Count == 0 {
+					return 0, false
+				}
+				return q(*s), true
+			}
+		}
+		list = append(list,
+			metric{"visible everywhere p50 ms", every(func(s stats.Summary) float64 { return s.P50Ms }), ms},
+			metric{"visible everywhere p95 ms", every(func(s stats.Summary) float64 { return s.P95Ms }), ms},
+		)
 	}
 	return list
 }

@@ -58,13 +58,18 @@ func Console(w io.Writer, r *results.Result) {
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", name, h.Count, ms(h.P50Ms), ms(h.P95Ms), ms(h.P99Ms), ms(h.MaxMs))
 	}
+	on := ""
+	if len(r.ReadEndpoints) > 0 {
+		on = " (target)"
+	}
 	row("write latency", s.WriteLatency, "")
 	row("write service time", s.ServiceTime, "")
-	row("freshness lag", s.FreshnessLag, r.Freshness.NotMeasured)
-	row("visibility latency", s.VisibilityLatency, r.Visibility.NotMeasured)
-	row("probe query service", s.ProbeQueryService, r.Visibility.NotMeasured)
+	row("freshness lag"+on, s.FreshnessLag, r.Freshness.NotMeasured)
+	row("visibility latency"+on, s.VisibilityLatency, r.Visibility.NotMeasured)
+	row("probe query service"+on, s.ProbeQueryService, r.Visibility.NotMeasured)
 	tw.Flush()
 	consoleProbes(w, r)
+	consoleEndpoints(w, r)
 	consoleWrites(w, r)
 	notAudited := ""
 	for _, c := range r.Completeness {
@@ -74,19 +79,19 @@ func Console(w io.Writer, r *results.Result) {
 	}
 	switch {
 	case notAudited != "":
-		fmt.Fprintf(w, "completeness: not measured: %s\n", notAudited)
+		fmt.Fprintf(w, "completeness%s: not measured: %s\n", on, notAudited)
 	case s.Audited:
 		var acked, visible int64
 		for _, c := range r.Completeness {
 			acked += c.Acknowledged
 			visible += c.Visible
 		}
-		fmt.Fprintf(w, "completeness: %d acknowledged, %d visible, %d missing, %d unexpected, %d duplicates\n",
-			acked, visible, s.Missing, s.Unexpected, s.Duplicates)
+		fmt.Fprintf(w, "completeness%s: %d acknowledged, %d visible, %d missing, %d unexpected, %d duplicates\n",
+			on, acked, visible, s.Missing, s.Unexpected, s.Duplicates)
 	case r.AuditError != "":
-		fmt.Fprintf(w, "completeness: not audited: %s\n", r.AuditError)
+		fmt.Fprintf(w, "completeness%s: not audited: %s\n", on, r.AuditError)
 	default:
-		fmt.Fprintf(w, "completeness: not audited (run ended early)\n")
+		fmt.Fprintf(w, "completeness%s: not audited (run ended early)\n", on)
 	}
 	if c := r.DriverCPU; c != nil {
 		fmt.Fprintf(w, "driver: %.1f s CPU over %.1f s (%.0f%% of one core of %d)\n", c.Seconds, c.WallS, c.CorePercent, r.Environment.Cores)
@@ -96,11 +101,17 @@ func Console(w io.Writer, r *results.Result) {
 	for k, e := range s.Errors {
 		errs["write "+k] = e
 	}
-	for k, e := range r.Freshness.Errors {
-		errs["freshness query "+k] = e
-	}
-	for k, e := range r.Visibility.Errors {
-		errs["probe query "+k] = e
+	for _, ep := range r.Endpoints() {
+		on := ""
+		if len(r.ReadEndpoints) > 0 {
+			on = " on " + ep.Name
+		}
+		for k, e := range ep.Freshness.Errors {
+			errs["freshness query"+on+" "+k] = e
+		}
+		for k, e := range ep.Visibility.Errors {
+			errs["probe query"+on+" "+k] = e
+		}
 	}
 	if len(errs) == 0 {
 		fmt.Fprintln(w, "errors: none")
@@ -210,18 +221,29 @@ func consolePeak(w io.Writer, r *results.Result) {
 	if r.Peak != nil && r.Peak.Found {
 		peak = r.Peak.Step
 	}
+	// With read endpoints, the lag and visibility columns are the
+	// target's, and the probes visible everywhere have a column.
+	everywhere := slices.ContainsFunc(r.Steps, func(st *results.Result) bool { return st.Summary.VisibleEverywhere != nil })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "step\ttarget\tachieved events/s\tMB/s\twrite p99 ms\tlag p50 ms\tlag p95 ms\tlag p99 ms\tvisibility p95 ms\tfailed\tlate\t  verdict\n")
+	head := "step\ttarget\tachieved events/s\tMB/s\twrite p99 ms\tlag p50 ms\tlag p95 ms\tlag p99 ms\tvisibility p95 ms\t"
+	if everywhere {
+		head += "everywhere p95 ms\t"
+	}
+	fmt.Fprintf(tw, "%sfailed\tlate\t  verdict\n", head)
 	for i, st := range r.Steps {
 		s := st.Summary
 		mark := ""
 		if i == peak {
 			mark = "*"
 		}
-		fmt.Fprintf(tw, "%d%s\t%s\t%.0f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t  %s\n",
+		fmt.Fprintf(tw, "%d%s\t%s\t%.0f\t%.2f\t%s\t%s\t%s\t%s\t%s\t",
 			i+1, mark, st.Config.Rate, s.AchievedEventsPerSec, s.AchievedMBPerSec, msOrDash(s.WriteLatency, s.WriteLatency.P99Ms),
 			msOrDash(s.FreshnessLag, s.FreshnessLag.P50Ms), msOrDash(s.FreshnessLag, s.FreshnessLag.P95Ms), msOrDash(s.FreshnessLag, s.FreshnessLag.P99Ms),
-			msOrDash(s.VisibilityLatency, s.VisibilityLatency.P95Ms), s.EventsFailed, s.LateBatches, verdictText(st))
+			msOrDash(s.VisibilityLatency, s.VisibilityLatency.P95Ms))
+		if everywhere {
+			fmt.Fprintf(tw, "%s\t", everywhereP95(s))
+		}
+		fmt.Fprintf(tw, "%d\t%d\t  %s\n", s.EventsFailed, s.LateBatches, verdictText(st))
 	}
 	tw.Flush()
 	if p := r.Peak; p != nil {
@@ -239,9 +261,21 @@ func consolePeak(w io.Writer, r *results.Result) {
 // as it finishes.
 func StepLine(w io.Writer, i int, st *results.Result) {
 	s := st.Summary
-	fmt.Fprintf(w, "step %d  %s: achieved %.0f events/s (%.2f MB/s), write p99 %s ms, freshness lag p95 %s ms, visibility p95 %s ms, %d failed: %s\n",
+	everywhere := ""
+	if s.VisibleEverywhere != nil {
+		everywhere = ", visible everywhere p95 " + everywhereP95(s) + " ms"
+	}
+	fmt.Fprintf(w, "step %d  %s: achieved %.0f events/s (%.2f MB/s), write p99 %s ms, freshness lag p95 %s ms, visibility p95 %s ms%s, %d failed: %s\n",
 		i+1, st.Config.Rate, s.AchievedEventsPerSec, s.AchievedMBPerSec, msOrDash(s.WriteLatency, s.WriteLatency.P99Ms),
-		msOrDash(s.FreshnessLag, s.FreshnessLag.P95Ms), msOrDash(s.VisibilityLatency, s.VisibilityLatency.P95Ms), s.EventsFailed, verdictText(st))
+		msOrDash(s.FreshnessLag, s.FreshnessLag.P95Ms), msOrDash(s.VisibilityLatency, s.VisibilityLatency.P95Ms), everywhere, s.EventsFailed, verdictText(st))
+}
+
+// everywhereP95 is the p95 of the probes visible everywhere, – without.
+func everywhereP95(s results.Summary) string {
+	if e := s.VisibleEverywhere; e != nil {
+		return msOrDash(*e, e.P95Ms)
+	}
+	return "–"
 }
 
 func verdictText(st *results.Result) string {

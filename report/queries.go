@@ -51,13 +51,14 @@ func ConsoleQueries(w io.Writer, r *results.Result) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "(ms; latency from the intended time, service time from sending)")
+	consoleEndpointQueries(w, r)
 	if b := q.Beside; b != nil {
 		fmt.Fprintf(w, "beside the ingest: %s of %s events/s; freshness lag p50 %s, p95 %s, p99 %s ms; write latency p99 %s ms\n",
 			rate(b.AchievedEventsPerSec), rate(b.TargetEventsPerSec),
 			msOrDash(b.FreshnessLag, b.FreshnessLag.P50Ms), msOrDash(b.FreshnessLag, b.FreshnessLag.P95Ms), msOrDash(b.FreshnessLag, b.FreshnessLag.P99Ms),
 			msOrDash(b.WriteLatency, b.WriteLatency.P99Ms))
 	}
-	errs := queryErrors(q)
+	errs := endpointQueryErrors(r)
 	if len(errs) == 0 {
 		fmt.Fprintln(w, "query errors: none")
 		return
@@ -66,6 +67,62 @@ func ConsoleQueries(w io.Writer, r *results.Result) {
 	for _, e := range errs {
 		fmt.Fprintf(w, "  %s %s: %s (%s)\n", e.Source, e.Kind, e.Count, e.Sample)
 	}
+}
+
+// kindRow is one row of figures of a query kind (or of all kinds),
+// labelled name.
+func kindRow(name string, k *results.QueryKind, total bool) queryRow {
+	l, s := k.Latency, k.ServiceTime
+	return queryRow{
+		Kind: name, TargetQPS: targetQPS(k), AchievedQPS: rate(k.AchievedQPS), Queries: count(k.Queries),
+		RowsPerQuery: strconv.FormatFloat(k.RowsPerQuery(), 'f', 1, 64), Empty: count(k.Empty), Misses: count(k.Misses),
+		Late: count(k.Late), Failed: count(k.Failed),
+		P50: msOrDash(l, l.P50Ms), P95: msOrDash(l, l.P95Ms), P99: msOrDash(l, l.P99Ms), P999: msOrDash(l, l.P999Ms), Max: msOrDash(l, l.MaxMs),
+		ServiceP50: msOrDash(s, s.P50Ms), ServiceP99: msOrDash(s, s.P99Ms),
+		NoLatency: l.Count == 0, Total: total,
+	}
+}
+
+// endpointQueryErrors are the query errors of every endpoint's load,
+// each named by its endpoint when there are read endpoints.
+func endpointQueryErrors(r *results.Result) []errorRow {
+	var errs []errorRow
+	for _, e := range r.Endpoints() {
+		if e.Queries == nil {
+			continue
+		}
+		rows := queryErrors(e.Queries)
+		for i := range rows {
+			if len(r.ReadEndpoints) > 0 {
+				rows[i].Source += " on " + e.Name
+			}
+		}
+		errs = append(errs, rows...)
+	}
+	return errs
+}
+
+// consoleEndpointQueries writes, with read endpoints, the query load on
+// each endpoint side by side, all kinds together (the table by kind
+// above is the target's).
+func consoleEndpointQueries(w io.Writer, r *results.Result) {
+	if len(r.ReadEndpoints) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nthe same load on each endpoint (the table above is the target's), all kinds, ms:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "endpoint\tachieved QPS\tqueries\tfailed\tlatency p50\tp95\tp99\tmax\tservice p50\tp99\t\n")
+	for _, e := range r.Endpoints() {
+		if e.Queries == nil || e.Queries.Total == nil {
+			fmt.Fprintf(tw, "%s\tnone\t\t\t\t\t\t\t\t\t\n", e.Name)
+			continue
+		}
+		k := e.Queries.Total
+		l, sv := k.Latency, k.ServiceTime
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", e.Name, rate(e.Queries.AchievedQPS), k.Queries, k.Failed,
+			msOrDash(l, l.P50Ms), msOrDash(l, l.P95Ms), msOrDash(l, l.P99Ms), msOrDash(l, l.MaxMs), msOrDash(sv, sv.P50Ms), msOrDash(sv, sv.P99Ms))
+	}
+	tw.Flush()
 }
 
 // queriesAlone tells whether r is a query load (its kind: one
@@ -165,11 +222,14 @@ type queriesView struct {
 	Headline string
 	Notes    []string
 	Rows     []queryRow
-	Beside   []fact
-	Charts   []chartView
-	Texts    []queryText
-	Errors   []errorRow
-	Sweep    *sweepView
+	// Endpoints, with read endpoints, is the load on each endpoint, all
+	// kinds (Rows are the target's).
+	Endpoints []queryRow
+	Beside    []fact
+	Charts    []chartView
+	Texts     []queryText
+	Errors    []errorRow
+	Sweep     *sweepView
 }
 
 type queryRow struct {
@@ -209,17 +269,16 @@ func queryLoad(res *results.Result) *queriesView {
 		v.Notes = append(v.Notes, fmt.Sprintf("The first query went out %s after the start, once written documents had settled (%s) to draw parameters from.", seconds(q.WaitedS), seconds(q.SettleS)))
 	}
 	for _, k := range append(q.Kinds, q.Total) {
-		l, s := k.Latency, k.ServiceTime
-		v.Rows = append(v.Rows, queryRow{
-			Kind: k.Kind, TargetQPS: targetQPS(k), AchievedQPS: rate(k.AchievedQPS), Queries: count(k.Queries),
-			RowsPerQuery: strconv.FormatFloat(k.RowsPerQuery(), 'f', 1, 64), Empty: count(k.Empty), Misses: count(k.Misses),
-			Late: count(k.Late), Failed: count(k.Failed),
-			P50: msOrDash(l, l.P50Ms), P95: msOrDash(l, l.P95Ms), P99: msOrDash(l, l.P99Ms), P999: msOrDash(l, l.P999Ms), Max: msOrDash(l, l.MaxMs),
-			ServiceP50: msOrDash(s, s.P50Ms), ServiceP99: msOrDash(s, s.P99Ms),
-			NoLatency: l.Count == 0, Total: k == q.Total,
-		})
+		v.Rows = append(v.Rows, kindRow(k.Kind, k, k == q.Total))
 		if k.Text != "" {
 			v.Texts = append(v.Texts, queryText{Kind: k.Kind, Text: k.Text})
+		}
+	}
+	if len(res.ReadEndpoints) > 0 {
+		for _, e := range res.Endpoints() {
+			if e.Queries != nil && e.Queries.Total != nil {
+				v.Endpoints = append(v.Endpoints, kindRow(e.Name, e.Queries.Total, false))
+			}
 		}
 	}
 	if b := q.Beside; b != nil {
@@ -233,7 +292,7 @@ func queryLoad(res *results.Result) *queriesView {
 		percentileChart("Query latency", "intended time → answered, all kinds", "c-write", q.Total.LatencyHistogram),
 		percentileChart("Query service time", "sent → answered, all kinds", "c-service", q.Total.ServiceTimeHistogram),
 	}
-	v.Errors = queryErrors(q)
+	v.Errors = endpointQueryErrors(res)
 	v.Sweep = sweepSection(res.QuerySweep)
 	return v
 }

@@ -36,6 +36,7 @@ type htmlView struct {
 	Freshness    chartView
 	Percentiles  []chartView
 	Latencies    []latencyRow
+	Endpoints    []endpointCells
 	Queries      *queriesView
 	Phases       []phaseRow
 	Errors       []errorRow
@@ -146,6 +147,13 @@ func buildView(res *results.Result) *htmlView {
 		percentileChart("Freshness lag", "query return − newest visible event", "c-fresh", detail.Freshness.Lag),
 		percentileChart("Visibility latency", visibilityNote(s), "c-vis", detail.Visibility.Latency),
 	}
+	for _, e := range detail.ReadEndpoints {
+		v.Percentiles = append(v.Percentiles, percentileChart("Visibility latency on "+e.Name, "event time → first query of "+e.Name+" that saw it", "c-vis", e.Visibility.Latency))
+	}
+	if e := detail.VisibleEverywhere; e != nil && e.NotMeasured == "" {
+		v.Percentiles = append(v.Percentiles, percentileChart("Visible everywhere", "event time → seen on every endpoint (the latest)", "c-vis", e.Latency))
+	}
+	v.Endpoints = endpointSection(detail)
 	v.Latencies = []latencyRow{
 		latency("Write latency", s.WriteLatency),
 		latency("Write service time", s.ServiceTime),
@@ -452,8 +460,14 @@ func errorRows(r *results.Result) []errorRow {
 		}
 	}
 	add("write", r.Summary.Errors)
-	add("freshness query", r.Freshness.Errors)
-	add("probe query", r.Visibility.Errors)
+	for _, e := range r.Endpoints() {
+		on := ""
+		if len(r.ReadEndpoints) > 0 {
+			on = " on " + e.Name
+		}
+		add("freshness query"+on, e.Freshness.Errors)
+		add("probe query"+on, e.Visibility.Errors)
+	}
 	return rows
 }
 

@@ -43,14 +43,25 @@ type Visibility struct {
 	Gap *stats.Histogram `json:"poll_gap"`
 	// ResolutionMs is the measured p99 of Gap, ResolutionMaxMs its
 	// maximum (0 when no probe was seen).
-	ResolutionMs    float64                      `json:"resolution_ms"`
-	ResolutionMaxMs float64                      `json:"resolution_max_ms"`
-	Probes          int64                        `json:"probes"`
-	Seen            int64                        `json:"seen"`
-	NeverSeen       int64                        `json:"never_seen"`
-	Censored        int64                        `json:"censored_lower_bounds"` // values of Latency that are lower bounds
-	Dropped         int64                        `json:"dropped_write_failed"`
-	Errors          map[string]*stats.ErrorCount `json:"errors,omitempty"`
+	ResolutionMs    float64 `json:"resolution_ms"`
+	ResolutionMaxMs float64 `json:"resolution_max_ms"`
+	Probes          int64   `json:"probes"`
+	Seen            int64   `json:"seen"`
+	NeverSeen       int64   `json:"never_seen"`
+	Censored        int64   `json:"censored_lower_bounds"` // values of Latency that are lower bounds
+	Dropped         int64   `json:"dropped_write_failed"`
+	// BeforeTarget, on a read endpoint, counts the probes it showed
+	// before the write target could have: its first sighting ended
+	// before a query of the target's began that still missed them.
+	// AfterTarget counts the converse: the target's first sighting ended
+	// before a query of this endpoint's began that still missed them.
+	// Probes in neither were seen on both within the poll resolution.
+	// A standby that replays the primary's log is never before it; copies
+	// that refresh each on their own schedule (Elasticsearch's document
+	// replication) may be either. Both are 0 on the target itself.
+	BeforeTarget int64                        `json:"seen_before_target,omitempty"`
+	AfterTarget  int64                        `json:"seen_after_target,omitempty"`
+	Errors       map[string]*stats.ErrorCount `json:"errors,omitempty"`
 	// NotMeasured, when set, says why there is no visibility latency (the
 	// target keeps no events); the other figures are then empty.
 	NotMeasured string `json:"not_measured,omitempty"`

@@ -22,7 +22,9 @@ import (
 // older files from what they hold.
 //
 // Added within version 3, as nothing older reads differently: kind
-// levels and its Levels; server_account.
+// levels and its Levels; server_account; read endpoints
+// (read_endpoints, visible_everywhere, and the summary's), beside which
+// every figure of older files keeps its meaning: the write target's.
 const SchemaVersion = 3
 
 // Kinds of result. A reader renders a result by its kind rather than
@@ -76,8 +78,19 @@ type Result struct {
 	Visibility   Visibility     `json:"visibility"`
 	Completeness []Completeness `json:"completeness,omitempty"`
 	AuditError   string         `json:"audit_error,omitempty"`
-	Series       []stats.Point  `json:"series"`
-	DriverCPU    *DriverCPU     `json:"driver_cpu,omitempty"`
+	// ReadEndpoints, when the run read from endpoints apart from the
+	// write target (replicas, standbys, query nodes), are what each one
+	// showed. Freshness, Visibility, Completeness and Queries stay the
+	// write target's, measured beside them as the endpoint "target";
+	// Series too (its freshness lag and queries are the target's).
+	ReadEndpoints []*ReadEndpoint `json:"read_endpoints,omitempty"`
+	// VisibleEverywhere, set with read endpoints, is the visibility
+	// latency of each probe on all of them, the target included: the
+	// latest of its sightings. A probe some endpoint never saw is a
+	// lower bound (Censored), as on one endpoint.
+	VisibleEverywhere *Visibility   `json:"visible_everywhere,omitempty"`
+	Series            []stats.Point `json:"series"`
+	DriverCPU         *DriverCPU    `json:"driver_cpu,omitempty"`
 	// ServerAccount is the server's own account of the measured phase,
 	// when the target gives one (see Account).
 	ServerAccount *Account `json:"server_account,omitempty"`
@@ -208,4 +221,11 @@ type Summary struct {
 	Unexpected           int64                        `json:"unexpected"`
 	Duplicates           int64                        `json:"duplicates"`
 	Audited              bool                         `json:"audited"`
+	// ReadEndpoints summarizes each of Result.ReadEndpoints, in order;
+	// the figures above are the write target's.
+	ReadEndpoints []EndpointSummary `json:"read_endpoints,omitempty"`
+	// VisibleEverywhere is Result.VisibleEverywhere's latency, with its
+	// resolution (p99 of its gaps, ms).
+	VisibleEverywhere           *stats.Summary `json:"visible_everywhere_latency,omitempty"`
+	VisibleEverywhereResolution float64        `json:"visible_everywhere_resolution_ms,omitempty"`
 }

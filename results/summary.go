@@ -37,16 +37,13 @@ func Summarize(r *Result, measuredS float64) Summary {
 		s.AchievedEventsPerSec = float64(m.Throughput) / s.MeasuredS
 		s.AchievedMBPerSec = float64(m.ThroughputBytes) / s.MeasuredS / 1e6
 	}
-	for _, c := range r.Completeness {
-		s.Missing += c.Missing
-		s.Unexpected += c.Unexpected
-		s.Duplicates += c.Duplicates
+	s.Missing, s.Unexpected, s.Duplicates, s.Audited = audit(r.Completeness, r.Generators, r.AuditError)
+	for _, e := range r.ReadEndpoints {
+		s.ReadEndpoints = append(s.ReadEndpoints, e.summarize(r.Generators))
 	}
-	s.Audited = len(r.Completeness) == len(r.Generators) && r.AuditError == ""
-	for _, c := range r.Completeness {
-		if c.NotMeasured != "" {
-			s.Audited = false
-		}
+	if v := r.VisibleEverywhere; v != nil && v.NotMeasured == "" {
+		sum := v.Latency.Summarize()
+		s.VisibleEverywhere, s.VisibleEverywhereResolution = &sum, v.ResolutionMs
 	}
 	return s
 }

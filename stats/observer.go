@@ -19,12 +19,16 @@ type Observer interface {
 	Unsent(generator string, events int)
 	// Written is called when a batch write finished.
 	Written(generator string, acked, failed, bytes int, errorKinds map[string]int, latency, service time.Duration)
-	// Freshness is called for every freshness lag sample.
-	Freshness(generator string, lag time.Duration)
-	// Visible is called when a probe event was first seen.
-	Visible(generator string, latency time.Duration)
-	// Query is called when a query of the query load finished.
-	Query(kind string, latency time.Duration, rows int, failed bool)
+	// Freshness is called for every freshness lag sample taken on a read
+	// endpoint, named as the results file names it ("target" for the
+	// write target).
+	Freshness(endpoint, generator string, lag time.Duration)
+	// Visible is called when a probe event was first seen on a read
+	// endpoint.
+	Visible(endpoint, generator string, latency time.Duration)
+	// Query is called when a query of the query load sent to a read
+	// endpoint finished.
+	Query(endpoint, kind string, latency time.Duration, rows int, failed bool)
 }
 
 // NopObserver ignores everything.
@@ -35,6 +39,6 @@ func (NopObserver) TargetRate(float64)                                          
 func (NopObserver) Scheduled(string, int, bool, int)                                            {}
 func (NopObserver) Unsent(string, int)                                                          {}
 func (NopObserver) Written(string, int, int, int, map[string]int, time.Duration, time.Duration) {}
-func (NopObserver) Freshness(string, time.Duration)                                             {}
-func (NopObserver) Visible(string, time.Duration)                                               {}
-func (NopObserver) Query(string, time.Duration, int, bool)                                      {}
+func (NopObserver) Freshness(string, string, time.Duration)                                     {}
+func (NopObserver) Visible(string, string, time.Duration)                                       {}
+func (NopObserver) Query(string, string, time.Duration, int, bool)                              {}

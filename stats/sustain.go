@@ -94,6 +94,21 @@ type StepFigures struct {
 	// and how many acknowledged events were missing (lost writes).
 	Audited bool
 	Missing int64
+	// ReadEndpoints are the figures of the endpoints read apart from the
+	// write target (replicas, standbys): each is held to the rules on
+	// lost writes, failed freshness polls and the SLO, as the target
+	// is. The trends are judged on the target's series alone.
+	ReadEndpoints []EndpointFigures
+}
+
+// EndpointFigures are what a verdict judges of one read endpoint: its
+// completeness audit and its freshness polls (see StepFigures).
+type EndpointFigures struct {
+	Name            string
+	FreshnessLag    *Histogram
+	FreshnessFailed int64
+	Audited         bool
+	Missing         int64
 }
 
 // Verdict says whether a step was sustainable and why.
@@ -161,11 +176,10 @@ func (r Rule) Judge(f StepFigures) Verdict {
 	if v.ErrorRate > r.MaxErrorRate {
 		fail("error rate %.2f%% (> %.2f%%)", 100*v.ErrorRate, 100*r.MaxErrorRate)
 	}
-	switch {
-	case !f.Audited:
-		fail("completeness not audited after the drain: lost writes cannot be ruled out")
-	case f.Missing > 0:
-		fail("%d acknowledged events missing after the drain: lost writes", f.Missing)
+	own := EndpointFigures{FreshnessLag: f.FreshnessLag, FreshnessFailed: f.FreshnessFailed, Audited: f.Audited, Missing: f.Missing}
+	r.judgeEndpoint(own, f.Series, "", fail)
+	for _, e := range f.ReadEndpoints {
+		r.judgeEndpoint(e, nil, "on read endpoint "+e.Name+": ", fail)
 	}
 	half := f.Series[len(f.Series)/2:]
 	v.LateShare = lateShare(half)
@@ -182,24 +196,38 @@ func (r Rule) Judge(f StepFigures) Verdict {
 	if len(half) >= 3 && sampled < 3 {
 		fail("freshness lag sampled in only %d of the second half's %d intervals (failing queries or a poll interval longer than the step?): a backlog cannot be ruled out", sampled, len(half))
 	}
-	var polls int64
-	if f.FreshnessLag != nil {
-		polls = f.FreshnessLag.Count()
-	} else {
-		for _, p := range f.Series {
-			polls += p.FreshnessN
-		}
-	}
-	if polls > 0 && float64(f.FreshnessFailed) > r.MaxErrorRate*float64(polls) {
-		fail("%d of %d freshness polls failed (> %.2f%%): while they failed, the lag is known only as a lower bound", f.FreshnessFailed, polls, 100*r.MaxErrorRate)
-	}
 	if r.MaxGrowth > 0 {
 		r.judgeTrends(f.Series, &v, fail)
 	}
-	if r.SLO != nil && f.FreshnessLag != nil && f.FreshnessLag.Count() > 0 {
-		r.judgeSLO(f.FreshnessLag, f.FreshnessFailed, fail)
-	}
 	return v
+}
+
+// judgeEndpoint applies the rules on lost writes, failed freshness polls
+// and the SLO to one endpoint's figures; series, when the endpoint's
+// lag histogram is missing, counts its polls. Its reasons start with
+// prefix.
+func (r Rule) judgeEndpoint(e EndpointFigures, series []Point, prefix string, fail func(string, ...any)) {
+	failf := func(format string, args ...any) { fail(prefix+format, args...) }
+	switch {
+	case !e.Audited:
+		failf("completeness not audited after the drain: lost writes cannot be ruled out")
+	case e.Missing > 0:
+		failf("%d acknowledged events missing after the drain: lost writes", e.Missing)
+	}
+	var polls int64
+	if e.FreshnessLag != nil {
+		polls = e.FreshnessLag.Count()
+	} else {
+		for _, p := range series {
+			polls += p.FreshnessN
+		}
+	}
+	if polls > 0 && float64(e.FreshnessFailed) > r.MaxErrorRate*float64(polls) {
+		failf("%d of %d freshness polls failed (> %.2f%%): while they failed, the lag is known only as a lower bound", e.FreshnessFailed, polls, 100*r.MaxErrorRate)
+	}
+	if r.SLO != nil && e.FreshnessLag != nil && e.FreshnessLag.Count() > 0 {
+		r.judgeSLO(e.FreshnessLag, e.FreshnessFailed, failf)
+	}
 }
 
 // judgeSLO holds the freshness lag to the SLO. A failed poll's value is

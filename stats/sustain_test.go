@@ -225,6 +225,47 @@ func TestJudgeLostWrites(t *testing.T) {
 	}
 }
 
+// A read endpoint is held to the rules on lost writes, failed polls and
+// the SLO as the target is, and its reasons name it; a clean one changes
+// nothing.
+func TestJudgeReadEndpoints(t *testing.T) {
+	slo, err := ParseSLO("p95<2s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := DefaultRule()
+	r.SLO = slo
+	fast, slow := NewHistogram(), NewHistogram()
+	for range 100 {
+		fast.Record(500 * time.Millisecond)
+		slow.Record(3 * time.Second)
+	}
+	f := figures(stepSeries(30, func(int) float64 { return 500 }))
+	f.FreshnessLag = fast
+	f.ReadEndpoints = []EndpointFigures{{Name: "read1", FreshnessLag: fast, Audited: true}}
+	if v := r.Judge(f); !v.Sustainable {
+		t.Fatalf("a clean read endpoint: %s", v.Reason())
+	}
+	f.ReadEndpoints = []EndpointFigures{
+		{Name: "read1", FreshnessLag: fast, Audited: true, Missing: 7},
+		{Name: "read2", FreshnessLag: slow, FreshnessFailed: 1, Audited: false},
+	}
+	v := r.Judge(f)
+	for _, want := range []string{
+		"on read endpoint read1: 7 acknowledged events missing",
+		"on read endpoint read2: completeness not audited",
+		"on read endpoint read2: 1 of 100 freshness polls failed",
+		"on read endpoint read2: freshness lag p95 3s exceeds the SLO p95<2s (1 failed polls counted",
+	} {
+		if v.Sustainable || !strings.Contains(v.Reason(), want) {
+			t.Errorf("want %q in: %s", want, v.Reason())
+		}
+	}
+	if v.Missing != 0 {
+		t.Errorf("verdict's missing %d, want the target's 0", v.Missing)
+	}
+}
+
 // Over the measured part, the events scheduled but not acknowledged can
 // be no more than the in-flight bound holds.
 func TestJudgeShortfallBeyondInflight(t *testing.T) {

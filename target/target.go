@@ -117,6 +117,11 @@ type Options struct {
 	CACert          string            // path to a PEM CA bundle
 	Settings        map[string]string // the target's knobs by name: shards, refresh_interval, write_method, …
 	RequestTimeoutS float64           // per-request timeout in seconds; 0 means the target's default
+	// ReadLocal makes every read answer from the copy of the data on the
+	// node the URL names, where a target can tell (Elasticsearch and
+	// OpenSearch: search preference _local): a read endpoint then
+	// measures that node, not whichever copy the cluster picks.
+	ReadLocal bool
 }
 
 // Opener opens a target from its parsed URL.

@@ -102,7 +102,7 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	sess, err := newSession(ctx, "calibrate", tgt, raw, metricsFlags, nil, *out, stderr)
+	sess, err := newSession(ctx, "calibrate", tgt, raw, nil, metricsFlags, nil, *out, stderr)
 	if err != nil {
 		return err
 	}

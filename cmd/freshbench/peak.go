@@ -16,6 +16,7 @@ import (
 func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("peak")
 	tf := addTargetFlags(fs)
+	addReadFlags(fs, tf)
 	lf := addStreamFlags(fs)
 	fs.StringVar(&lf.rate, "start", "1000", "rate of the first step over all generators: events/s (2000) or bytes/s (10MB/s; MB = 10^6 bytes)")
 	step := fs.String("step", "", "rate increase from one step to the next: an increment in the unit of --start (1000, 10MB/s) or a factor (x1.5); default: the --start rate")
@@ -33,6 +34,10 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
+	reads, err := tf.readEndpoints()
+	if err != nil {
+		return err
+	}
 	ceilings, err := loadCeilings(*calibration, stderr)
 	if err != nil {
 		return err
@@ -48,7 +53,8 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := resultsPath(out, "peak"); err != nil {
 		return err
 	}
-	sess, err := openSession(ctx, "peak", tf, metricsFlags, nil, *out, stderr)
+	pc.Run.ReadEndpoints = reads
+	sess, err := openSession(ctx, "peak", tf, reads, metricsFlags, nil, *out, stderr)
 	if err != nil {
 		return err
 	}

@@ -112,6 +112,7 @@ func given(fs *flag.FlagSet, name string) bool {
 func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("query")
 	tf := addTargetFlags(fs)
+	addReadFlags(fs, tf)
 	lf := addLoadFlags(fs)
 	qf := addQueryFlags(fs)
 	ef := addExperimentFlags(fs)
@@ -121,6 +122,10 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	metricsFlags := addMetricsFlags(fs)
 	calibration := addCalibrationFlag(fs)
 	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	reads, err := tf.readEndpoints()
+	if err != nil {
 		return err
 	}
 	levels, err := lv.given(fs)
@@ -139,7 +144,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	// Events stream in beside the queries when --rate is given; otherwise
 	// the queries run alone against what the target holds.
-	qr := bench.QueryRun{Queries: qcfg, Warmup: lf.warmup, Duration: lf.duration, Levels: ql}
+	qr := bench.QueryRun{Queries: qcfg, Warmup: lf.warmup, Duration: lf.duration, Levels: ql, ReadEndpoints: reads}
 	if given(fs, "rate") || given(fs, "total-rate") {
 		runCfg, err := lf.config(tf.requestTimeout)
 		if err != nil {
@@ -202,7 +207,11 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if qr.Ingest != nil {
 		exp = qr.Ingest.Experiment
 	}
-	sess, err := newSession(ctx, "query", tgt, raw, metricsFlags, exp, *out, stderr)
+	if err := tf.openReads(ctx, reads); err != nil {
+		tgt.Close()
+		return err
+	}
+	sess, err := newSession(ctx, "query", tgt, raw, reads, metricsFlags, exp, *out, stderr)
 	if err != nil {
 		return err
 	}
@@ -213,7 +222,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if !*quiet {
 		qr.Starting = func(c query.Config) {
-			fmt.Fprintf(stderr, "query load on %s: %s for %s (warm-up %s)%s\n", redact.URL(raw), loop(c), lf.duration, lf.warmup, besideText(qr.Ingest))
+			fmt.Fprintf(stderr, "query load on %s%s: %s for %s (warm-up %s)%s\n", redact.URL(raw), readsText(qr.ReadEndpoints), loop(c), lf.duration, lf.warmup, besideText(qr.Ingest))
 		}
 	}
 	qr.OnStep = func(r *results.Result) {
@@ -258,6 +267,13 @@ func loop(c query.Config) string {
 		return fmt.Sprintf("open loop at %g QPS", c.QPS)
 	}
 	return fmt.Sprintf("closed loop with %d worker(s)", c.Concurrency)
+}
+
+func readsText(eps []bench.ReadEndpoint) string {
+	if len(eps) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" and, the same, on each of %d read endpoint(s)", len(eps))
 }
 
 func besideText(c *bench.Config) string {

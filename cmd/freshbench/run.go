@@ -49,6 +49,7 @@ type targetFlags struct {
 	recreate, insecure   bool
 	settings             settings
 	requestTimeout       time.Duration
+	reads                readFlags // --read-endpoint, on the measuring commands
 }
 
 func addTargetFlags(fs *flag.FlagSet) *targetFlags {
@@ -78,11 +79,7 @@ func (f *targetFlags) open(ctx context.Context) (target.Target, string, error) {
 			return nil, "", usagef("--ca-cert %s: %v", f.caCert, err)
 		}
 	}
-	opts := target.Options{
-		Recreate: f.recreate, Insecure: f.insecure, CACert: f.caCert,
-		Settings: f.settings, RequestTimeoutS: f.requestTimeout.Seconds(),
-	}
-	tgt, err := all.Registry().Open(ctx, raw, opts)
+	tgt, err := all.Registry().Open(ctx, raw, f.options())
 	if errors.Is(err, target.ErrBadURL) {
 		return nil, "", usagef("--target: %v", err)
 	}
@@ -112,6 +109,17 @@ func (f *targetFlags) open(ctx context.Context) (target.Target, string, error) {
 		return nil, "", fail(fmt.Errorf("set up %s: %w", redact.URL(raw), err))
 	}
 	return tgt, raw, nil
+}
+
+// options are what the target and the read endpoints are opened with.
+// With read endpoints, every endpoint, the target included, reads its
+// node's own copies, so that each figure is of one node.
+func (f *targetFlags) options() target.Options {
+	return target.Options{
+		Recreate: f.recreate, Insecure: f.insecure, CACert: f.caCert,
+		Settings: f.settings, RequestTimeoutS: f.requestTimeout.Seconds(),
+		ReadLocal: len(f.reads) > 0,
+	}
 }
 
 // loadFlags describe the ingest and its measurement.
@@ -194,6 +202,7 @@ func resultsPath(out *string, command string) error {
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("run")
 	tf := addTargetFlags(fs)
+	addReadFlags(fs, tf)
 	lf := addLoadFlags(fs)
 	ef := addExperimentFlags(fs)
 	lv := addLevelsFlags(fs, "target rates measured in turn instead of one --rate, each by --trials trials after --warmup-trials warm-up trials: events/s or bytes/s, all in one unit, e.g. 1000,2000,4000 or 5MB/s,10MB/s")
@@ -205,6 +214,10 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
+	reads, err := tf.readEndpoints()
+	if err != nil {
+		return err
+	}
 	ceilings, err := loadCeilings(*calibration, stderr)
 	if err != nil {
 		return err
@@ -213,6 +226,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	cfg.ReadEndpoints = reads
 	if err := ef.apply(fs, &cfg); err != nil {
 		return err
 	}
@@ -229,7 +243,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := resultsPath(out, ef.fileName("run")); err != nil {
 		return err
 	}
-	sess, err := openSession(ctx, "run", tf, metricsFlags, cfg.Experiment, *out, stderr)
+	sess, err := openSession(ctx, "run", tf, reads, metricsFlags, cfg.Experiment, *out, stderr)
 	if err != nil {
 		return err
 	}

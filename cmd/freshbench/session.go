@@ -22,27 +22,34 @@ type session struct {
 	desc        bench.Description
 	stopMetrics func()
 	out         string
+	reads       []bench.ReadEndpoint // opened, closed with the session
 }
 
-// openSession opens the target and serves the metrics of a measurement,
-// an instance of experiment e if not nil; close it.
-func openSession(ctx context.Context, command string, tf *targetFlags, mf *metricsFlags, e *results.Experiment, out string, stderr io.Writer) (*session, error) {
+// openSession opens the target and the read endpoints reads (in place:
+// see targetFlags.openReads) and serves the metrics of a measurement, an
+// instance of experiment e if not nil; close it.
+func openSession(ctx context.Context, command string, tf *targetFlags, reads []bench.ReadEndpoint, mf *metricsFlags, e *results.Experiment, out string, stderr io.Writer) (*session, error) {
 	tgt, raw, err := tf.open(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return newSession(ctx, command, tgt, raw, mf, e, out, stderr)
-}
-
-// newSession serves the metrics of a measurement of tgt, open already;
-// the session closes tgt.
-func newSession(ctx context.Context, command string, tgt target.Target, raw string, mf *metricsFlags, e *results.Experiment, out string, stderr io.Writer) (*session, error) {
-	obs, stop, err := mf.serve(ctx, raw, e, stderr)
-	if err != nil {
+	if err := tf.openReads(ctx, reads); err != nil {
 		tgt.Close()
 		return nil, err
 	}
-	return &session{tgt: tgt, raw: raw, obs: obs, stopMetrics: stop, out: out, desc: bench.Describe(ctx, command, tgt, raw)}, nil
+	return newSession(ctx, command, tgt, raw, reads, mf, e, out, stderr)
+}
+
+// newSession serves the metrics of a measurement of tgt and of the read
+// endpoints reads, open already; the session closes them.
+func newSession(ctx context.Context, command string, tgt target.Target, raw string, reads []bench.ReadEndpoint, mf *metricsFlags, e *results.Experiment, out string, stderr io.Writer) (*session, error) {
+	obs, stop, err := mf.serve(ctx, raw, e, stderr)
+	if err != nil {
+		tgt.Close()
+		closeReads(reads)
+		return nil, err
+	}
+	return &session{tgt: tgt, raw: raw, reads: reads, obs: obs, stopMetrics: stop, out: out, desc: bench.Describe(ctx, command, tgt, raw)}, nil
 }
 
 // write writes res, described, to the results file.
@@ -63,6 +70,7 @@ func (s *session) keep(res *results.Result, stderr io.Writer, command string) {
 func (s *session) close(ctx context.Context, teardown bool) error {
 	s.stopMetrics()
 	defer s.tgt.Close()
+	defer closeReads(s.reads)
 	if !teardown {
 		return nil
 	}

@@ -136,6 +136,7 @@ type config struct {
 	recreate        bool
 	insecure        bool
 	caCert          string
+	readLocal       bool // searches ask for the node's own copy (preference=_local)
 }
 
 // parseConfig validates the URL and options. getenv is a parameter so that
@@ -200,6 +201,7 @@ func parseConfig(u *url.URL, opts target.Options, getenv func(string) string) (c
 	}
 
 	c.recreate = opts.Recreate
+	c.readLocal = opts.ReadLocal
 	c.insecure = opts.Insecure
 	c.caCert = opts.CACert
 	if c.caCert != "" && !c.https {

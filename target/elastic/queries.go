@@ -21,13 +21,14 @@ func (t *Target) generatorFilter(generator string, more ...any) map[string]any {
 }
 
 // search runs one _search (or _count) with a JSON body and decodes the
-// response into out.
+// response into out. A target opened with ReadLocal asks for the copies
+// on the node it talks to.
 func (t *Target) search(ctx context.Context, endpoint string, body map[string]any, out any) error {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return fmt.Errorf("encode query: %w", err)
 	}
-	res, err := t.do(ctx, http.MethodPost, "/"+t.ip+"/"+endpoint, "", b)
+	res, err := t.do(ctx, http.MethodPost, "/"+t.ip+"/"+endpoint, t.searchParams(), b)
 	if err != nil {
 		return err
 	}
@@ -38,6 +39,15 @@ func (t *Target) search(ctx context.Context, endpoint string, body map[string]an
 		return fmt.Errorf("decode %s response: %w", endpoint, err)
 	}
 	return nil
+}
+
+// searchParams are the URL parameters of every search: the node's own
+// copies with ReadLocal.
+func (t *Target) searchParams() string {
+	if t.cfg.readLocal {
+		return "preference=_local"
+	}
+	return ""
 }
 
 // Freshness returns the newest _event_time of the generator that a search

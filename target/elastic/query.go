@@ -110,7 +110,11 @@ func (t *Target) Query(ctx context.Context, q target.Query) (int, error) {
 // QueryText is the request Query sends: method, path and JSON body.
 func (t *Target) QueryText(q target.Query) string {
 	b, _ := json.MarshalIndent(queryBody(q), "", "  ") // cannot fail: maps of strings and numbers
-	return "POST /" + t.ip + "/_search\n" + string(b)
+	path := "/" + t.ip + "/_search"
+	if p := t.searchParams(); p != "" {
+		path += "?" + p
+	}
+	return "POST " + path + "\n" + string(b)
 }
 
 // Sample returns the _source of up to n documents (at most a page).

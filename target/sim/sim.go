@@ -191,25 +191,42 @@ func (t *Target) query(ctx context.Context) error {
 }
 
 func (t *Target) Freshness(ctx context.Context, gen string) (int64, bool, error) {
+	return t.freshness(ctx, gen, 0)
+}
+
+func (t *Target) Visible(ctx context.Context, _ string, ids []string) (map[string]bool, error) {
+	return t.visibleIDs(ctx, ids, 0)
+}
+
+func (t *Target) Count(ctx context.Context, gen string) (int64, error) { return t.count(ctx, gen, 0) }
+
+func (t *Target) Seqs(ctx context.Context, gen string, fn func(int64)) error {
+	return t.seqs(ctx, gen, fn, 0)
+}
+
+// freshness, visibleIDs, count and seqs read t as a reader lag behind
+// it does: every event becomes visible there lag later than on t.
+
+func (t *Target) freshness(ctx context.Context, gen string, lag time.Duration) (int64, bool, error) {
 	if err := t.query(ctx); err != nil {
 		return 0, false, err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	v := t.visible(gen, time.Now())
+	v := t.visible(gen, time.Now().Add(-lag))
 	if len(v) == 0 {
 		return 0, false, nil
 	}
 	return v[len(v)-1].newest, true, nil
 }
 
-func (t *Target) Visible(ctx context.Context, _ string, ids []string) (map[string]bool, error) {
+func (t *Target) visibleIDs(ctx context.Context, ids []string, lag time.Duration) (map[string]bool, error) {
 	if err := t.query(ctx); err != nil {
 		return nil, err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	now := time.Now()
+	now := time.Now().Add(-lag)
 	out := map[string]bool{}
 	for _, id := range ids {
 		if at, ok := t.ids[id]; ok && !at.After(now) {
@@ -219,24 +236,65 @@ func (t *Target) Visible(ctx context.Context, _ string, ids []string) (map[strin
 	return out, nil
 }
 
-func (t *Target) Count(ctx context.Context, gen string) (int64, error) {
+func (t *Target) count(ctx context.Context, gen string, lag time.Duration) (int64, error) {
 	if err := t.query(ctx); err != nil {
 		return 0, err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return int64(len(t.visible(gen, time.Now()))), nil
+	return int64(len(t.visible(gen, time.Now().Add(-lag)))), nil
 }
 
-func (t *Target) Seqs(ctx context.Context, gen string, fn func(int64)) error {
+func (t *Target) seqs(ctx context.Context, gen string, fn func(int64), lag time.Duration) error {
 	if t.cfg.Discard {
 		return fmt.Errorf("discard: %w", target.ErrNotKept)
 	}
 	t.mu.Lock()
-	v := t.visible(gen, time.Now())
+	v := t.visible(gen, time.Now().Add(-lag))
 	t.mu.Unlock()
 	for _, e := range v {
 		fn(e.seq)
 	}
 	return ctx.Err()
 }
+
+// Replica is a read endpoint of a Target, as a replica or a standby that
+// applies the primary's writes Lag behind: it sees the target's events,
+// each Lag later than the target does. It takes no writes; its queries
+// of the query workload are the target's.
+type Replica struct {
+	t   *Target
+	lag time.Duration
+}
+
+// Replica returns a read endpoint of t that lags lag behind it.
+func (t *Target) Replica(lag time.Duration) *Replica { return &Replica{t: t, lag: lag} }
+
+var (
+	_ target.Reader  = (*Replica)(nil)
+	_ target.Querier = (*Replica)(nil)
+)
+
+func (r *Replica) Freshness(ctx context.Context, gen string) (int64, bool, error) {
+	return r.t.freshness(ctx, gen, r.lag)
+}
+
+func (r *Replica) Visible(ctx context.Context, _ string, ids []string) (map[string]bool, error) {
+	return r.t.visibleIDs(ctx, ids, r.lag)
+}
+
+func (r *Replica) Count(ctx context.Context, gen string) (int64, error) {
+	return r.t.count(ctx, gen, r.lag)
+}
+
+func (r *Replica) Seqs(ctx context.Context, gen string, fn func(int64)) error {
+	return r.t.seqs(ctx, gen, fn, r.lag)
+}
+
+func (r *Replica) SetupQueries(ctx context.Context) error { return r.t.SetupQueries(ctx) }
+
+func (r *Replica) Query(ctx context.Context, q target.Query) (int, error) { return r.t.Query(ctx, q) }
+
+func (r *Replica) QueryText(q target.Query) string { return r.t.QueryText(q) }
+
+func (r *Replica) Sample(ctx context.Context, n int) ([][]byte, error) { return r.t.Sample(ctx, n) }

@@ -67,3 +67,38 @@ func TestSettings(t *testing.T) {
 		t.Error("capacity 10 in the URL and 20 in the settings: opened")
 	}
 }
+
+// A replica sees what the target sees, lag later: not before, and every
+// reader role agrees.
+func TestReplicaLagsBehind(t *testing.T) {
+	const lag = 300 * time.Millisecond
+	tgt := New(Config{})
+	rep := tgt.Replica(lag)
+	ctx := context.Background()
+	written := time.Now()
+	if _, err := tgt.Write(ctx, target.Batch{Generator: "g", Docs: []target.Document{{ID: "a", Generator: "g", EventTime: 7, JSON: []byte("{}")}}}); err != nil {
+		t.Fatal(err)
+	}
+	seen := func(r target.Reader) bool {
+		n, _ := r.Count(ctx, "g")
+		_, fresh, _ := r.Freshness(ctx, "g")
+		vis, _ := r.Visible(ctx, "g", []string{"a"})
+		var seqs int
+		r.Seqs(ctx, "g", func(int64) { seqs++ })
+		if all := n == 1 && fresh && vis["a"] && seqs == 1; all || n+int64(seqs) == 0 && !fresh && !vis["a"] {
+			return all
+		}
+		t.Fatalf("the reader roles disagree: count %d, freshness %v, visible %v, seqs %d", n, fresh, vis["a"], seqs)
+		return false
+	}
+	if !seen(tgt) {
+		t.Fatal("the target does not see its own write")
+	}
+	if seen(rep) && time.Since(written) < lag {
+		t.Fatalf("the replica saw the write %s after it, before its lag of %s", time.Since(written), lag)
+	}
+	time.Sleep(lag)
+	if !seen(rep) {
+		t.Fatalf("the replica does not see the write %s after it", time.Since(written))
+	}
+}

@@ -1,0 +1,460 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/report"
+	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/target/all"
+)
+
+// The read-endpoint tests run against the replicated setups of
+// scripts/postgres-replica.sh (a primary and its streaming standby) and
+// scripts/{elasticsearch,opensearch}-cluster.sh (two nodes, an index with
+// one replica): writes go to the primary or node 1, and every endpoint is
+// measured on its own.
+
+// setupURLs returns every URL of a replicated setup, node 1 (or the
+// primary) first, or skips.
+func setupURLs(t *testing.T, env, script string) []string {
+	t.Helper()
+	replicated(t, env, script)
+	return strings.Split(os.Getenv(env), ",")
+}
+
+// pgPair returns the URLs of the PostgreSQL primary and its standby.
+func pgPair(t *testing.T) []string {
+	t.Helper()
+	primary := replicated(t, "FRESHBENCH_TEST_PG_PRIMARY_URL", "postgres-replica.sh")
+	return []string{primary, replicated(t, "FRESHBENCH_TEST_PG_STANDBY_URL", "postgres-replica.sh")}
+}
+
+// sameName points every URL of raws at one index or table of this
+// test's own (see withName).
+func sameName(t *testing.T, name string, raws []string) []string {
+	t.Helper()
+	first := withName(t, raws[0], name)
+	out := []string{first}
+	for _, raw := range raws[1:] {
+		out = append(out, renamed(t, raw, first))
+	}
+	return out
+}
+
+// renamed is raw with the index or table of like.
+func renamed(t *testing.T, raw, like string) string {
+	t.Helper()
+	r, err1 := url.Parse(raw)
+	l, err2 := url.Parse(like)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("URLs %s, %s: %v %v", raw, like, err1, err2)
+	}
+	r.Path = l.Path
+	if q := l.Query().Get("table"); q != "" {
+		v := r.Query()
+		v.Set("table", q)
+		r.RawQuery = v.Encode()
+	}
+	return r.String()
+}
+
+// endpointOptions are what the write target and the read endpoints are
+// opened with, as the command line opens them: each reading its node's
+// own copies.
+func endpointOptions(settings map[string]string) target.Options {
+	return target.Options{Settings: settings, RequestTimeoutS: requestTimeoutS, ReadLocal: true}
+}
+
+// openSetup opens the first URL as the write target, set up afresh and
+// torn down after the test, and the others as read endpoints, never set
+// up, named read1, read2, ….
+func openSetup(t *testing.T, raws []string, settings map[string]string) (target.Target, []bench.ReadEndpoint) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	opts := endpointOptions(settings)
+	opts.Recreate = true
+	tgt, err := all.Registry().Open(ctx, raws[0], opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tgt.Setup(ctx); err != nil {
+		tgt.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := tgt.Teardown(ctx); err != nil {
+			t.Errorf("teardown: %v", err)
+		}
+		tgt.Close()
+	})
+	var reads []bench.ReadEndpoint
+	for i, raw := range raws[1:] {
+		r, err := all.Registry().Open(ctx, raw, endpointOptions(settings))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		reads = append(reads, bench.ReadEndpoint{Name: fmt.Sprintf("read%d", i+1), URL: raw, Reader: r})
+	}
+	return tgt, reads
+}
+
+// readRun runs cfg against tgt with the read endpoints reads, logs what
+// each endpoint showed and checks what must hold whatever the servers
+// do: every probe accounted for on every endpoint and everywhere, each
+// probe visible everywhere no earlier than on any endpoint.
+func readRun(t *testing.T, tgt target.Target, reads []bench.ReadEndpoint, cfg bench.Config) *results.Result {
+	t.Helper()
+	cfg.ReadEndpoints = reads
+	res := run(t, tgt, cfg)
+	for _, e := range res.Endpoints() {
+		v := e.Visibility
+		t.Logf("%s: freshness lag p50 %.0f ms p99 %.0f ms (%d polls, %d failed); visibility p50 %.0f ms p95 %.0f ms max %.0f ms, resolution %.0f ms; %d probes, %d seen, %d never seen, %d before / %d after the target",
+			e.Name, ms(e.Freshness.Lag.Quantile(0.5)), ms(e.Freshness.Lag.Quantile(0.99)), e.Freshness.Samples+e.Freshness.Censored, e.Freshness.Censored,
+			ms(v.Latency.Quantile(0.5)), ms(v.Latency.Quantile(0.95)), ms(v.Latency.Quantile(1)), v.ResolutionMs, v.Probes, v.Seen, v.NeverSeen, v.BeforeTarget, v.AfterTarget)
+		if v.Probes == 0 || v.Probes != v.Seen+v.NeverSeen+v.Dropped || v.Censored != v.NeverSeen {
+			t.Errorf("%s: %d probes, %d seen + %d never seen + %d dropped (%d censored): not balanced", e.Name, v.Probes, v.Seen, v.NeverSeen, v.Dropped, v.Censored)
+		}
+		if v.BeforeTarget+v.AfterTarget > v.Seen {
+			t.Errorf("%s: %d probes seen before the target and %d after, of %d seen", e.Name, v.BeforeTarget, v.AfterTarget, v.Seen)
+		}
+	}
+	every := res.VisibleEverywhere
+	if every == nil {
+		t.Fatal("no probes visible everywhere")
+	}
+	t.Logf("everywhere: p50 %.0f ms p95 %.0f ms max %.0f ms; %d probes, %d seen, %d never seen",
+		ms(every.Latency.Quantile(0.5)), ms(every.Latency.Quantile(0.95)), ms(every.Latency.Quantile(1)), every.Probes, every.Seen, every.NeverSeen)
+	for _, e := range res.Endpoints() {
+		if every.Probes != e.Visibility.Probes {
+			t.Errorf("%s watched %d probes, everywhere %d: every probe is watched on every endpoint", e.Name, e.Visibility.Probes, every.Probes)
+		}
+		for _, q := range []float64{0.5, 0.95, 1} {
+			if a, b := every.Latency.Quantile(q), e.Visibility.Latency.Quantile(q); a < b {
+				t.Errorf("p%g visible everywhere %s, before %s showed it (%s)", 100*q, a, e.Name, b)
+			}
+		}
+	}
+	return res
+}
+
+// lostNothing checks that every endpoint was audited and misses nothing
+// that was acknowledged. What shows that was never acknowledged can only
+// be of the writes that failed.
+func lostNothing(t *testing.T, res *results.Result) {
+	t.Helper()
+	s := res.Summary
+	if !s.Audited || s.Missing != 0 || s.Unexpected > s.EventsFailed {
+		t.Errorf("target: audited %v (%s), missing %d, unexpected %d of %d failed", s.Audited, res.AuditError, s.Missing, s.Unexpected, s.EventsFailed)
+	}
+	for i, e := range s.ReadEndpoints {
+		if !e.Audited || e.Missing != 0 || e.Unexpected > s.EventsFailed {
+			t.Errorf("%s: audited %v (%s), missing %d, unexpected %d of %d failed", e.Name, e.Audited, res.ReadEndpoints[i].AuditError, e.Missing, e.Unexpected, s.EventsFailed)
+		}
+	}
+}
+
+// readConfig is a run at rate over d after a warm-up of 2 s, polled
+// every poll, with a long drain: a replica may need it to catch up.
+func readConfig(rate float64, d, poll time.Duration) bench.Config {
+	cfg := config(rate, d, poll)
+	cfg.Ingest.Warmup = 2 * time.Second
+	cfg.Drain = 90 * time.Second
+	return cfg
+}
+
+// primaryCopy returns which of urls, nodes of one cluster, holds the
+// primary copy of the index (one shard) they name.
+func primaryCopy(t *testing.T, urls []string) int {
+	t.Helper()
+	c := &http.Client{Timeout: 30 * time.Second}
+	get := func(raw, path string, out any) {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.Get("http://" + u.Host + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		if err := json.NewDecoder(res.Body).Decode(out); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	u, _ := url.Parse(urls[0])
+	var shards []struct{ Prirep, Node string }
+	get(urls[0], "/_cat/shards"+u.Path+"?format=json&h=prirep,node", &shards)
+	primary := ""
+	for _, s := range shards {
+		if s.Prirep == "p" {
+			primary = s.Node
+		}
+	}
+	for i, raw := range urls {
+		var local struct {
+			Nodes map[string]struct{ Name string } `json:"nodes"`
+		}
+		get(raw, "/_nodes/_local?filter_path=nodes.*.name", &local)
+		for _, n := range local.Nodes {
+			if n.Name == primary {
+				return i
+			}
+		}
+	}
+	t.Fatalf("no node of %v holds the primary copy (shards %+v)", urls, shards)
+	return -1
+}
+
+// A copy that takes the primary's writes after it — a standby replaying
+// its log, an OpenSearch replica copying its segments — never shows a
+// probe before the primary does: no probe is seen there before a later
+// query of the primary's still missed it. Elasticsearch's document
+// replication indexes each write on every copy, and each copy refreshes
+// on its own schedule: there the replica may show a probe first, and
+// the measurement says how often each did.
+func TestReadEndpointNotBeforePrimary(t *testing.T) {
+	t.Run("postgres", func(t *testing.T) {
+		tgt, reads := openSetup(t, sameName(t, "order", pgPair(t)), nil)
+		res := readRun(t, tgt, reads, readConfig(1000, 8*time.Second, 20*time.Millisecond))
+		if n := res.ReadEndpoints[0].Visibility.BeforeTarget; n != 0 {
+			t.Errorf("the standby showed %d probes before the primary could have", n)
+		}
+		lostNothing(t, res)
+	})
+	copies := func(t *testing.T, urls []string, settings map[string]string, strict bool) {
+		urls = sameName(t, "order", urls)
+		tgt, reads := openSetup(t, urls, settings)
+		waitGreen(t, urls[0])
+		res := readRun(t, tgt, reads, readConfig(300, 12*time.Second, 100*time.Millisecond))
+		lostNothing(t, res)
+		v := res.ReadEndpoints[0].Visibility
+		// replicaFirst: the replica's copy showed a probe before the
+		// primary's could have.
+		replicaFirst := v.AfterTarget
+		if primaryCopy(t, urls) == 0 {
+			replicaFirst = v.BeforeTarget
+		}
+		t.Logf("primary copy on node %d; the replica showed %d of %d probes first, the primary %d", primaryCopy(t, urls)+1, replicaFirst, v.Seen, v.BeforeTarget+v.AfterTarget-replicaFirst)
+		if strict && replicaFirst != 0 {
+			t.Errorf("the replica showed %d probes before the primary could have", replicaFirst)
+		}
+	}
+	t.Run("elasticsearch-document-replication", func(t *testing.T) {
+		copies(t, setupURLs(t, "FRESHBENCH_TEST_ES_CLUSTER_URLS", "elasticsearch-cluster.sh"),
+			map[string]string{"replicas": "1", "refresh_interval": "1s"}, false)
+	})
+	t.Run("opensearch-segment-replication", func(t *testing.T) {
+		copies(t, setupURLs(t, "FRESHBENCH_TEST_OS_CLUSTER_URLS", "opensearch-cluster.sh"),
+			map[string]string{"replicas": "1", "refresh_interval": "1s", "replication_type": "segment"}, true)
+	})
+}
+
+// With synchronous_commit = remote_apply, a commit returns once the
+// standby has applied it: a probe shows on the standby as soon as on the
+// primary, within the poll resolution. Asynchronous, the standby shows
+// what the primary acknowledged only once it has replayed it: with its
+// replay held up for a few seconds under write load, the probes written
+// meanwhile show there that much later, while the primary, and its
+// writes, go on.
+func TestStandbySyncAndAsync(t *testing.T) {
+	t.Run("remote_apply", func(t *testing.T) {
+		settings := map[string]string{"synchronous_commit": "remote_apply"}
+		tgt, reads := openSetup(t, sameName(t, "sync", pgPair(t)), settings)
+		res := readRun(t, tgt, reads, readConfig(1000, 8*time.Second, 20*time.Millisecond))
+		lostNothing(t, res)
+		p, s := res.Summary, res.Summary.ReadEndpoints[0]
+		bound := max(p.VisibilityResolution, s.VisibilityResolution)
+		if d := s.VisibilityLatency.P50Ms - p.VisibilityLatency.P50Ms; d > bound || d < -bound {
+			t.Errorf("standby visibility p50 %.1f ms, primary %.1f ms: %.1f ms apart, more than the resolution %.1f ms",
+				s.VisibilityLatency.P50Ms, p.VisibilityLatency.P50Ms, d, bound)
+		}
+	})
+	t.Run("async", func(t *testing.T) {
+		urls := sameName(t, "async", pgPair(t))
+		tgt, reads := openSetup(t, urls, nil)
+		standby := pauser(t, urls[1])
+		cfg := readConfig(1000, 14*time.Second, 50*time.Millisecond)
+		var held time.Duration
+		var wait func()
+		cfg.Progress, wait = midRun(t, 5*time.Second, func() { held = standby.hold(3 * time.Second) })
+		res := readRun(t, tgt, reads, cfg)
+		wait()
+		if held == 0 {
+			t.Fatal("the standby's replay was not held")
+		}
+		lostNothing(t, res)
+		p, s := res.Summary, res.Summary.ReadEndpoints[0]
+		if got, want := ms(res.ReadEndpoints[0].Visibility.Latency.Quantile(1)), 0.9*ms(held); got < want {
+			t.Errorf("standby visibility max %.0f ms, want at least %.0f ms: replay was held %s", got, want, held)
+		}
+		if half := ms(held) / 2; s.VisibilityLatency.P95Ms < half || p.VisibilityLatency.P95Ms > half || p.WriteLatency.P99Ms > half {
+			t.Errorf("visibility p95 on the standby %.0f ms, on the primary %.0f ms, write latency p99 %.0f ms; want the standby's above %.0f ms, the others below",
+				s.VisibilityLatency.P95Ms, p.VisibilityLatency.P95Ms, p.WriteLatency.P99Ms, half)
+		}
+		var out bytes.Buffer
+		report.Console(&out, res)
+		t.Logf("the report:\n%s", out.String())
+	})
+}
+
+// midRun returns a bench.Progress that does what once, in a goroutine of
+// its own, at the first progress report (they come every second) after
+// the run's elapsed time reaches at; and a wait for it to have ended,
+// which the test also does before it ends.
+func midRun(t *testing.T, at time.Duration, what func()) (func(bench.Progress), func()) {
+	var once sync.Once
+	done := make(chan struct{})
+	started := make(chan struct{})
+	wait := func() {
+		select {
+		case <-started:
+			<-done
+		default:
+		}
+	}
+	t.Cleanup(wait)
+	return func(p bench.Progress) {
+		if p.Elapsed < at {
+			return
+		}
+		once.Do(func() {
+			close(started)
+			go func() { defer close(done); what() }()
+		})
+	}, wait
+}
+
+// standbyPauser holds a standby's replay up.
+type standbyPauser struct {
+	t   *testing.T
+	url string
+}
+
+// pauser returns a pauser of the standby at raw (a freshbench URL),
+// and makes sure its replay goes on after the test.
+func pauser(t *testing.T, raw string) *standbyPauser {
+	p := &standbyPauser{t: t, url: raw}
+	t.Cleanup(func() { p.exec("SELECT pg_wal_replay_resume()") })
+	return p
+}
+
+// exec runs sql on the standby; errors are the test's.
+func (p *standbyPauser) exec(sql string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	u, err := url.Parse(p.url)
+	if err != nil {
+		p.t.Error(err)
+		return
+	}
+	q := u.Query()
+	q.Del("table") // freshbench's own parameter
+	u.RawQuery = q.Encode()
+	conn, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		p.t.Errorf("standby: %v", err)
+		return
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		p.t.Errorf("standby: %s: %v", sql, err)
+	}
+}
+
+// hold pauses the standby's replay for d and returns how long it was
+// paused, as far as this process can tell: from before the pause was
+// asked to after the resume returned.
+func (p *standbyPauser) hold(d time.Duration) time.Duration {
+	start := time.Now()
+	p.exec("SELECT pg_wal_replay_pause()")
+	time.Sleep(d)
+	p.exec("SELECT pg_wal_replay_resume()")
+	return time.Since(start)
+}
+
+// A replica stopped for a few seconds mid-run shows the outage on its
+// own endpoint — failed polls and probe queries — while the target and
+// its writes go on; once it is back it catches up, and nothing
+// acknowledged is missing on either.
+func TestReadEndpointOutage(t *testing.T) {
+	if os.Getenv("FRESHBENCH_TEST_REPLICA_OUTAGE") != "1" {
+		t.Skip("FRESHBENCH_TEST_REPLICA_OUTAGE is not 1: the test stops and starts a replica of the replicated setups (scripts/test.sh sets it)")
+	}
+	outage := func(t *testing.T, urls []string, settings map[string]string, script, stop, start string) {
+		tgt, reads := openSetup(t, urls, settings)
+		if strings.HasPrefix(urls[0], "elasticsearch") || strings.HasPrefix(urls[0], "opensearch") {
+			waitGreen(t, urls[0])
+		}
+		cfg := readConfig(500, 16*time.Second, 100*time.Millisecond)
+		var wait func()
+		cfg.Progress, wait = midRun(t, 5*time.Second, func() {
+			scriptRun(t, script, stop)
+			time.Sleep(3 * time.Second)
+			scriptRun(t, script, start)
+		})
+		res := readRun(t, tgt, reads, cfg)
+		wait()
+		lostNothing(t, res)
+		f, v := res.Freshness, res.Visibility
+		if f.Censored != 0 || len(v.Errors) != 0 || v.NeverSeen != 0 {
+			t.Errorf("target: %d failed polls, probe errors %v, %d probes never seen: the replica's outage reached it", f.Censored, v.Errors, v.NeverSeen)
+		}
+		// Writes go on. Elasticsearch may fail the bulk request under way
+		// when the replica's node leaves (its items stored on the primary
+		// all the same: the audit counts them as unexpected), no more.
+		s := res.Summary
+		for k, e := range s.Errors {
+			t.Logf("write errors %s: %d (%s)", k, e.Count, e.Sample)
+		}
+		if s.EventsFailed > int64(cfg.Ingest.MaxInflight*cfg.Ingest.BatchSize) || s.AchievedEventsPerSec < 0.9*s.TargetEventsPerSec {
+			t.Errorf("%d events failed, %.0f of %.0f events/s achieved: the writes did not go on", s.EventsFailed, s.AchievedEventsPerSec, s.TargetEventsPerSec)
+		}
+		r := res.ReadEndpoints[0]
+		if r.Freshness.Censored == 0 || len(r.Freshness.Errors) == 0 || len(r.Visibility.Errors) == 0 {
+			t.Errorf("read1: %d failed polls (%v), probe errors %v: its outage does not show", r.Freshness.Censored, r.Freshness.Errors, r.Visibility.Errors)
+		}
+		if r.Visibility.NeverSeen != 0 {
+			t.Errorf("read1: %d probes never seen after it came back", r.Visibility.NeverSeen)
+		}
+	}
+	t.Run("postgres", func(t *testing.T) {
+		outage(t, sameName(t, "outage", pgPair(t)), nil, "postgres-replica.sh", "stop-standby", "start-standby")
+	})
+	t.Run("elasticsearch", func(t *testing.T) {
+		urls := sameName(t, "outage", setupURLs(t, "FRESHBENCH_TEST_ES_CLUSTER_URLS", "elasticsearch-cluster.sh"))
+		outage(t, urls, map[string]string{"replicas": "1", "refresh_interval": "1s"}, "elasticsearch-cluster.sh", "stop-node 2", "start-node 2")
+	})
+}
+
+// scriptRun runs scripts/<script> with the words of args, bounded in
+// time; a failure is the test's.
+func scriptRun(t *testing.T, script, args string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", append([]string{"../scripts/" + script}, strings.Fields(args)...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Errorf("scripts/%s %s: %v\n%s", script, args, err, out)
+		return
+	}
+	t.Logf("scripts/%s %s: done", script, args)
+}
