@@ -366,76 +366,62 @@ func seconds(d time.Duration) float64 { return max(d, 0).Seconds() }
 
 // gen returns generator's children in the current phase.
 func (o *Observer) gen(generator string) *genMetrics {
-	if g, ok := o.state.Load().gens[generator]; ok {
-		return g
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	s := o.state.Load()
-	if g, ok := s.gens[generator]; ok {
-		return g
-	}
-	l := prometheus.Labels{LabelGenerator: generator, LabelPhase: s.phase}
-	g := &genMetrics{
-		eventsScheduled: o.eventsScheduled.With(l),
-		eventsUnsent:    o.eventsUnsent.With(l),
-		batches:         o.batches.With(l),
-		lateBatches:     o.lateBatches.With(l),
-		eventsWritten:   o.eventsWritten.With(l),
-		bytesWritten:    o.bytesWritten.With(l),
-		writeLatency:    o.writeLatency.With(l),
-		serviceTime:     o.serviceTime.With(l),
-		failed:          o.eventsFailed.MustCurryWith(l),
-	}
-	next := *s
-	next.gens = cloneWith(s.gens, generator, g)
-	o.state.Store(&next)
-	return g
+	return child(o, func(s *phaseState) *map[string]*genMetrics { return &s.gens }, generator, func(phase string) *genMetrics {
+		l := prometheus.Labels{LabelGenerator: generator, LabelPhase: phase}
+		return &genMetrics{
+			eventsScheduled: o.eventsScheduled.With(l),
+			eventsUnsent:    o.eventsUnsent.With(l),
+			batches:         o.batches.With(l),
+			lateBatches:     o.lateBatches.With(l),
+			eventsWritten:   o.eventsWritten.With(l),
+			bytesWritten:    o.bytesWritten.With(l),
+			writeLatency:    o.writeLatency.With(l),
+			serviceTime:     o.serviceTime.With(l),
+			failed:          o.eventsFailed.MustCurryWith(l),
+		}
+	})
 }
 
 // read returns generator's freshness and visibility children on endpoint
 // in the current phase.
 func (o *Observer) read(endpoint, generator string) *readMetrics {
-	k := readKey{endpoint, generator}
-	if r, ok := o.state.Load().reads[k]; ok {
-		return r
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	s := o.state.Load()
-	if r, ok := s.reads[k]; ok {
-		return r
-	}
-	l := prometheus.Labels{LabelEndpoint: endpoint, LabelGenerator: generator, LabelPhase: s.phase}
-	r := &readMetrics{freshnessLag: o.freshnessLag.With(l), visibility: o.visibility.With(l)}
-	next := *s
-	next.reads = cloneWith(s.reads, k, r)
-	o.state.Store(&next)
-	return r
+	return child(o, func(s *phaseState) *map[readKey]*readMetrics { return &s.reads }, readKey{endpoint, generator}, func(phase string) *readMetrics {
+		l := prometheus.Labels{LabelEndpoint: endpoint, LabelGenerator: generator, LabelPhase: phase}
+		return &readMetrics{freshnessLag: o.freshnessLag.With(l), visibility: o.visibility.With(l)}
+	})
 }
 
 // query returns kind's children on endpoint in the current phase.
 func (o *Observer) query(endpoint, kind string) *queryMetrics {
-	k := readKey{endpoint, kind}
-	if q, ok := o.state.Load().queries[k]; ok {
-		return q
+	return child(o, func(s *phaseState) *map[readKey]*queryMetrics { return &s.queries }, readKey{endpoint, kind}, func(phase string) *queryMetrics {
+		l := prometheus.Labels{LabelEndpoint: endpoint, LabelPhase: phase, LabelKind: kind}
+		return &queryMetrics{
+			total:   o.queries.With(l),
+			failed:  o.queriesFailed.With(l),
+			latency: o.queryLatency.With(l),
+		}
+	})
+}
+
+// child returns the children cached under k in the map of the phase state
+// that field picks. The state is copy-on-write, so the hot path reads it
+// without a lock; a miss makes the children with build, under the lock,
+// for the current phase, and publishes a new state holding them.
+func child[K comparable, V any](o *Observer, field func(*phaseState) *map[K]V, k K, build func(phase string) V) V {
+	if v, ok := (*field(o.state.Load()))[k]; ok {
+		return v
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	s := o.state.Load()
-	if q, ok := s.queries[k]; ok {
-		return q
+	if v, ok := (*field(s))[k]; ok {
+		return v
 	}
-	l := prometheus.Labels{LabelEndpoint: endpoint, LabelPhase: s.phase, LabelKind: kind}
-	q := &queryMetrics{
-		total:   o.queries.With(l),
-		failed:  o.queriesFailed.With(l),
-		latency: o.queryLatency.With(l),
-	}
+	v := build(s.phase)
 	next := *s
-	next.queries = cloneWith(s.queries, k, q)
+	*field(&next) = cloneWith(*field(s), k, v)
 	o.state.Store(&next)
-	return q
+	return v
 }
 
 // cloneWith returns a copy of m with k set to v.
