@@ -362,11 +362,7 @@ func parseInsert(st *statement, toks []token) error {
 	}
 	st.kind = stmtInsert
 	st.table = nameAfter(toks, 2)
-	i := 3
-	for i < len(toks) && toks[i].text != "(" {
-		i++
-	}
-	cols, i, ok := identList(toks, i)
+	cols, i, ok := columnList(toks, 3)
 	if !ok || len(cols) == 0 {
 		return fmt.Errorf("INSERT without a column list")
 	}
@@ -419,16 +415,21 @@ func parseInsert(st *statement, toks []token) error {
 	return nil
 }
 
+// columnList reads the parenthesised column list that follows the table
+// name, the first "(" from toks[from] on.
+func columnList(toks []token, from int) ([]string, int, bool) {
+	for from < len(toks) && toks[from].text != "(" {
+		from++
+	}
+	return identList(toks, from)
+}
+
 // parseCopy reads COPY t (cols) FROM STDIN BINARY, as pgx's CopyFrom
 // sends it.
 func parseCopy(st *statement, toks []token) error {
 	st.kind = stmtCopy
 	st.table = nameAfter(toks, 1)
-	i := 2
-	for i < len(toks) && toks[i].text != "(" {
-		i++
-	}
-	cols, i, ok := identList(toks, i)
+	cols, i, ok := columnList(toks, 2)
 	if !ok {
 		return fmt.Errorf("COPY without a column list")
 	}
