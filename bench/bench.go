@@ -200,15 +200,13 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 			return nil, err
 		}
 	}
-	// The series follows the target alone: its freshness lag is what a
-	// peak step's trend is judged on, with or without read endpoints.
+	// The run's series is the target's; each read endpoint keeps a
+	// series of its own freshness lag and queries, whose trend a peak
+	// step judges as the target's.
+	epSeries := endpointSeries(series, len(eps))
 	fresh := make([]*probe.Freshness, len(eps))
 	for i, e := range eps {
-		var s *stats.Series
-		if i == 0 {
-			s = series
-		}
-		fresh[i] = probe.NewFreshness(e.Name, e.Reader, gens, cfg.PollInterval, probe.NewClock(start), window, s, obs)
+		fresh[i] = probe.NewFreshness(e.Name, e.Reader, gens, cfg.PollInterval, probe.NewClock(start), window, epSeries[i], obs)
 	}
 
 	res := &results.Result{
@@ -229,13 +227,8 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	var queried sync.WaitGroup
 	w := query.Window{Start: start, MeasureFrom: start.Add(cfg.Ingest.Warmup), End: start.Add(cfg.Ingest.Duration)}
 	for i, load := range loads {
-		// The series' queries, like its freshness, are the target's.
-		var s *stats.Series
-		if i == 0 {
-			s = series
-		}
 		queried.Add(1)
-		go func() { defer queried.Done(); queries[i] = load.Run(ctx, w, s) }()
+		go func() { defer queried.Done(); queries[i] = load.Run(ctx, w, epSeries[i]) }()
 	}
 	account := make(chan *results.Account, 1)
 	go func() {
@@ -272,7 +265,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	res.Phases = []*results.Phase{acct.Phase(results.PhaseWarmup), acct.Phase(results.PhaseMeasured), acct.Phase(results.PhaseTail)}
 	seen, everywhere := probes.Finish()
 	for i, e := range eps {
-		r := &results.ReadEndpoint{Name: e.Name, URL: redact.URL(e.URL), Freshness: fresh[i].Result(), Visibility: seen[i]}
+		r := &results.ReadEndpoint{Name: e.Name, URL: redact.URL(e.URL), Freshness: fresh[i].Result(), Visibility: seen[i], Series: epSeries[i].Points()}
 		if loads != nil {
 			r.Queries = queries[i]
 		}
@@ -426,19 +419,16 @@ func RunQueries(ctx context.Context, q target.Querier, reads []ReadEndpoint, cfg
 		Config: results.Config{DurationS: duration.Seconds(), WarmupS: warmup.Seconds()},
 	}
 	queries := make([]*results.Queries, len(loads))
+	epSeries := endpointSeries(series, len(loads))
 	var wg sync.WaitGroup
 	for i, l := range loads {
-		var s *stats.Series
-		if i == 0 {
-			s = series
-		}
 		wg.Add(1)
-		go func() { defer wg.Done(); queries[i] = l.Run(ctx, w, s) }()
+		go func() { defer wg.Done(); queries[i] = l.Run(ctx, w, epSeries[i]) }()
 	}
 	wg.Wait()
 	res.Queries = queries[0]
 	for i, e := range reads {
-		res.ReadEndpoints = append(res.ReadEndpoints, &results.ReadEndpoint{Name: e.Name, URL: redact.URL(e.URL), Queries: queries[i+1]})
+		res.ReadEndpoints = append(res.ReadEndpoints, &results.ReadEndpoint{Name: e.Name, URL: redact.URL(e.URL), Queries: queries[i+1], Series: epSeries[i+1].Points()})
 	}
 	res.EndedAt = time.Now().UTC()
 	res.Series = series.Points()
@@ -546,4 +536,17 @@ func allVisible(ctx context.Context, eps []ReadEndpoint, gens []string, ledger *
 		}
 	}
 	return true
+}
+
+// endpointSeries returns a series per endpoint: the run's own for the
+// target (the first), a new one, started with it, for each read endpoint.
+func endpointSeries(target *stats.Series, n int) []*stats.Series {
+	out := make([]*stats.Series, n)
+	for i := range out {
+		out[i] = target
+		if i > 0 {
+			out[i] = stats.NewSeries(target.Start(), 0)
+		}
+	}
+	return out
 }

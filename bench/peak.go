@@ -226,6 +226,7 @@ func judge(step *results.Result, c Config, rule stats.Rule) stats.Verdict {
 		es := s.ReadEndpoints[i]
 		f.ReadEndpoints = append(f.ReadEndpoints, stats.EndpointFigures{
 			Name: e.Name, FreshnessLag: e.Freshness.Lag, FreshnessFailed: e.Freshness.Censored, Audited: es.Audited, Missing: es.Missing,
+			Series: measuredSeries(e.Series, c.Ingest),
 		})
 	}
 	return rule.Judge(f)

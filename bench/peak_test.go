@@ -401,3 +401,45 @@ func TestPeakFailedFreshnessPolls(t *testing.T) {
 		t.Errorf("reason %q does not name the failed polls", v.Reason())
 	}
 }
+
+// A standby that replays 30 % slower than the primary takes writes falls
+// 300 ms further behind every second while the target keeps up: the step
+// is not sustainable, for a reason that names the endpoint. A standby
+// whose lag is larger but steady raises no reason of its own.
+func TestPeakReadEndpointFallingBehind(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		behind float64
+		want   bool // a reason names read1's trend
+	}{{"steady", 0, false}, {"falling behind", 0.3, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := peakConfig(500, add(500), time.Second, 8*time.Second)
+			cfg.MaxSteps = 1
+			cfg.Run.Drain = 15 * time.Second
+			tgt := sim.New(sim.Config{VisibilityDelay: 100 * time.Millisecond})
+			cfg.Run.ReadEndpoints = []ReadEndpoint{{Name: "read1", URL: "sim://", Reader: tgt.FallingBehind(300*time.Millisecond, c.behind)}}
+			res, err := SearchPeak(context.Background(), tgt, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			logSteps(t, res)
+			v := res.Steps[0].Verdict
+			if v == nil || len(v.ReadEndpointTrends) != 1 {
+				t.Fatalf("verdict %+v, want read1's trend", v)
+			}
+			trend := v.ReadEndpointTrends[0]
+			t.Logf("read1: lag trend %.1f ms/s (up to %.1f)", trend.LagSlopeMs, trend.LagUpperMs)
+			named := strings.Contains(v.Reason(), "on read endpoint read1: freshness lag grows")
+			if named != c.want {
+				t.Errorf("a reason names read1's growing lag: %v, want %v (%s)", named, c.want, v.Reason())
+			}
+			if c.want && (trend.LagSlopeMs < 200 || trend.LagSlopeMs > 400) {
+				t.Errorf("read1's lag grows %.0f ms/s, want about 300", trend.LagSlopeMs)
+			}
+			if s := res.Steps[0].Summary.ReadEndpoints[0]; !s.Audited || s.Missing != 0 {
+				t.Errorf("read1: audited %v, %d missing: the drain is long enough to catch up", s.Audited, s.Missing)
+			}
+		})
+	}
+}

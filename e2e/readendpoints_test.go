@@ -162,6 +162,19 @@ func readRun(t *testing.T, tgt target.Target, reads []bench.ReadEndpoint, cfg be
 func lostNothing(t *testing.T, res *results.Result) {
 	t.Helper()
 	s := res.Summary
+	defer func() {
+		if t.Failed() {
+			for _, p := range res.Phases {
+				t.Logf("phase %s: due %d, dispatched %d, unsent %d, acked %d (%d on retry), failed %d, retries %d, errors %v",
+					p.Name, p.Due, p.Dispatched, p.Unsent, p.Acked, p.AckedOnRetry, p.Failed, p.Retries, p.Errors)
+			}
+			for _, e := range res.Endpoints() {
+				for _, c := range e.Completeness {
+					t.Logf("%s audit: %+v", e.Name, c)
+				}
+			}
+		}
+	}()
 	if !s.Audited || s.Missing != 0 || s.Unexpected > s.EventsFailed {
 		t.Errorf("target: audited %v (%s), missing %d, unexpected %d of %d failed", s.Audited, res.AuditError, s.Missing, s.Unexpected, s.EventsFailed)
 	}
@@ -244,8 +257,14 @@ func TestReadEndpointNotBeforePrimary(t *testing.T) {
 		urls = sameName(t, "order", urls)
 		tgt, reads := openSetup(t, urls, settings)
 		waitGreen(t, urls[0])
-		res := readRun(t, tgt, reads, readConfig(300, 12*time.Second, 100*time.Millisecond))
+		// 30 batches/s carry 20 probes/s: about 300 per endpoint over
+		// 15 s, so that a median of waits spread over a 1 s refresh
+		// period is known within about 5 % (1/(2√n) of the period).
+		cfg := readConfig(600, 15*time.Second, 50*time.Millisecond)
+		cfg.Ingest.BatchSize = 20
+		res := readRun(t, tgt, reads, cfg)
 		lostNothing(t, res)
+		refreshPeriodPredictsMedian(t, res, urls)
 		v := res.ReadEndpoints[0].Visibility
 		// replicaFirst: the replica's copy showed a probe before the
 		// primary's could have.
@@ -266,6 +285,87 @@ func TestReadEndpointNotBeforePrimary(t *testing.T) {
 		copies(t, setupURLs(t, "FRESHBENCH_TEST_OS_CLUSTER_URLS", "opensearch-cluster.sh"),
 			map[string]string{"replicas": "1", "refresh_interval": "1s", "replication_type": "segment"}, true)
 	})
+}
+
+// refreshPeriodPredictsMedian holds each endpoint's visibility median
+// against what the server says of the copy that endpoint reads (its
+// node's own copy, by search preference _local): a write becomes
+// visible at the copy's next refresh, and writes paced independently of
+// the refresh schedule wait on average half of the period between
+// refreshes that _stats/refresh reports over the measured phase. On top
+// of that half period come the write's own latency, the refresh itself
+// and half of the gap the probe was seen in (the latency is measured to
+// the end of the query that saw the probe, which overstates by up to the
+// gap). The median must lie within 20 % of that prediction.
+//
+// A replica under segment replication shows a write only once a round
+// has copied the primary's refreshed segments: it waits for the same
+// refreshes and then for the round, whose duration OpenSearch reports
+// for the last round only — one sample, no distribution — so there the
+// prediction is a lower bound, and the rounds' share is logged.
+func refreshPeriodPredictsMedian(t *testing.T, res *results.Result, urls []string) {
+	t.Helper()
+	a := recorded(t, res)
+	for i, e := range res.Endpoints() {
+		node := nodeName(t, urls[i])
+		var copy *results.CopyRefreshes
+		for j := range a.Refreshes {
+			if a.Refreshes[j].Node == node {
+				copy = &a.Refreshes[j]
+			}
+		}
+		if copy == nil || copy.Refreshes < 5 {
+			t.Fatalf("%s: no refresh account for node %s's copy (%+v)", e.Name, node, a.Refreshes)
+		}
+		refresh := float64(copy.RefreshTimeMS) / float64(copy.Refreshes)
+		write := res.Summary.WriteLatency.P50Ms
+		gap := ms(e.Visibility.Gap.Quantile(0.5)) / 2
+		var segrep *results.SegmentReplication
+		for _, c := range a.End.Copies {
+			if c.Node == node && c.SegmentReplication != nil {
+				segrep = c.SegmentReplication
+			}
+		}
+		predicted := copy.PeriodMS/2 + refresh + write + gap
+		median := ms(e.Visibility.Latency.Quantile(0.5))
+		t.Logf("%s (node %s, primary %v): %d refreshes, period %.0f ms, refresh %.1f ms, write p50 %.1f ms, half gap %.0f ms: predicted median %.0f ms, measured %.0f ms (%+.1f %%)",
+			e.Name, node, copy.Primary, copy.Refreshes, copy.PeriodMS, refresh, write, gap, predicted, median, 100*(median-predicted)/predicted)
+		if segrep != nil {
+			t.Logf("%s: segment-replication replica, %.0f ms beyond the refreshes; the server's last round took %d ms", e.Name, median-predicted, segrep.LastCompletedLag)
+			if median < 0.8*predicted {
+				t.Errorf("%s: visibility median %.0f ms, but the refresh period the server reports predicts at least %.0f ms (−20 %%) before the replication round", e.Name, median, predicted)
+			}
+			continue
+		}
+		if median < 0.8*predicted || median > 1.2*predicted {
+			t.Errorf("%s: visibility median %.0f ms, but the refresh period the server reports predicts %.0f ms (±20 %%)", e.Name, median, predicted)
+		}
+	}
+}
+
+// nodeName returns the name of the node raw, a search-engine URL, is on.
+func nodeName(t *testing.T, raw string) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Timeout: 30 * time.Second}
+	res, err := c.Get("http://" + u.Host + "/_nodes/_local?filter_path=nodes.*.name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var local struct {
+		Nodes map[string]struct{ Name string } `json:"nodes"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&local); err != nil || len(local.Nodes) != 1 {
+		t.Fatalf("%s: local node %+v (%v)", u.Host, local.Nodes, err)
+	}
+	for _, n := range local.Nodes {
+		return n.Name
+	}
+	return ""
 }
 
 // With synchronous_commit = remote_apply, a commit returns once the

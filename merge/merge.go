@@ -54,7 +54,7 @@ func Merge(inputs []Input) (*results.Result, error) {
 	res := &results.Result{
 		SchemaVersion: results.SchemaVersion, Kind: results.KindMerged, Command: "merge",
 		Tool: ref.Tool, Environment: environment(ins), Config: config(ins),
-		Phases: phases(ins), Series: series(ins), Merged: merged(ins),
+		Phases: phases(ins), Series: series(ins, func(r *results.Result) []stats.Point { return r.Series }), Merged: merged(ins),
 		ReadEndpoints: readEndpoints(ins), VisibleEverywhere: everywhere(ins),
 	}
 	target := endpoint(ins, 0)
@@ -459,6 +459,7 @@ func readEndpoints(ins []Input) []*results.ReadEndpoint {
 			}
 		}
 		e.AuditError = strings.Join(audit, "; ")
+		e.Series = series(ins, func(r *results.Result) []stats.Point { return r.ReadEndpoints[i].Series })
 		out = append(out, e)
 	}
 	return out
@@ -598,14 +599,16 @@ func addKind(m, k *results.QueryKind) {
 // for a series keeps no histogram per interval. The smallest freshness
 // lag is the smallest of theirs, exactly. The in-flight figure is the sum
 // of the instances' largest, an upper bound of the most in flight at once.
-func series(ins []Input) []stats.Point {
+// of picks the series to merge from each instance's result: the run's
+// own, or one read endpoint's.
+func series(ins []Input, of func(*results.Result) []stats.Point) []stats.Point {
 	start := ins[0].Result.StartedAt
 	width := 0.0
 	for _, in := range ins {
 		if in.Result.StartedAt.Before(start) {
 			start = in.Result.StartedAt
 		}
-		for _, p := range in.Result.Series {
+		for _, p := range of(in.Result) {
 			width = max(width, p.WidthS)
 		}
 	}
@@ -625,7 +628,7 @@ func series(ins []Input) []stats.Point {
 		// its in-flight figure is its own largest before it is added to
 		// the others'.
 		var own []stats.Point
-		for _, p := range in.Result.Series {
+		for _, p := range of(in.Result) {
 			// The small margin keeps a start that float arithmetic puts
 			// a hair below an interval's boundary in that interval.
 			i := int(math.Floor((offset+p.StartS)/width + 1e-9))

@@ -149,6 +149,18 @@ func TestMergeReadEndpoints(t *testing.T) {
 		t.Errorf("read1's queries not summed: %+v", e.Queries)
 	}
 
+	// read1's own series joins read1's, interval by interval (the
+	// instances start at the same second here).
+	if len(e.Series) != len(rs[0].ReadEndpoints[0].Series) {
+		t.Fatalf("read1's merged series has %d intervals, want %d", len(e.Series), len(rs[0].ReadEndpoints[0].Series))
+	}
+	for i, p := range e.Series {
+		a, b := rs[0].ReadEndpoints[0].Series[i], rs[1].ReadEndpoints[0].Series[i]
+		if p.FreshnessN != a.FreshnessN+b.FreshnessN || p.FreshnessLagMs != max(a.FreshnessLagMs, b.FreshnessLagMs) || p.FreshnessLagMinMs != min(a.FreshnessLagMinMs, b.FreshnessLagMinMs) {
+			t.Fatalf("read1's interval %d: %+v, want the join of %+v and %+v", i, p, a, b)
+		}
+	}
+
 	rs[1].ReadEndpoints[0].Name = "read2"
 	if msg := refused(t, roundTrip(t, rs)); !strings.Contains(msg, `read endpoints differs: "read1" in`) {
 		t.Errorf("endpoints read1 and read2 merged: %s", msg)

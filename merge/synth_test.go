@@ -198,6 +198,12 @@ func syntheticEndpoint(rng *rand.Rand, s shape, n func() int, tr truth, r *resul
 	e.Visibility.SetResolution()
 	every.SetResolution()
 	e.Completeness = append(e.Completeness, r.Completeness...)
+	for i := range s.seconds + 10 {
+		e.Series = append(e.Series, stats.Point{
+			StartS: float64(i), WidthS: 1,
+			FreshnessLagMs: 600 + 100*rng.Float64(), FreshnessLagMinMs: 200 + 100*rng.Float64(), FreshnessN: int64(3 + rng.IntN(5)),
+		})
+	}
 	e.Completeness[0].Missing, e.Completeness[0].Visible = 1, e.Completeness[0].Visible-1
 	if s.queries {
 		e.Queries = syntheticQueries(rng, s, n, nil)

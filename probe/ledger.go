@@ -86,14 +86,22 @@ func (l *Ledger) Audit(ctx context.Context, tgt target.Reader, gen string) (resu
 			missing, unexpected := aw&^sw, sw&^aw
 			c.Unexpected += int64(bits.OnesCount64(unexpected))
 			c.Missing += int64(bits.OnesCount64(missing))
-			for missing != 0 && len(c.MissingSample) < 20 {
-				b := bits.TrailingZeros64(missing)
-				c.MissingSample = append(c.MissingSample, base+int64(w)*64+int64(b))
-				missing &= missing - 1
-			}
+			c.MissingSample = sample(c.MissingSample, missing, base+int64(w)*64)
+			c.UnexpectedSample = sample(c.UnexpectedSample, unexpected, base+int64(w)*64)
 		}
 	}
 	return c, nil
+}
+
+// sample appends the _seq of the bits set in word, whose first bit is
+// base, to s while it holds fewer than 20.
+func sample(s []int64, word uint64, base int64) []int64 {
+	for word != 0 && len(s) < 20 {
+		b := bits.TrailingZeros64(word)
+		s = append(s, base+int64(b))
+		word &= word - 1
+	}
+	return s
 }
 
 // A seqSet holds non-negative integers in blocks of blockBits. A block

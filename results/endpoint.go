@@ -17,6 +17,10 @@ type ReadEndpoint struct {
 	Completeness []Completeness `json:"completeness,omitempty"`
 	AuditError   string         `json:"audit_error,omitempty"`
 	Queries      *Queries       `json:"queries,omitempty"`
+	// Series is the endpoint's own per-interval record: its freshness
+	// lag and its queries (the write figures are the target's, in the
+	// run's series).
+	Series []stats.Point `json:"series,omitempty"`
 }
 
 // EndpointSummary holds the headline figures of one read endpoint, as

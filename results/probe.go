@@ -87,6 +87,9 @@ type Completeness struct {
 	Unexpected    int64   `json:"unexpected"` // visible, never acknowledged
 	Duplicates    int64   `json:"duplicates"` // extra copies of a visible event
 	MissingSample []int64 `json:"missing_seq_sample,omitempty"`
+	// UnexpectedSample is the same for the events visible but never
+	// acknowledged.
+	UnexpectedSample []int64 `json:"unexpected_seq_sample,omitempty"`
 	// NotMeasured, when set, says why there is no audit (the target keeps
 	// no events); Visible, Missing, Unexpected and Duplicates are then 0
 	// and mean nothing.

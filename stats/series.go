@@ -87,6 +87,9 @@ func NewSeries(start time.Time, maxPoints int) *Series {
 	return &Series{start: start, width: time.Second, maxPoints: maxPoints}
 }
 
+// Start is when the series' first interval begins.
+func (s *Series) Start() time.Time { return s.start }
+
 // at returns the point covering t, growing or coarsening the series.
 // Callers hold s.mu.
 func (s *Series) at(t time.Time) *Point {

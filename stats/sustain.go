@@ -96,8 +96,8 @@ type StepFigures struct {
 	Missing int64
 	// ReadEndpoints are the figures of the endpoints read apart from the
 	// write target (replicas, standbys): each is held to the rules on
-	// lost writes, failed freshness polls and the SLO, as the target
-	// is. The trends are judged on the target's series alone.
+	// lost writes, failed freshness polls, the SLO and the freshness
+	// lag's trend, as the target is.
 	ReadEndpoints []EndpointFigures
 }
 
@@ -109,6 +109,19 @@ type EndpointFigures struct {
 	FreshnessFailed int64
 	Audited         bool
 	Missing         int64
+	// Series is the endpoint's own measured part, in order: its freshness
+	// lag's trend is judged as the target's.
+	Series []Point
+}
+
+// EndpointTrend is the freshness lag's trend on one read endpoint, in
+// ms per second, with the upper bound of its 99.5 % confidence interval
+// and the refresh period read from its sawtooth (0 when none).
+type EndpointTrend struct {
+	Name              string  `json:"name"`
+	LagSlopeMs        float64 `json:"freshness_lag_trend_ms_per_s"`
+	LagUpperMs        float64 `json:"freshness_lag_trend_upper_ms_per_s"`
+	VisibilityPeriodS float64 `json:"visibility_period_s,omitempty"`
 }
 
 // Verdict says whether a step was sustainable and why.
@@ -135,6 +148,8 @@ type Verdict struct {
 	Achieved        float64 `json:"achieved_share"`
 	Missing         int64   `json:"missing"`                          // acknowledged events not visible after the drain
 	FreshnessFailed int64   `json:"freshness_polls_failed,omitempty"` // counted as over any SLO bound
+	// ReadEndpointTrends holds each read endpoint's freshness lag trend.
+	ReadEndpointTrends []EndpointTrend `json:"read_endpoint_trends,omitempty"`
 }
 
 // Reason is the verdict in one line.
@@ -197,7 +212,7 @@ func (r Rule) Judge(f StepFigures) Verdict {
 		fail("freshness lag sampled in only %d of the second half's %d intervals (failing queries or a poll interval longer than the step?): a backlog cannot be ruled out", sampled, len(half))
 	}
 	if r.MaxGrowth > 0 {
-		r.judgeTrends(f.Series, &v, fail)
+		r.judgeTrends(f, &v, fail)
 	}
 	return v
 }
@@ -254,51 +269,17 @@ func (r Rule) judgeSLO(lag *Histogram, failed int64, fail func(string, ...any)) 
 }
 
 // judgeTrends applies the trend rule (see Rule) to the write latency and
-// the freshness lag over the whole measured part.
-func (r Rule) judgeTrends(pts []Point, v *Verdict, fail func(string, ...any)) {
-	tol := 1000 * r.MaxGrowth // ms per s
-	if len(pts) == 0 {
+// the freshness lag over the whole measured part, and to the freshness
+// lag of every read endpoint over its own series: a replica or standby
+// that falls further behind is a backlog too, however well the target
+// keeps up.
+func (r Rule) judgeTrends(f StepFigures, v *Verdict, fail func(string, ...any)) {
+	j := newTrendJudge(r, f.Series, v, fail)
+	if j == nil {
 		return
 	}
-	width := pts[0].WidthS
-	holdS := pts[len(pts)-1].StartS + pts[len(pts)-1].WidthS - pts[0].StartS
-	need := func(hold float64) {
-		hold = 10 * math.Ceil(hold/10)
-		v.NeedHoldS = max(v.NeedHoldS, hold)
-	}
-	// shortHold is the hold at which the fit's bound would be tight
-	// enough: a flat trend passes reliably once q·se is within the margin
-	// left under the tolerance (at most half of it). Under independent
-	// noise the error shrinks as hold^−1.5; noise that wanders slowly (a
-	// queue near saturation, a sawtooth beating against the one-second
-	// intervals) shrinks more slowly than a short step can tell, so the
-	// hold is scaled as if the error shrank only as hold^−1, and by a
-	// quarter more, since the noise seen in a short step is itself only
-	// an estimate.
-	shortHold := func(f fit) float64 {
-		margin := min(tol-max(f.slope, 0), tol/2)
-		if margin <= 0 || f.se <= 0 || math.IsInf(f.se, 1) {
-			return 2 * holdS
-		}
-		return holdS * 1.25 * math.Max(1, f.q*f.se/margin)
-	}
-	judge := func(what string, f fit, needHold func(fit) float64) (slope, upper float64) {
-		switch {
-		case math.IsInf(f.upper, 1) || math.IsNaN(f.upper):
-			need(max(20, needHold(f)))
-			fail("%s sampled in only %d intervals: too short to judge a trend; a hold of at least %s is needed", what, f.n, secs(v.NeedHoldS))
-			return f.slope, 0
-		case f.lower > tol:
-			fail("%s grows %.1f ms/s (at least %.1f ms/s at 99.5%% confidence; %.1f ms/s tolerated): a backlog builds", what, f.slope, f.lower, tol)
-		case f.upper > tol:
-			need(needHold(f))
-			fail("%s trend %.1f ms/s could be as high as %.1f ms/s (%.1f ms/s tolerated): the step is too short to tell at this noise; a hold of at least %s is needed", what, f.slope, f.upper, tol, secs(v.NeedHoldS))
-		}
-		return f.slope, f.upper
-	}
-
 	var wt, wy []float64
-	for _, p := range pts {
+	for _, p := range f.Series {
 		y := p.WriteMeanMs
 		if y == 0 {
 			y = p.WriteP99Ms // a results file from before the mean was kept
@@ -308,8 +289,83 @@ func (r Rule) judgeTrends(pts []Point, v *Verdict, fail func(string, ...any)) {
 			wy = append(wy, y)
 		}
 	}
-	v.WriteSlopeMs, v.WriteUpperMs = judge("write latency", fitTrend(wt, wy, 0, true), shortHold)
+	v.WriteSlopeMs, v.WriteUpperMs = j.judge("write latency", fitTrend(wt, wy, 0, true), j.shortHold)
+	v.LagSlopeMs, v.LagUpperMs, v.VisibilityPeriodS = j.lag(f.Series)
+	for _, e := range f.ReadEndpoints {
+		prefixed := func(format string, args ...any) { fail("on read endpoint "+e.Name+": "+format, args...) }
+		ej := newTrendJudge(r, e.Series, v, prefixed)
+		if ej == nil {
+			continue
+		}
+		t := EndpointTrend{Name: e.Name}
+		t.LagSlopeMs, t.LagUpperMs, t.VisibilityPeriodS = ej.lag(e.Series)
+		v.ReadEndpointTrends = append(v.ReadEndpointTrends, t)
+	}
+}
 
+// trendJudge fits the trends of one series against the rule's tolerance
+// and names the hold a step too short to tell would need.
+type trendJudge struct {
+	tol, width, holdS float64 // ms per s; the series' interval and span in s
+	v                 *Verdict
+	fail              func(string, ...any)
+}
+
+// newTrendJudge returns nil for an empty series.
+func newTrendJudge(r Rule, pts []Point, v *Verdict, fail func(string, ...any)) *trendJudge {
+	if len(pts) == 0 {
+		return nil
+	}
+	last := pts[len(pts)-1]
+	return &trendJudge{
+		tol: 1000 * r.MaxGrowth, width: pts[0].WidthS, holdS: last.StartS + last.WidthS - pts[0].StartS,
+		v: v, fail: fail,
+	}
+}
+
+func (j *trendJudge) need(hold float64) {
+	hold = 10 * math.Ceil(hold/10)
+	j.v.NeedHoldS = max(j.v.NeedHoldS, hold)
+}
+
+// shortHold is the hold at which the fit's bound would be tight enough: a
+// flat trend passes reliably once q·se is within the margin left under
+// the tolerance (at most half of it). Under independent noise the error
+// shrinks as hold^−1.5; noise that wanders slowly (a queue near
+// saturation, a sawtooth beating against the one-second intervals)
+// shrinks more slowly than a short step can tell, so the hold is scaled
+// as if the error shrank only as hold^−1, and by a quarter more, since
+// the noise seen in a short step is itself only an estimate.
+func (j *trendJudge) shortHold(f fit) float64 {
+	margin := min(j.tol-max(f.slope, 0), j.tol/2)
+	if margin <= 0 || f.se <= 0 || math.IsInf(f.se, 1) {
+		return 2 * j.holdS
+	}
+	return j.holdS * 1.25 * math.Max(1, f.q*f.se/margin)
+}
+
+func (j *trendJudge) judge(what string, f fit, needHold func(fit) float64) (slope, upper float64) {
+	tol := j.tol
+	switch {
+	case math.IsInf(f.upper, 1) || math.IsNaN(f.upper):
+		j.need(max(20, needHold(f)))
+		j.fail("%s sampled in only %d intervals: too short to judge a trend; a hold of at least %s is needed", what, f.n, secs(j.v.NeedHoldS))
+		return f.slope, 0
+	case f.lower > tol:
+		j.fail("%s grows %.1f ms/s (at least %.1f ms/s at 99.5%% confidence; %.1f ms/s tolerated): a backlog builds", what, f.slope, f.lower, tol)
+	case f.upper > tol:
+		j.need(needHold(f))
+		j.fail("%s trend %.1f ms/s could be as high as %.1f ms/s (%.1f ms/s tolerated): the step is too short to tell at this noise; a hold of at least %s is needed", what, f.slope, f.upper, tol, secs(j.v.NeedHoldS))
+	}
+	return f.slope, f.upper
+}
+
+// lag judges the freshness lag's trend over pts: through the floors of
+// its sawtooth when it is one (a refresh period), else through the lag
+// itself. It returns the trend, the upper bound of its confidence
+// interval and the sawtooth's period (0 when none).
+func (j *trendJudge) lag(pts []Point) (slope, upper, periodS float64) {
+	tol, width, holdS := j.tol, j.width, j.holdS
 	var lt, hi, lo []float64
 	var samples []float64
 	haveMin := false
@@ -329,12 +385,12 @@ func (r Rule) judgeTrends(pts []Point, v *Verdict, fail func(string, ...any)) {
 		samples = append(samples, float64(p.FreshnessN)/p.WidthS)
 	}
 	if len(lt) < 3 {
-		return // the sampling rule above has failed the step already, or it is too short to judge
+		return 0, 0, 0 // the sampling rule above has failed the step already, or it is too short to judge
 	}
 	saw := findSawtooth(lt, hi, lo, width)
 	if !saw.ramps {
-		v.LagSlopeMs, v.LagUpperMs = judge("freshness lag", fitTrend(lt, hi, 0, true), shortHold)
-		return
+		slope, upper = j.judge("freshness lag", fitTrend(lt, hi, 0, true), j.shortHold)
+		return slope, upper, 0
 	}
 	// A floor is read at the first poll after its refresh, up to a poll
 	// gap later, and polls are spread from 0.5 to 1.5 poll intervals:
@@ -345,7 +401,7 @@ func (r Rule) judgeTrends(pts []Point, v *Verdict, fail func(string, ...any)) {
 	if haveMin {
 		floorSigma = 1000 / median(samples) / 2
 	}
-	v.VisibilityPeriodS = saw.periodS
+	periodS = saw.periodS
 	// The floors themselves may spread much more than the poll resolution
 	// (a refresh that takes longer some times than others: a second and
 	// more on Elasticsearch with a 30 s interval). Successive floors
@@ -366,7 +422,7 @@ func (r Rule) judgeTrends(pts []Point, v *Verdict, fail func(string, ...any)) {
 			// With fewer than four intervals a period, whether a longer
 			// step resolves the sawtooth depends on its phase: the hold
 			// named must also serve a plain fit through the lag.
-			hold = max(hold, shortHold(fitTrend(lt, hi, 0, true)))
+			hold = max(hold, j.shortHold(fitTrend(lt, hi, 0, true)))
 		}
 		return hold
 	}
@@ -375,19 +431,20 @@ func (r Rule) judgeTrends(pts []Point, v *Verdict, fail func(string, ...any)) {
 		// Ageing through the whole step: nothing became visible, or the
 		// period is longer than the step.
 		f := fitTrend(lt, hi, 0, true)
-		v.LagSlopeMs = f.slope
-		need(periods(holdS + width))
-		fail("freshness lag grows %.0f ms/s through the whole step: nothing became visible, or the visibility period is longer than the step (then a hold of at least %s is needed to judge it over whole periods)", f.slope, secs(v.NeedHoldS))
+		slope = f.slope
+		j.need(periods(holdS + width))
+		j.fail("freshness lag grows %.0f ms/s through the whole step: nothing became visible, or the visibility period is longer than the step (then a hold of at least %s is needed to judge it over whole periods)", f.slope, secs(j.v.NeedHoldS))
 	case 1, 2:
 		// Fewer than three floors say nothing of their own spread.
-		need(periods(max(saw.periodS, width)))
-		fail("freshness lag is a refresh sawtooth with a period of about %s, and the step holds only %d refreshes: a hold of at least %s is needed to judge its trend over whole periods", secs(saw.periodS), k, secs(v.NeedHoldS))
+		j.need(periods(max(saw.periodS, width)))
+		j.fail("freshness lag is a refresh sawtooth with a period of about %s, and the step holds only %d refreshes: a hold of at least %s is needed to judge its trend over whole periods", secs(saw.periodS), k, secs(j.v.NeedHoldS))
 	default:
-		v.LagSlopeMs, v.LagUpperMs = judge("freshness lag (its floor after each refresh)", fitTrend(saw.floorT, saw.floorMs, floorSigma, false), func(f fit) float64 {
+		slope, upper = j.judge("freshness lag (its floor after each refresh)", fitTrend(saw.floorT, saw.floorMs, floorSigma, false), func(f fit) float64 {
 			spread = max(spread, f.sigma)
-			return max(periods(saw.periodS), shortHold(f))
+			return max(periods(saw.periodS), j.shortHold(f))
 		})
 	}
+	return slope, upper, periodS
 }
 
 // secs renders seconds as a duration, to the second.

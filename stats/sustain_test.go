@@ -266,6 +266,37 @@ func TestJudgeReadEndpoints(t *testing.T) {
 	}
 }
 
+// A standby that replays more slowly than the primary takes writes falls
+// further behind while the target keeps up: its freshness lag's trend is
+// judged on its own series, and the step is not sustainable. A replica
+// whose lag is steady, though larger than the target's, is.
+func TestJudgeReadEndpointTrend(t *testing.T) {
+	r := DefaultRule()
+	f := figures(stepSeries(120, func(int) float64 { return 500 }))
+	steady := stepSeries(120, func(int) float64 { return 900 })
+	f.ReadEndpoints = []EndpointFigures{{Name: "read1", Audited: true, Series: steady}}
+	v := r.Judge(f)
+	if !v.Sustainable {
+		t.Fatalf("a steady read endpoint: %s", v.Reason())
+	}
+	if len(v.ReadEndpointTrends) != 1 || v.ReadEndpointTrends[0].Name != "read1" || math.Abs(v.ReadEndpointTrends[0].LagSlopeMs) > 0.1 {
+		t.Errorf("read endpoint trends %+v, want read1's flat trend", v.ReadEndpointTrends)
+	}
+	// 5 % slower: 50 ms more lag every second.
+	behind := stepSeries(120, func(i int) float64 { return 900 + 50*float64(i) })
+	f.ReadEndpoints = []EndpointFigures{{Name: "read1", Audited: true, Series: steady}, {Name: "read2", Audited: true, Series: behind}}
+	v = r.Judge(f)
+	if want := "on read endpoint read2: freshness lag grows 50.0 ms/s"; v.Sustainable || !strings.Contains(v.Reason(), want) {
+		t.Errorf("want %q in: %s", want, v.Reason())
+	}
+	if strings.Contains(v.Reason(), "read1") {
+		t.Errorf("read1 is steady, but: %s", v.Reason())
+	}
+	if v.LagSlopeMs > 0.1 {
+		t.Errorf("the target's trend %.1f ms/s, want its own (flat)", v.LagSlopeMs)
+	}
+}
+
 // Over the measured part, the events scheduled but not acknowledged can
 // be no more than the in-flight bound holds.
 func TestJudgeShortfallBeyondInflight(t *testing.T) {

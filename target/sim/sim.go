@@ -265,10 +265,28 @@ func (t *Target) seqs(ctx context.Context, gen string, fn func(int64), lag time.
 type Replica struct {
 	t   *Target
 	lag time.Duration
+	// behind is the share of each second the replica falls further
+	// behind, from since on: a standby whose replay runs at 1−behind of
+	// the pace the primary takes writes.
+	behind float64
+	since  time.Time
 }
 
 // Replica returns a read endpoint of t that lags lag behind it.
 func (t *Target) Replica(lag time.Duration) *Replica { return &Replica{t: t, lag: lag} }
+
+// FallingBehind returns a read endpoint of t that lags lag behind it now
+// and replays t's writes at 1−share of their pace from now on: its lag
+// grows by share of every second, and it catches up only once the
+// writes stop. share is in [0, 1).
+func (t *Target) FallingBehind(lag time.Duration, share float64) *Replica {
+	return &Replica{t: t, lag: lag, behind: share, since: time.Now()}
+}
+
+// lagNow is how far behind t the replica reads at this moment.
+func (r *Replica) lagNow() time.Duration {
+	return r.lag + time.Duration(r.behind*float64(time.Since(r.since)))
+}
 
 var (
 	_ target.Reader  = (*Replica)(nil)
@@ -276,19 +294,19 @@ var (
 )
 
 func (r *Replica) Freshness(ctx context.Context, gen string) (int64, bool, error) {
-	return r.t.freshness(ctx, gen, r.lag)
+	return r.t.freshness(ctx, gen, r.lagNow())
 }
 
 func (r *Replica) Visible(ctx context.Context, _ string, ids []string) (map[string]bool, error) {
-	return r.t.visibleIDs(ctx, ids, r.lag)
+	return r.t.visibleIDs(ctx, ids, r.lagNow())
 }
 
 func (r *Replica) Count(ctx context.Context, gen string) (int64, error) {
-	return r.t.count(ctx, gen, r.lag)
+	return r.t.count(ctx, gen, r.lagNow())
 }
 
 func (r *Replica) Seqs(ctx context.Context, gen string, fn func(int64)) error {
-	return r.t.seqs(ctx, gen, fn, r.lag)
+	return r.t.seqs(ctx, gen, fn, r.lagNow())
 }
 
 func (r *Replica) SetupQueries(ctx context.Context) error { return r.t.SetupQueries(ctx) }
