@@ -12,12 +12,24 @@ import (
 // not hold up the end of a run.
 const accountTimeout = 10 * time.Second
 
+// accountSamples is about how many times the account is taken through
+// the measured phase besides its two ends, and accountEveryMin the
+// shortest time between two: a lag the server reports for a few seconds
+// (a standby whose replay stalls) shows beside the client's figures,
+// while an hour-long run of a 64-copy index keeps its account small.
+const (
+	accountSamples  = 120
+	accountEveryMin = time.Second
+)
+
 // serverAccount takes the server's own account of tgt (when it is a
 // target.AccountReporter) at the start and the end of the measured
-// window, from and to, and derives its figures. It returns at to, or as
+// window, from and to, and about every window/accountSamples (at least a
+// second) in between, and derives its figures. It returns at to, or as
 // soon as ctx ends, taking the end then; nil when the target reports no
 // account or the run ended before its measured phase began. A failed
-// request is recorded in the account's Error: the run goes on.
+// request is recorded in the account's Error: the run goes on. A failed
+// sample in between is left out (the error of the first is kept).
 func serverAccount(ctx context.Context, tgt target.Target, from, to time.Time) *results.Account {
 	r, ok := tgt.(target.AccountReporter)
 	if !ok || !sleepUntil(ctx, from) {
@@ -27,12 +39,26 @@ func serverAccount(ctx context.Context, tgt target.Target, from, to time.Time) *
 	if err != nil {
 		return &results.Account{Error: "at the start of the measured phase: " + err.Error()}
 	}
+	every := max(accountEveryMin, to.Sub(from)/accountSamples)
+	var samples []*results.ServerAccount
+	var sampleErr string
+	for next := from.Add(every); next.Before(to) && sleepUntil(ctx, next); next = next.Add(every) {
+		a, err := takeAccount(ctx, r)
+		switch {
+		case err == nil:
+			samples = append(samples, a)
+		case sampleErr == "":
+			sampleErr = "in the measured phase: " + err.Error()
+		}
+	}
 	sleepUntil(ctx, to)
 	end, err := takeAccount(ctx, r)
 	if err != nil {
-		return &results.Account{Start: start, Error: "at the end of the measured phase: " + err.Error()}
+		return &results.Account{Start: start, Samples: samples, Error: "at the end of the measured phase: " + err.Error()}
 	}
-	return results.NewAccount(start, end)
+	a := results.NewAccount(start, end)
+	a.Samples, a.Error = samples, sampleErr
+	return a
 }
 
 // takeAccount asks for the account, also after ctx has ended (the end of

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -33,10 +34,11 @@ func (r *reporting) ServerAccount(context.Context) (results.ServerAccount, error
 	return results.ServerAccount{Copies: []results.CopyAccount{{Index: "i", Node: "n", ExternalRefreshTotal: 10 * n, RefreshTotal: 10 * n}}}, nil
 }
 
-// The run asks for the server's account exactly twice, at the start and
-// at the end of its measured phase, and keeps both with their figures.
+// The run asks for the server's account at the start and at the end of
+// its measured phase, and every second in between (the phase is short),
+// and keeps them all with the figures of the two ends.
 func TestServerAccountAtMeasuredPhase(t *testing.T) {
-	cfg := simConfig(3 * time.Second)
+	cfg := simConfig(4 * time.Second)
 	cfg.Drain = time.Second
 	tgt := &reporting{Target: sim.New(sim.Config{})}
 	res, err := Run(context.Background(), tgt, cfg)
@@ -47,21 +49,26 @@ func TestServerAccountAtMeasuredPhase(t *testing.T) {
 	if a == nil || a.Start == nil || a.End == nil || a.Error != "" {
 		t.Fatalf("server account %+v, want both ends", a)
 	}
-	if len(tgt.asked) != 2 {
-		t.Fatalf("asked %d times, want 2", len(tgt.asked))
+	if len(tgt.asked) != 4 || len(a.Samples) != 2 {
+		t.Fatalf("asked %d times, %d samples kept; want 4: the ends and 2 samples a second apart", len(tgt.asked), len(a.Samples))
 	}
 	warmupEnd := res.StartedAt.Add(cfg.Ingest.Warmup)
 	end := res.StartedAt.Add(cfg.Ingest.Duration)
-	// Asked no earlier than each end and soon after (a busy machine may
-	// wake the timer late).
-	for i, at := range []time.Time{warmupEnd, end} {
+	// Asked no earlier than each time due and soon after (a busy machine
+	// may wake the timer late).
+	for i, at := range []time.Time{warmupEnd, warmupEnd.Add(time.Second), warmupEnd.Add(2 * time.Second), end} {
 		if d := tgt.asked[i].Sub(at); d < 0 || d > 500*time.Millisecond {
-			t.Errorf("account %d asked %s after its end of the measured phase, want within [0, 500ms]", i+1, d)
+			t.Errorf("account %d asked %s after it was due, want within [0, 500ms]", i+1, d)
+		}
+	}
+	for i, s := range a.Samples {
+		if got := s.Copies[0].RefreshTotal; got != 10*int64(i+2) {
+			t.Errorf("sample %d: refresh total %d, want the %d-th answer's", i, got, i+2)
 		}
 	}
 	window := a.End.At.Sub(a.Start.At)
-	if r := a.Refreshes; len(r) != 1 || r[0].Refreshes != 10 || r[0].PeriodMS != float64(window)/float64(time.Millisecond)/10 {
-		t.Errorf("refreshes %+v, want 10 over the %s between the accounts", r, window)
+	if r := a.Refreshes; len(r) != 1 || r[0].Refreshes != 30 || r[0].PeriodMS != float64(window)/float64(time.Millisecond)/30 {
+		t.Errorf("refreshes %+v, want 30 over the %s between the accounts", r, window)
 	}
 }
 
@@ -84,7 +91,20 @@ func TestServerAccountErrors(t *testing.T) {
 			t.Errorf("call %d failing: account %+v, acked %d; want the error and the start %v", tc.fail, a, res.Summary.EventsAcked, tc.wantStart)
 		}
 	}
-	res, err := Run(context.Background(), sim.New(sim.Config{}), cfg)
+	// A sample that fails in between is left out and named; both ends
+	// and their figures stay.
+	long := simConfig(3 * time.Second)
+	long.Drain = 0
+	tgt := &reporting{Target: sim.New(sim.Config{}), fail: map[int]bool{2: true}}
+	res, err := Run(context.Background(), tgt, long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := res.ServerAccount; a == nil || a.Start == nil || a.End == nil || len(a.Samples) != 0 || len(a.Refreshes) != 1 ||
+		!strings.Contains(a.Error, "in the measured phase: no account now") {
+		t.Errorf("a sample failing: account %+v, want both ends, no sample and the sample's error", a)
+	}
+	res, err = Run(context.Background(), sim.New(sim.Config{}), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

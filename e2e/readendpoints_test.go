@@ -416,6 +416,27 @@ func TestStandbySyncAndAsync(t *testing.T) {
 			t.Errorf("visibility p95 on the standby %.0f ms, on the primary %.0f ms, write latency p99 %.0f ms; want the standby's above %.0f ms, the others below",
 				s.VisibilityLatency.P95Ms, p.VisibilityLatency.P95Ms, p.WriteLatency.P99Ms, half)
 		}
+		// The server's account through the run shows the held replay:
+		// WAL the standby received and did not replay piles up.
+		a := recorded(t, res)
+		var mostBytes int64
+		var mostLag float64
+		for _, sample := range a.Samples {
+			for _, sb := range sample.Standbys {
+				if sb.ReplayLagBytes != nil {
+					mostBytes = max(mostBytes, *sb.ReplayLagBytes)
+				}
+				if sb.ReplayLagMS != nil {
+					mostLag = max(mostLag, *sb.ReplayLagMS)
+				}
+			}
+		}
+		t.Logf("server's account: %d samples, most WAL not replayed %d bytes, largest replay lag %.0f ms", len(a.Samples), mostBytes, mostLag)
+		// A second of the held replay at this rate writes more than a
+		// megabyte of WAL; samples are a second apart.
+		if mostBytes < 1<<20 {
+			t.Errorf("the server's account never showed more than %d bytes of WAL not replayed, while replay was held %s", mostBytes, held)
+		}
 		var out bytes.Buffer
 		report.Console(&out, res)
 		t.Logf("the report:\n%s", out.String())

@@ -80,6 +80,9 @@ type StandbyAccount struct {
 type Account struct {
 	Start *ServerAccount `json:"start,omitempty"`
 	End   *ServerAccount `json:"end,omitempty"`
+	// Samples are the account taken between the two ends, in order:
+	// about every 1/120 of the measured phase, at least a second apart.
+	Samples []*ServerAccount `json:"samples,omitempty"`
 	// Refreshes holds, per shard copy present at both ends, its refreshes
 	// in between (see CopyRefreshes).
 	Refreshes []CopyRefreshes `json:"refreshes,omitempty"`
