@@ -32,6 +32,8 @@ type Description struct {
 	// Ceilings, when looked for, is this machine's calibration: each
 	// result with an ingest records the share of it it used.
 	Ceilings Ceilings
+	// Workload, when the command read one, is recorded as resolved.
+	Workload *results.Workload
 }
 
 // Describe asks the host and the target what a results file records.
@@ -65,5 +67,6 @@ func Describe(ctx context.Context, command string, tgt target.Target, rawURL str
 func (d Description) Apply(res *results.Result) {
 	res.Command, res.Tool, res.Environment = d.Command, d.Tool, d.Environment
 	res.Config.TargetSettings = d.TargetSettings
+	res.Workload = d.Workload
 	d.Ceilings.Apply(res, d.Environment)
 }

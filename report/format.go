@@ -5,6 +5,7 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -124,3 +125,24 @@ func orDefault(s, def string) string {
 // through redact.URL once more, so that a file written before the
 // redactor knew a credential form, or edited by hand, shows no secret.
 func targetURL(r *results.Result) string { return redact.URL(r.Environment.TargetURL) }
+
+// workloadText names the workload file or preset a result ran, its scale
+// and the setup it replays; "" when it ran from flags alone.
+func workloadText(r *results.Result) string {
+	wl := r.Workload
+	if wl == nil {
+		return ""
+	}
+	s := fmt.Sprintf("%s at scale %g", wl.Source, wl.Scale)
+	if wl.Replays != "" {
+		s += "; replays " + wl.Replays
+	}
+	return s
+}
+
+// printWorkload prints the workload line of a console header, if any.
+func printWorkload(w io.Writer, r *results.Result) {
+	if s := workloadText(r); s != "" {
+		fmt.Fprintf(w, "workload: %s\n", s)
+	}
+}

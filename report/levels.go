@@ -134,6 +134,7 @@ func levelsIntro(r *results.Result) string {
 func consoleLevels(w io.Writer, r *results.Result) {
 	ls := r.Levels
 	fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, targetURL(r), r.Environment.TargetVersion)
+	printWorkload(w, r)
 	fmt.Fprintln(w, levelsIntro(r))
 	if r.EndedEarly {
 		fmt.Fprintf(w, "ended early: %s (the trials measured are kept; a trial cut short is in no figure)\n", r.EndReason)

@@ -24,6 +24,7 @@ func ConsoleQueries(w io.Writer, r *results.Result) {
 	}
 	if queriesAlone(r) { // Console did not introduce the run
 		fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, targetURL(r), r.Environment.TargetVersion)
+		printWorkload(w, r)
 		if r.EndedEarly {
 			fmt.Fprintf(w, "ended early: %s (figures cover the time measured)\n", r.EndReason)
 		}

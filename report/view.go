@@ -215,7 +215,17 @@ func subtitle(res *results.Result) string {
 	return strings.Join(parts, " · ")
 }
 
+// headerFacts are the facts of the report's header: the workload file or
+// preset first, when the result ran one.
 func headerFacts(res *results.Result) []fact {
+	facts := setupFacts(res)
+	if s := workloadText(res); s != "" {
+		facts = append([]fact{{"workload", s}}, facts...)
+	}
+	return facts
+}
+
+func setupFacts(res *results.Result) []fact {
 	c := res.Config
 	if queriesAlone(res) {
 		q := res.Queries

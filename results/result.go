@@ -71,6 +71,9 @@ type Result struct {
 	// Merged, set on a result of KindMerged, names the instances merged
 	// and those missing or partial.
 	Merged *Merged `json:"merged,omitempty"`
+	// Workload, when the command read a workload file or a preset, is
+	// the workload it ran, as resolved.
+	Workload *Workload `json:"workload,omitempty"`
 
 	Summary      Summary        `json:"summary"`
 	Phases       []*Phase       `json:"phases"`

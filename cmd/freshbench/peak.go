@@ -13,7 +13,7 @@ import (
 	"github.com/freshbench/freshbench/stats"
 )
 
-func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("peak")
 	tf := addTargetFlags(fs)
 	addReadFlags(fs, tf)
@@ -31,9 +31,15 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	quiet := fs.Bool("quiet", false, "no live progress")
 	metricsFlags := addMetricsFlags(fs)
 	calibration := addCalibrationFlag(fs)
+	wf := addWorkloadFlags(fs)
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
+	wl, err := wf.apply(fs, "peak", args)
+	if err != nil {
+		return err
+	}
+	defer func() { err = wf.locate(err) }()
 	reads, err := tf.readEndpoints()
 	if err != nil {
 		return err
@@ -59,6 +65,7 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	sess.desc.Ceilings = ceilings
+	sess.desc.Workload = wl
 	pc.Run.Observer = sess.obs
 	if !*quiet {
 		pc.Run.Progress = progressPrinter(stderr)

@@ -109,7 +109,7 @@ func given(fs *flag.FlagSet, name string) bool {
 	return found
 }
 
-func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("query")
 	tf := addTargetFlags(fs)
 	addReadFlags(fs, tf)
@@ -121,9 +121,15 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	quiet := fs.Bool("quiet", false, "no live progress")
 	metricsFlags := addMetricsFlags(fs)
 	calibration := addCalibrationFlag(fs)
+	wf := addWorkloadFlags(fs)
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
+	wl, err := wf.apply(fs, "query", args)
+	if err != nil {
+		return err
+	}
+	defer func() { err = wf.locate(err) }()
 	reads, err := tf.readEndpoints()
 	if err != nil {
 		return err
@@ -216,6 +222,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	sess.desc.Ceilings = ceilings
+	sess.desc.Workload = wl
 	qr.Observer = sess.obs
 	if qr.Ingest != nil {
 		qr.Ingest.Observer = sess.obs

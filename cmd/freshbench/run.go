@@ -199,7 +199,7 @@ func resultsPath(out *string, command string) error {
 	return nil
 }
 
-func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("run")
 	tf := addTargetFlags(fs)
 	addReadFlags(fs, tf)
@@ -211,9 +211,15 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	quiet := fs.Bool("quiet", false, "no live progress")
 	metricsFlags := addMetricsFlags(fs)
 	calibration := addCalibrationFlag(fs)
+	wf := addWorkloadFlags(fs)
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
+	wl, err := wf.apply(fs, "run", args)
+	if err != nil {
+		return err
+	}
+	defer func() { err = wf.locate(err) }()
 	reads, err := tf.readEndpoints()
 	if err != nil {
 		return err
@@ -248,6 +254,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	sess.desc.Ceilings = ceilings
+	sess.desc.Workload = wl
 	cfg.Observer = sess.obs
 	if !*quiet {
 		cfg.Progress = progressPrinter(stderr)
