@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/freshbench/freshbench/invalid"
+	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/query"
 	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/results"
@@ -35,6 +36,10 @@ type QueryRun struct {
 	// Levels, when set, measures the open-loop workload at each of its
 	// QPS in turn, by trials (see RunLevels).
 	Levels *QueryLevels
+	// Frontier, when set, runs the Sweep beside the Ingest once at each
+	// of these ingest rates, in order: the highest QPS under the bound at
+	// each, with the freshness there (results.Frontier).
+	Frontier []pace.Rate
 	// Starting, when set, is told the workload of each measurement before
 	// it begins.
 	Starting func(query.Config)
@@ -65,6 +70,21 @@ func (r QueryRun) Validate() error {
 	if r.Sweep != nil {
 		if err := r.Sweep.Validate(); err != nil {
 			return err
+		}
+	}
+	if len(r.Frontier) > 0 {
+		switch {
+		case r.Sweep == nil:
+			return invalid.New("frontier", r.Frontier[0].String(), "a sweep as well: at each ingest rate, the sweep finds the highest QPS")
+		case r.Ingest == nil:
+			return invalid.New("frontier", r.Frontier[0].String(), "an ingest: its rates are the frontier's")
+		case r.Levels != nil:
+			return invalid.New("frontier", r.Frontier[0].String(), "no levels as well")
+		}
+		for _, rate := range r.Frontier {
+			if rate.Unit != r.Frontier[0].Unit || rate.PerSecond <= 0 {
+				return invalid.New("frontier", rate.String(), "positive rates, all in events/s or all in bytes/s")
+			}
 		}
 	}
 	if r.Levels != nil {
@@ -101,6 +121,14 @@ func MeasureQueries(ctx context.Context, tgt target.Target, r QueryRun) (*result
 	if r.Sweep == nil {
 		return r.measure(ctx, tgt, q, 0, 0)
 	}
+	if len(r.Frontier) > 0 {
+		return r.measureFrontier(ctx, tgt, q)
+	}
+	return r.sweep(ctx, tgt, q, 0)
+}
+
+// sweep runs r.Sweep; its steps' seeds count from first.
+func (r QueryRun) sweep(ctx context.Context, tgt target.Target, q target.Querier, first int) (*results.Result, error) {
 	var steps []*results.Result
 	// sweepResult is the sweep so far as one result: its best step (the
 	// last when none met the SLO) carrying every step.
@@ -119,7 +147,7 @@ func MeasureQueries(ctx context.Context, tgt target.Target, r QueryRun) (*result
 		}
 	}
 	sw, err := query.RunSweep(ctx, sc, func(ctx context.Context, qps float64) (*results.Queries, error) {
-		res, err := r.measure(ctx, tgt, q, qps, len(steps))
+		res, err := r.measure(ctx, tgt, q, qps, first+len(steps))
 		if err != nil {
 			return nil, err
 		}
@@ -130,6 +158,69 @@ func MeasureQueries(ctx context.Context, tgt target.Target, r QueryRun) (*result
 		return nil, err
 	}
 	return sweepResult(sw), err
+}
+
+// measureFrontier runs the sweep beside the ingest at each rate of
+// r.Frontier. The result so far, after every step, goes to r.OnStep; an
+// interrupted or failed sweep ends the frontier with what it measured.
+func (r QueryRun) measureFrontier(ctx context.Context, tgt target.Target, q target.Querier) (*results.Result, error) {
+	fr := &results.Frontier{SLO: r.Sweep.SLO.Text}
+	var last *results.Result
+	frontierResult := func(at *results.Result) *results.Result {
+		res := *at
+		res.Kind, res.QuerySweep, res.Frontier = results.KindFrontier, nil, fr
+		return &res
+	}
+	for i, rate := range r.Frontier {
+		ing := *r.Ingest
+		ing.Ingest.Rate = rate
+		at := r
+		at.Ingest = &ing
+		point := &results.FrontierPoint{IngestRate: rate.String(), IngestTarget: rate.PerSecond, IngestUnit: "events/s"}
+		if rate.Unit == pace.Bytes {
+			point.IngestTarget, point.IngestUnit = rate.PerSecond/1e6, "MB/s"
+		}
+		fr.Points = append(fr.Points, point)
+		at.OnStep = func(res *results.Result) {
+			frontierPointOf(point, res)
+			if r.OnStep != nil {
+				r.OnStep(frontierResult(res))
+			}
+		}
+		// Each rate's steps get seeds of their own.
+		res, err := at.sweep(ctx, tgt, q, i*len(r.Sweep.Rates()))
+		if res != nil {
+			frontierPointOf(point, res)
+			last = res
+		}
+		if err != nil || ctx.Err() != nil {
+			if last == nil {
+				return nil, err
+			}
+			out := frontierResult(last)
+			if err == nil {
+				out.EndedEarly, out.EndReason = true, ErrInterrupted.Error()
+			}
+			return out, err
+		}
+	}
+	return frontierResult(last), nil
+}
+
+// frontierPointOf fills p from its sweep so far, res: its best step's
+// figures, or the last step's when none met the bound.
+func frontierPointOf(p *results.FrontierPoint, res *results.Result) {
+	sw := res.QuerySweep
+	p.Sweep, p.Found, p.QPS, p.AchievedQPS = sw, sw.Found, sw.QPS, sw.AchievedQPS
+	s := res.Summary
+	p.IngestAchieved = s.AchievedEventsPerSec
+	if p.IngestUnit == "MB/s" {
+		p.IngestAchieved = s.AchievedMBPerSec
+	}
+	p.FreshnessLag, p.VisibilityLatency, p.Missing = s.FreshnessLag, s.VisibilityLatency, s.Missing
+	if res.Queries != nil && res.Queries.Total != nil {
+		p.QueryLatency = res.Queries.Total.Latency
+	}
 }
 
 // measureLevels runs every trial of r.Levels.

@@ -44,6 +44,10 @@ const (
 	// KindSweep is a QPS sweep (QuerySweep), alone or beside an ingest;
 	// the result's own figures are those of its best step.
 	KindSweep = "sweep"
+	// KindFrontier is a frontier: a QPS sweep beside an ingest at each
+	// of several ingest rates (Frontier); the result's own figures are
+	// those of the last rate's best step.
+	KindFrontier = "frontier"
 	// KindMerged is the instances of one experiment merged (package
 	// merge); Merged says which.
 	KindMerged = "merged"
@@ -102,6 +106,10 @@ type Result struct {
 	// QPS sweep keeps every step, and Queries is its best step.
 	Queries    *Queries    `json:"queries,omitempty"`
 	QuerySweep *QuerySweep `json:"query_sweep,omitempty"`
+	// Frontier, set on a result of KindFrontier, is the highest QPS
+	// under the latency bound at each ingest rate, with the freshness
+	// there.
+	Frontier *Frontier `json:"frontier,omitempty"`
 
 	// A step of a peak search carries its verdict; the peak search's own
 	// result carries its steps, in order, and the peak found.

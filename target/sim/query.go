@@ -13,10 +13,15 @@ var _ target.Querier = (*Target)(nil)
 // SetupQueries has nothing to prepare.
 func (t *Target) SetupQueries(context.Context) error { return nil }
 
-// Query answers after QueryDelay, with unbounded concurrency. The
-// simulated database keeps no payload: it answers newest-N from the events
-// it holds, and every other kind with no row.
+// Query answers after QueryDelay, with unbounded concurrency, and, with a
+// query cost and a capacity, once the one queue it shares with the writes
+// has done its share of work. The simulated database keeps no payload: it
+// answers newest-N from the events it holds, and every other kind with no
+// row.
 func (t *Target) Query(ctx context.Context, q target.Query) (int, error) {
+	if err := sleep(ctx, t.occupy(t.cfg.QueryCost)); err != nil {
+		return 0, err
+	}
 	if err := t.query(ctx); err != nil {
 		return 0, err
 	}

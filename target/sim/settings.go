@@ -21,6 +21,8 @@ func knobs() target.Knobs {
 			Help: "events per second accepted at most, as one queue; 0: unbounded"},
 		{Name: "drop_every", Default: "0", Parse: target.ParseInt(0),
 			Help: "lose every Nth acknowledged event (lost writes); 0: none"},
+		{Name: "query_cost", Default: "0", Parse: target.ParseFloat(0),
+			Help: "events' worth of the capacity each query of the query workload takes, in the queue it shares with the writes; 0: queries take none"},
 	}
 }
 
@@ -35,6 +37,7 @@ func configOf(s target.Settings) Config {
 		QueryDelay:      s["query_delay"].(time.Duration),
 		Capacity:        s["capacity"].(float64),
 		DropEvery:       s["drop_every"].(int),
+		QueryCost:       s["query_cost"].(float64),
 	}
 }
 

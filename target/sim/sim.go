@@ -4,7 +4,7 @@
 // to check that freshbench reads back what the target does; users can use
 // it to see what the figures mean before pointing freshbench at a database.
 //
-// URL: sim://?visibility_delay=200ms&capacity=5000&write_delay=1ms&drop_every=100
+// URL: sim://?visibility_delay=200ms&capacity=5000&write_delay=1ms&drop_every=100&query_cost=20
 // discard:// acknowledges everything and keeps nothing (driver benchmarks);
 // its Reader methods return target.ErrNotKept.
 package sim
@@ -27,8 +27,12 @@ type Config struct {
 	WriteDelay      time.Duration // service time of every write
 	QueryDelay      time.Duration // service time of every query
 	Capacity        float64       // events per second accepted at most; 0 = unbounded
-	DropEvery       int           // lose every Nth acknowledged event; 0 = none
-	Discard         bool          // keep nothing (every query sees nothing)
+	// QueryCost is how many events' worth of the capacity one query of
+	// the query workload takes: queries then queue with the writes, and
+	// a database that ingests more answers fewer queries.
+	QueryCost float64
+	DropEvery int  // lose every Nth acknowledged event; 0 = none
+	Discard   bool // keep nothing (every query sees nothing)
 }
 
 // Register adds the sim and discard schemes to r.
@@ -124,18 +128,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // Write models a server with one queue: each batch occupies it for
 // len/capacity seconds, so no more than capacity events/s are accepted.
 func (t *Target) Write(ctx context.Context, b target.Batch) (target.WriteResult, error) {
-	wait := t.cfg.WriteDelay
-	if t.cfg.Capacity > 0 {
-		t.capMu.Lock()
-		now := time.Now()
-		if t.capacity.Before(now) {
-			t.capacity = now
-		}
-		t.capacity = t.capacity.Add(time.Duration(float64(len(b.Docs)) / t.cfg.Capacity * float64(time.Second)))
-		wait += t.capacity.Sub(now)
-		t.capMu.Unlock()
-	}
-	if err := sleep(ctx, wait); err != nil {
+	if err := sleep(ctx, t.cfg.WriteDelay+t.occupy(float64(len(b.Docs)))); err != nil {
 		return target.WriteResult{}, err
 	}
 	var res target.WriteResult
@@ -169,6 +162,23 @@ func (t *Target) Write(ctx context.Context, b target.Batch) (target.WriteResult,
 	}
 	t.events[b.Generator] = evs
 	return res, nil
+}
+
+// occupy queues work of events events on the one queue of a server of
+// bounded capacity and returns how long until it is done; 0 when the
+// capacity is unbounded.
+func (t *Target) occupy(events float64) time.Duration {
+	if t.cfg.Capacity <= 0 || events <= 0 {
+		return 0
+	}
+	t.capMu.Lock()
+	defer t.capMu.Unlock()
+	now := time.Now()
+	if t.capacity.Before(now) {
+		t.capacity = now
+	}
+	t.capacity = t.capacity.Add(time.Duration(events / t.cfg.Capacity * float64(time.Second)))
+	return t.capacity.Sub(now)
 }
 
 // visible returns the generator's events visible at now. Callers hold t.mu.

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"net/url"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,7 +54,7 @@ func TestSettings(t *testing.T) {
 	if s.cfg.VisibilityDelay != 250*time.Millisecond || s.cfg.Capacity != 500 {
 		t.Errorf("config = %+v", s.cfg)
 	}
-	want := map[string]string{"visibility_delay": "250ms", "capacity": "500", "write_delay": "0s", "query_delay": "0s", "drop_every": "0"}
+	want := map[string]string{"visibility_delay": "250ms", "capacity": "500", "write_delay": "0s", "query_delay": "0s", "drop_every": "0", "query_cost": "0"}
 	got := s.Settings()
 	for k, v := range want {
 		if got[k] != v {
@@ -100,5 +101,36 @@ func TestReplicaLagsBehind(t *testing.T) {
 	time.Sleep(lag)
 	if !seen(rep) {
 		t.Fatalf("the replica does not see the write %s after it", time.Since(written))
+	}
+}
+
+// With a query cost, queries of the workload queue with the writes on
+// the server's one queue: ten queries of 100 events' worth each at 1000
+// events/s take a second, and a write behind them waits for it.
+func TestQueryCostSharesCapacity(t *testing.T) {
+	tgt := New(Config{Capacity: 1000, QueryCost: 100})
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := tgt.Query(context.Background(), target.Query{Kind: target.QueryNewest, Value: "g", Limit: 1}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if d := time.Since(start); d < 900*time.Millisecond {
+		t.Errorf("ten queries of 100 events' worth at 1000 events/s took %s, want about 1s", d)
+	}
+	start = time.Now()
+	go tgt.Query(context.Background(), target.Query{Kind: target.QueryNewest, Value: "g", Limit: 1})
+	time.Sleep(10 * time.Millisecond)
+	if _, err := tgt.Write(context.Background(), target.Batch{Generator: "g", Docs: []target.Document{{ID: "a", JSON: []byte("{}")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 100*time.Millisecond {
+		t.Errorf("a write behind a query of 100 events' worth returned after %s, want at least 100ms", d)
 	}
 }
