@@ -40,9 +40,10 @@ type QueryRun struct {
 	// of these ingest rates, in order: the highest QPS under the bound at
 	// each, with the freshness there (results.Frontier).
 	Frontier []pace.Rate
-	// Starting, when set, is told the workload of each measurement before
+	// Starting, when set, is told the workload of each measurement, and
+	// the ingest beside it (nil when it runs alone), before
 	// it begins.
-	Starting func(query.Config)
+	Starting func(query.Config, *Config)
 	// OnStep, when set, is given the sweep so far after every step (the
 	// levels so far after every trial), as one result, so that a caller
 	// can keep it (a killed process then loses only the step under way).
@@ -247,7 +248,7 @@ func (r QueryRun) measure(ctx context.Context, tgt target.Target, q target.Queri
 		c.QPS = qps
 	}
 	if r.Starting != nil {
-		r.Starting(c)
+		r.Starting(c, r.Ingest)
 	}
 	if r.Ingest == nil {
 		return RunQueries(ctx, q, r.ReadEndpoints, c, r.Warmup, r.Duration, r.Observer)

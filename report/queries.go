@@ -32,6 +32,10 @@ func ConsoleQueries(w io.Writer, r *results.Result) {
 	if sw := r.QuerySweep; sw != nil {
 		consoleSweep(w, sw)
 	}
+	if fr := r.Frontier; fr != nil {
+		consoleFrontier(w, fr)
+		fmt.Fprintf(w, "\nthe last rate's step at %g QPS:\n", q.TargetQPS)
+	}
 	if r.QuerySweep != nil {
 		fmt.Fprintf(w, "\nbest step, %g QPS:\n", q.TargetQPS)
 	}
@@ -231,6 +235,7 @@ type queriesView struct {
 	Texts     []queryText
 	Errors    []errorRow
 	Sweep     *sweepView
+	Frontier  *frontierView
 }
 
 type queryRow struct {
@@ -295,6 +300,7 @@ func queryLoad(res *results.Result) *queriesView {
 	}
 	v.Errors = endpointQueryErrors(res)
 	v.Sweep = sweepSection(res.QuerySweep)
+	v.Frontier = frontierSection(res.Frontier)
 	return v
 }
 

@@ -21,8 +21,8 @@ func flagFor(field string) (string, bool) {
 		"step": "--step", "maximum steps": "--max-steps", "maximum rate": "--max-rate",
 		"levels": "--levels", "trials": "--trials", "warm-up trials": "--warmup-trials",
 		"batch sizes": "--batch-sizes", "start rate": "--start", "refinement": "--refine", "maximum duration": "--max-duration",
-		"read endpoint": "--read-endpoint",
-		"sweep start":   "--sweep-start", "sweep step": "--sweep-step", "sweep maximum": "--sweep-max", "SLO": "--slo",
+		"read endpoint": "--read-endpoint", "frontier": "--frontier",
+		"sweep start": "--sweep-start", "sweep step": "--sweep-step", "sweep maximum": "--sweep-max", "SLO": "--slo",
 	}[field]
 	return f, ok
 }

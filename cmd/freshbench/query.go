@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/query"
 	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/report"
@@ -121,6 +123,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	quiet := fs.Bool("quiet", false, "no live progress")
 	metricsFlags := addMetricsFlags(fs)
 	calibration := addCalibrationFlag(fs)
+	frontier := fs.String("frontier", "", "ingest rates at each of which --sweep runs beside an ingest, e.g. 1000,2000,4000 (events/s) or 5MB/s,10MB/s: the highest QPS under --slo at each, with the freshness there (instead of --rate)")
 	wf := addWorkloadFlags(fs)
 	if err := parse(fs, args, stderr); err != nil {
 		return err
@@ -144,14 +147,25 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			return err
 		}
 	}
+	var frontierList []pace.Rate
+	if *frontier != "" {
+		if frontierList, err = frontierRates(fs, *frontier); err != nil {
+			return err
+		}
+	}
 	qcfg, err := qf.config(fs, lf.seed, ql)
 	if err != nil {
 		return err
 	}
 	// Events stream in beside the queries when --rate is given; otherwise
 	// the queries run alone against what the target holds.
-	qr := bench.QueryRun{Queries: qcfg, Warmup: lf.warmup, Duration: lf.duration, Levels: ql, ReadEndpoints: reads}
-	if given(fs, "rate") || given(fs, "total-rate") {
+	qr := bench.QueryRun{Queries: qcfg, Warmup: lf.warmup, Duration: lf.duration, Levels: ql, ReadEndpoints: reads, Frontier: frontierList}
+	if *frontier != "" {
+		// The ingest's configuration is the first rate's; each point
+		// sets its own.
+		lf.rate, _, _ = strings.Cut(*frontier, ",")
+	}
+	if given(fs, "rate") || given(fs, "total-rate") || *frontier != "" {
 		runCfg, err := lf.config(tf.requestTimeout)
 		if err != nil {
 			return err
@@ -228,14 +242,17 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		qr.Ingest.Observer = sess.obs
 	}
 	if !*quiet {
-		qr.Starting = func(c query.Config) {
-			fmt.Fprintf(stderr, "query load on %s%s: %s for %s (warm-up %s)%s\n", redact.URL(raw), readsText(qr.ReadEndpoints), loop(c), lf.duration, lf.warmup, besideText(qr.Ingest))
+		qr.Starting = func(c query.Config, ingest *bench.Config) {
+			fmt.Fprintf(stderr, "query load on %s%s: %s for %s (warm-up %s)%s\n", redact.URL(raw), readsText(qr.ReadEndpoints), loop(c), lf.duration, lf.warmup, besideText(ingest))
 		}
 	}
 	qr.OnStep = func(r *results.Result) {
-		if r.Kind == results.KindLevels {
+		switch r.Kind {
+		case results.KindLevels:
 			report.TrialLine(stdout, r)
-		} else {
+		case results.KindFrontier:
+			report.FrontierStepLine(stdout, r.Frontier)
+		default:
 			i := len(r.QuerySweep.Steps) - 1
 			report.QueryStepLine(stdout, i, r.QuerySweep.Steps[i])
 		}
@@ -267,6 +284,28 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	report.ConsoleQueries(stdout, res)
 	fmt.Fprintf(stdout, "results: %s\n", *out)
 	return sess.close(ctx, false)
+}
+
+// frontierRates reads --frontier: the ingest rates, which take the place
+// of --rate, each swept with --sweep.
+func frontierRates(fs *flag.FlagSet, list string) ([]pace.Rate, error) {
+	for _, n := range []string{"rate", "total-rate", "levels"} {
+		if given(fs, n) {
+			return nil, usagef("--frontier and --%s: give one (--frontier's rates are the ingest's, each swept in turn)", n)
+		}
+	}
+	if !given(fs, "sweep") {
+		return nil, usagef("--frontier: add --sweep (with --sweep-start, --sweep-step, --sweep-max and --slo): at each ingest rate, the sweep finds the highest QPS")
+	}
+	var rates []pace.Rate
+	for _, s := range strings.Split(list, ",") {
+		r, err := pace.ParseRate(s)
+		if err != nil {
+			return nil, usagef("--frontier: %v", err)
+		}
+		rates = append(rates, r)
+	}
+	return rates, nil
 }
 
 func loop(c query.Config) string {

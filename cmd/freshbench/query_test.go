@@ -207,3 +207,35 @@ func TestQuerySweepWritesEachStep(t *testing.T) {
 		t.Errorf("stdout:\n%s", stdout.String())
 	}
 }
+
+// --frontier sweeps the QPS beside an ingest at each of its rates; the
+// results file, the console and the HTML report show the frontier; it
+// needs --sweep and takes the place of --rate.
+func TestQueryFrontier(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "f.json")
+	target := "sim://?capacity=4000&query_cost=20&visibility_delay=50ms"
+	args := []string{"query", "--target", target, "--frontier", "1000,3000", "--sweep", "--sweep-start", "40", "--sweep-step", "40", "--sweep-max", "40",
+		"--slo", "p95<200ms", "--duration", "2s", "--warmup", "500ms", "--drain", "2s", "--settle", "200ms", "--quiet", "--metrics-addr", "", "--out", out}
+	code, stdout, stderr := freshbench(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r := readResult(t, out)
+	if r.Kind != results.KindFrontier || r.Frontier == nil || len(r.Frontier.Points) != 2 || r.Frontier.Points[1].IngestRate != "3000 events/s" {
+		t.Fatalf("kind %s, frontier %+v", r.Kind, r.Frontier)
+	}
+	if !strings.Contains(stdout, "frontier: the highest QPS with p95<200ms at each ingest rate") {
+		t.Errorf("console:\n%s", stdout)
+	}
+	if code, _, stderr := freshbench(t, "report", out); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	html, err := os.ReadFile(strings.TrimSuffix(out, ".json") + ".html")
+	if err != nil || !strings.Contains(string(html), "<h3>Frontier</h3>") {
+		t.Errorf("the HTML report has no frontier (%v)", err)
+	}
+	wantUsageError(t, []string{"query", "--target", target, "--frontier", "1000"}, "--frontier: add --sweep")
+	wantUsageError(t, []string{"query", "--target", target, "--frontier", "1000", "--sweep", "--rate", "10"}, "--frontier and --rate: give one")
+	wantUsageError(t, []string{"query", "--target", target, "--frontier", "1000,fast", "--sweep"}, "--frontier: rate \"fast\"")
+}
