@@ -5,8 +5,8 @@
 # Runs a local QuestDB (the org.questdb:questdb jar, fetched with Maven) on
 # 127.0.0.1 for freshbench's benchmarks and tests, on the system's Java 17.
 # `url` prints the freshbench target URL, e.g.
-# questdb://admin:quest@127.0.0.1:18812/qdb?http_port=19900&tcp_port=19909
-# (QuestDB's default PostgreSQL-wire user and password).
+# questdb://127.0.0.1:18812/qdb?http_port=19900&tcp_port=19909 (without
+# credentials the target uses QuestDB's default user and password).
 #
 # Environment (defaults in brackets):
 #   FRESHBENCH_QDB_VERSION   [9.3.4]  org.questdb:questdb version
@@ -173,7 +173,7 @@ qdb_status() {
 }
 
 qdb_url() {
-	echo "questdb://admin:quest@$SS_HOST:$QDB_PG_PORT/qdb?http_port=$SS_PORT&tcp_port=$QDB_TCP_PORT"
+	echo "questdb://$SS_HOST:$QDB_PG_PORT/qdb?http_port=$SS_PORT&tcp_port=$QDB_TCP_PORT"
 }
 
 qdb_init

@@ -4,7 +4,9 @@
 // The host and port are QuestDB's PostgreSQL wire endpoint, which serves
 // every read (freshness, probes, the audit, the query workload) through
 // pgx; without a user and password the URL means QuestDB's defaults
-// (admin, quest). Writes go over the InfluxDB line protocol (ILP) to the
+// (admin, quest), which is what scripts/questdb.sh prints: a password in
+// the URL is hidden in every message, and so would be every "questdb"
+// that contains it. Writes go over the InfluxDB line protocol (ILP) to the
 // same host, with QuestDB's official Go client, on http_port or tcp_port.
 // The settings (Options.Settings: table, partition_by, wal, ilp_transport,
 // http_port, tcp_port, max_conns) are declared, with their defaults and
