@@ -142,10 +142,12 @@ func parseConfig(u *url.URL, opts target.Options) (*config, error) {
 		tcpAddr:   net.JoinHostPort(u.Hostname(), strconv.Itoa(settings["tcp_port"].(int))),
 	}
 	if cfg.wal && cfg.partition == "NONE" {
-		return nil, fmt.Errorf("questdb: %w partition_by=NONE: a WAL table must be partitioned; set wal=false or another partition_by", target.ErrBadSetting)
+		return nil, fmt.Errorf("questdb: %w partition_by=NONE: a WAL table must be partitioned; set wal=false or another partition_by",
+			conflict(q, "partition_by", "wal"))
 	}
 	if !cfg.wal && cfg.transport == transportHTTP {
-		return nil, fmt.Errorf("questdb: %w wal=false: QuestDB takes ILP over HTTP into WAL tables only; set ilp_transport=tcp too", target.ErrBadSetting)
+		return nil, fmt.Errorf("questdb: %w wal=false: QuestDB takes ILP over HTTP into WAL tables only; set ilp_transport=tcp too",
+			conflict(q, "wal", "ilp_transport"))
 	}
 	if opts.RequestTimeoutS > 0 {
 		cfg.timeout = time.Duration(opts.RequestTimeoutS * float64(time.Second))
@@ -173,6 +175,17 @@ func parseConfig(u *url.URL, opts target.Options) (*config, error) {
 	pc.ConnConfig.ConnectTimeout = cfg.timeout
 	cfg.pool = pc
 	return cfg, nil
+}
+
+// conflict is the error of settings that cannot go together: the URL's,
+// when it gave one of them, so that the message points there.
+func conflict(q url.Values, keys ...string) error {
+	for _, k := range keys {
+		if q.Has(k) {
+			return target.ErrBadURL
+		}
+	}
+	return target.ErrBadSetting
 }
 
 // Open connects to the server named by u and checks the connection, so
