@@ -27,7 +27,8 @@ func waitCount(t *testing.T, s *store, gen string, n int64, within time.Duration
 }
 
 // Over TCP, into a table without WAL, rows arrive and become visible once
-// the server commits them, and a row QuestDB rejects is still counted
+// the server commits them, and a row QuestDB rejects (it logs "could not
+// write line protocol measurement" and drops it) is still counted
 // acknowledged: TCP has no answer. Only the audit finds it, missing. A
 // table without WAL has no row in wal_tables(), so no account.
 func TestTCPRejectionsOnlyInAudit(t *testing.T) {

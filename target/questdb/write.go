@@ -41,9 +41,9 @@ const errorAbandoned = "rejected_batch_abandoned"
 // land replace them.
 //
 // Over TCP there is no answer: a flush that reached the socket counts
-// every row acknowledged, and a row the server rejects (it logs it and
-// drops the connection) is lost without a word; only the completeness
-// audit finds it, as missing.
+// every row acknowledged, and a row the server rejects is dropped with
+// no more than a line in the server's log (one it cannot parse also costs
+// the connection); only the completeness audit finds it, as missing.
 func (s *store) Write(ctx context.Context, b target.Batch) (target.WriteResult, error) {
 	if len(b.Docs) == 0 {
 		return target.WriteResult{}, nil
