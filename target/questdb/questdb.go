@@ -262,7 +262,9 @@ func (s *store) request(ctx context.Context) (context.Context, context.CancelFun
 
 // errRequestTimeout is the cause of a request context that ran out of
 // the target's own request timeout, told apart from a caller's deadline.
-var errRequestTimeout = errors.New("request timeout")
+// It wraps context.DeadlineExceeded because net/http returns a context's
+// cause, not its error, and a timeout must still read as one.
+var errRequestTimeout = fmt.Errorf("request timeout: %w", context.DeadlineExceeded)
 
 // fail wraps err, which ended an operation op under ctx, as one line
 // without the password. A timeout names the bound that fired.

@@ -3,10 +3,13 @@ package questdb
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 )
 
@@ -113,4 +116,40 @@ func TestWriteToNoServer(t *testing.T) {
 		t.Fatalf("write to a closed port: %+v, %v; want an error and nothing acknowledged", res, err)
 	}
 	t.Log(err)
+}
+
+// A server that takes the request and never answers (a stopped process
+// whose socket still accepts) fails the write once the request timeout
+// has passed, as a timeout, acknowledging nothing.
+func TestWriteTimesOut(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never answered
+		}
+	}()
+	tg, err := Open(context.Background(), withTable(t, serverURL(t), "fbt_"+randomHex(t, 6)), target.Options{RequestTimeoutS: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := tg.(*store)
+	defer s.Close()
+	s.cfg.httpAddr = ln.Addr().String()
+	start := time.Now()
+	res, err := s.Write(context.Background(), docs("slow", 5, time.Now().UnixMicro()))
+	took := time.Since(start)
+	if err == nil || res.Acknowledged != 0 || stats.ErrorKind(err) != "timeout" || !strings.Contains(err.Error(), "request timeout 500ms") {
+		t.Fatalf("write to a server that never answers: %+v, %v (kind %s); want a timeout naming the request timeout, nothing acknowledged", res, err, stats.ErrorKind(err))
+	}
+	if took < 500*time.Millisecond || took > 5*time.Second {
+		t.Errorf("the write took %s, want the 500ms request timeout", took)
+	}
 }
