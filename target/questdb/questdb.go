@@ -4,9 +4,9 @@
 // The host and port are QuestDB's PostgreSQL wire endpoint, which serves
 // every read (freshness, probes, the audit, the query workload) through
 // pgx; without a user and password the URL means QuestDB's defaults
-// (admin, quest), which is what scripts/questdb.sh prints: a password in
-// the URL is hidden in every message, and so would be every "questdb"
-// that contains it. Writes go over the InfluxDB line protocol (ILP) to the
+// (admin, quest), and scripts/questdb.sh prints it so: freshbench masks a
+// URL's password wherever it appears in a message, and the default one is
+// part of the word "questdb". Writes go over the InfluxDB line protocol (ILP) to the
 // same host, with QuestDB's official Go client, on http_port or tcp_port.
 // The settings (Options.Settings: table, partition_by, wal, ilp_transport,
 // http_port, tcp_port, max_conns) are declared, with their defaults and
@@ -23,10 +23,9 @@
 // Data latency. A WAL table (wal=true, QuestDB's default kind) commits a
 // write to its write-ahead log and acknowledges it; a separate job applies
 // the log to the table later, and only applied rows are visible to queries.
-// (ILP over TCP commits what it received every so often, not per batch,
-// which adds its commit interval to the lag.)
 // That apply lag is what freshbench's freshness and visibility figures
-// measure here, and QuestDB's own account of it — per table, the last
+// measure here (over TCP, ILP commits what it received on its own
+// schedule, not per batch, which adds to the lag), and QuestDB's own account of it — per table, the last
 // transaction committed to the log (sequencerTxn) and the last applied
 // (writerTxn), from wal_tables() — is the target's server account. WAL
 // tables deduplicate on (_event_time, _id), so that a re-sent batch whose
