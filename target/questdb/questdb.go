@@ -231,7 +231,7 @@ func newStore(pool *pgxpool.Pool, cfg *config) *store {
 		qCount:     `SELECT count() FROM ` + tbl + ` WHERE generator_identifier = $1`,
 		qSeqs:      `SELECT _seq FROM ` + tbl + ` WHERE generator_identifier = $1`,
 	}
-	s.http = newHTTPTransport(cfg.settings["max_conns"].(int))
+	s.http = newHTTPTransport()
 	s.senders = newSenderPool(s.newSender)
 	return s
 }

@@ -158,10 +158,15 @@ func (s *store) newSender(ctx context.Context) (qdb.LineSender, error) {
 		qdb.WithRequestTimeout(s.cfg.timeout))
 }
 
-func newHTTPTransport(conns int) *http.Transport {
+// maxIdle is how many idle senders, and HTTP connections, the store
+// keeps: more than writes are ever in flight at once in practice
+// (--max-inflight, 16 by default), so that each keeps its connection for
+// the next; beyond it a write opens a fresh one.
+const maxIdle = 64
+
+func newHTTPTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	// Every write in flight keeps its connection for the next one.
-	t.MaxIdleConnsPerHost = max(conns, 64)
+	t.MaxIdleConnsPerHost = maxIdle
 	return t
 }
 
@@ -173,7 +178,7 @@ type senderPool struct {
 }
 
 func newSenderPool(create func(context.Context) (qdb.LineSender, error)) *senderPool {
-	return &senderPool{idle: make(chan qdb.LineSender, 64), create: create}
+	return &senderPool{idle: make(chan qdb.LineSender, maxIdle), create: create}
 }
 
 func (p *senderPool) get(ctx context.Context) (qdb.LineSender, error) {
