@@ -153,3 +153,24 @@ func TestWriteTimesOut(t *testing.T) {
 		t.Errorf("the write took %s, want the 500ms request timeout", took)
 	}
 }
+
+// A re-send of a batch that was stored (a retry after a timeout that hid
+// the commit) is acknowledged again and replaces its rows: the WAL table
+// deduplicates on (_event_time, _id), so the audit sees each event once.
+func TestResendReplaces(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, nil)
+	gen := "dup" + randomHex(t, 4)
+	b := docs(gen, 30, time.Now().UnixMicro())
+	for i := range 2 {
+		if res, err := s.Write(ctx, b); err != nil || res.Acknowledged != 30 {
+			t.Fatalf("write #%d: %+v, %v; want 30 acknowledged", i+1, res, err)
+		}
+	}
+	if err := waitApplied(ctx, s, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got := stored(t, s, gen); len(got) != 30 || got[0] != 0 || got[29] != 29 {
+		t.Errorf("stored seqs %v after the batch was written twice, want 0 … 29 once each", got)
+	}
+}
