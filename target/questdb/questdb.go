@@ -342,7 +342,9 @@ func (s *store) Visible(ctx context.Context, generator string, ids []string) (ma
 	b.WriteByte(')')
 	ctx, cancel := s.request(ctx)
 	defer cancel()
-	rows, err := s.pool.Query(ctx, b.String(), generator)
+	// Each list of ids is a statement of its own: sent unprepared, it does
+	// not churn pgx's statement cache and the server's prepared ones.
+	rows, err := s.pool.Query(ctx, b.String(), pgx.QueryExecModeExec, generator)
 	if err != nil {
 		return nil, s.fail(ctx, "visibility query on", err)
 	}
