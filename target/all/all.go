@@ -5,6 +5,7 @@ import (
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/elastic"
 	"github.com/freshbench/freshbench/target/postgres"
+	"github.com/freshbench/freshbench/target/questdb"
 	"github.com/freshbench/freshbench/target/sim"
 	"github.com/freshbench/freshbench/target/sqlite"
 )
@@ -16,5 +17,6 @@ func Registry() *target.Registry {
 	sim.Register(r)
 	elastic.Register(r)
 	postgres.Register(r)
+	questdb.Register(r)
 	return r
 }

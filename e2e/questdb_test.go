@@ -1,0 +1,200 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/freshbench/freshbench/results"
+)
+
+const questdbEnv = "FRESHBENCH_TEST_QUESTDB_URL"
+
+// questdbURL returns the test server's URL, or skips (fails when
+// FRESHBENCH_REQUIRE_SERVERS=1).
+func questdbURL(t *testing.T) *url.URL {
+	t.Helper()
+	raw := os.Getenv(questdbEnv)
+	if raw == "" {
+		msg := questdbEnv + " is not set: start a server with `scripts/questdb.sh start` and set " + questdbEnv + "=$(scripts/questdb.sh url)"
+		if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// questdbSQL runs one statement through QuestDB's HTTP API (/exec, on the
+// URL's http_port) and returns the rows of its answer.
+func questdbSQL(ctx context.Context, u *url.URL, sql string) ([][]any, error) {
+	api := url.URL{Scheme: "http", Host: net.JoinHostPort(u.Hostname(), u.Query().Get("http_port")), Path: "/exec",
+		RawQuery: url.Values{"query": {sql}}.Encode()}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, api.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	var out struct {
+		Dataset [][]any `json:"dataset"`
+		Error   string  `json:"error"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+		return nil, fmt.Errorf("%s: %w", sql, err)
+	}
+	if out.Error != "" {
+		return nil, fmt.Errorf("%s: %s", sql, out.Error)
+	}
+	return out.Dataset, nil
+}
+
+// walRow is the table's row of wal_tables(): suspended, sequencerTxn,
+// writerTxn; ok is false while the table does not exist.
+func walRow(ctx context.Context, u *url.URL, table string) (suspended bool, seq, writer int64, ok bool, err error) {
+	rows, err := questdbSQL(ctx, u, "SELECT suspended, sequencerTxn, writerTxn FROM wal_tables() WHERE name = '"+table+"'")
+	if err != nil || len(rows) != 1 {
+		return false, 0, 0, false, err
+	}
+	r := rows[0]
+	return r[0].(bool), int64(r[1].(float64)), int64(r[2].(float64)), true, nil
+}
+
+// `freshbench run` against QuestDB, with the table's WAL apply suspended
+// for a few seconds in the middle of the measured phase: every event due
+// is accounted for, the audit finds every acknowledged event once, the
+// probes written during the suspension show it in their visibility
+// latency (the longest is about the suspension, most are far shorter),
+// and QuestDB's own account agrees: a backlog of commits while suspended,
+// and one commit per batch over the measured phase.
+func TestQuestDBRunWithSuspendedApply(t *testing.T) {
+	u := questdbURL(t)
+	table := fmt.Sprintf("fb_e2e_qdb_%d", time.Now().UnixNano()%1e9)
+	q := u.Query()
+	q.Set("table", table)
+	u.RawQuery = q.Encode()
+
+	const (
+		rate       = 1000
+		batch      = 50
+		duration   = 14 * time.Second
+		warmup     = 2 * time.Second
+		suspension = 3 * time.Second
+	)
+	out := filepath.Join(t.TempDir(), "run.json")
+	cmd := exec.Command(freshbenchBinary(t), "run", "--quiet", "--metrics-addr=", "--target", u.String(),
+		"--rate", fmt.Sprint(rate), "--batch-size", fmt.Sprint(batch), "--duration", duration.String(), "--warmup", warmup.String(),
+		"--poll-interval", "100ms", "--probe-rate", "20", "--drain", "30s", "--recreate", "--teardown", "--out", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	// Suspend the apply once the run has created its table and is well
+	// into its measured phase.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for {
+		if _, _, _, ok, err := walRow(ctx, u, table); err != nil {
+			t.Fatal(err)
+		} else if ok {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("freshbench run ended before creating %s: %v\n%s", table, err, stderr.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	time.Sleep(warmup + 3*time.Second)
+	if _, err := questdbSQL(ctx, u, "ALTER TABLE "+table+" SUSPEND WAL"); err != nil {
+		t.Fatal(err)
+	}
+	suspended := time.Now()
+	time.Sleep(suspension)
+	stopped, seqTxn, writerTxn, _, err := walRow(ctx, u, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := time.Since(suspended)
+	if _, err := questdbSQL(ctx, u, "ALTER TABLE "+table+" RESUME WAL"); err != nil {
+		t.Fatal(err)
+	}
+	// The run writes 1000/50 = 20 batches a second, one commit each.
+	if !stopped || seqTxn-writerTxn < int64(suspension.Seconds()*rate/batch/2) {
+		t.Errorf("wal_tables() after %s suspended: suspended %v, sequencerTxn %d, writerTxn %d; want a backlog of at least half the %.0f batches written meanwhile",
+			held, stopped, seqTxn, writerTxn, suspension.Seconds()*rate/batch)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("freshbench run: %v\n%s", err, stderr.String())
+	}
+	res, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	t.Logf("backlog %d transactions after %s suspended; visibility p50 %.0f ms p99 %.0f ms max %.0f ms (%d probes); freshness lag p50 %.0f ms max %.0f ms",
+		seqTxn-writerTxn, held.Round(time.Millisecond), s.VisibilityLatency.P50Ms, s.VisibilityLatency.P99Ms, s.VisibilityLatency.MaxMs,
+		s.VisibilityLatency.Count, s.FreshnessLag.P50Ms, s.FreshnessLag.MaxMs)
+
+	var due, acked, failed, unsent int64
+	for _, p := range res.Phases {
+		due += p.Due
+		acked += p.Acked
+		failed += p.Failed
+		unsent += p.Unsent
+	}
+	if want := int64(rate * duration.Seconds()); due != want || acked+failed+unsent != due || failed != 0 {
+		t.Errorf("accounting: %d due = %d acknowledged + %d failed + %d unsent; want %d due, none failed", due, acked, failed, unsent, want)
+	}
+	var visible int64
+	for _, c := range res.Completeness {
+		visible += c.Visible
+	}
+	if !s.Audited || s.Missing != 0 || s.Unexpected != 0 || s.Duplicates != 0 || visible != acked {
+		t.Errorf("audit: audited %v, %d visible of %d acknowledged, missing %d, unexpected %d, duplicates %d; want every acknowledged event once",
+			s.Audited, visible, acked, s.Missing, s.Unexpected, s.Duplicates)
+	}
+
+	// A probe written just after the suspension began waited for all of
+	// it; the resolution (the gap between the polls that missed and saw
+	// it) and the write's own latency bound what it may add.
+	heldMs := float64(held.Milliseconds())
+	if v := s.VisibilityLatency; v.MaxMs < 0.9*heldMs || v.MaxMs > heldMs+s.VisibilityResolution+s.WriteLatency.MaxMs+1000 || v.P50Ms > heldMs/2 {
+		t.Errorf("visibility latency p50 %.0f ms, max %.0f ms; want the max about the %.0f ms suspension (at least 90%%, at most it plus the resolution %.0f ms, the longest write %.0f ms and 1 s) and the p50 under half of it",
+			v.P50Ms, v.MaxMs, heldMs, s.VisibilityResolution, s.WriteLatency.MaxMs)
+	}
+
+	a := res.ServerAccount
+	if a == nil || a.Error != "" || len(a.WALApply) != 1 {
+		t.Fatalf("server account %+v, want the table's WAL over the measured phase", a)
+	}
+	w := a.WALApply[0]
+	// One commit per batch of the measured phase. The two ends are taken
+	// while writes are in flight, so at each edge the batches of the
+	// longest write latency may fall on either side.
+	edge := int64(s.WriteLatency.MaxMs/1000*rate/batch) + 1
+	if d := w.Committed - s.Batches; w.Table != table || d < -2*edge || d > 2*edge {
+		t.Errorf("wal_apply %+v: %d commits over the measured phase, want the %d batches it wrote (± %d at the edges: the longest write %.0f ms)",
+			w, w.Committed, s.Batches, 2*edge, s.WriteLatency.MaxMs)
+	}
+}

@@ -1,0 +1,99 @@
+package questdb
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/freshbench/freshbench/target"
+)
+
+var _ target.Querier = (*store)(nil)
+
+// The array kinds read array elements by position: QuestDB has no
+// function that unnests a JSON array of strings. docgen writes at most 2
+// emails and 12 tags (10 ± 2); the bounds leave room and must stay above
+// what any document holds, or a member beyond them is missed.
+const (
+	maxEmails = 4
+	maxTags   = 16
+)
+
+// SetupQueries has nothing to prepare: the filtered fields live in the
+// JSON of doc, read with json_extract, which no index serves; each query
+// scans the table (newest uses the generator's symbol index and the
+// designated timestamp's order).
+func (s *store) SetupQueries(context.Context) error { return nil }
+
+// statement is the SQL of a kind; $1 is the parameter, $2 the limit.
+func (s *store) statement(kind target.QueryKind) string {
+	switch kind {
+	case target.QueryPoint:
+		return `SELECT doc FROM ` + s.tbl + ` WHERE json_extract(doc, '$.processBy') = $1 LIMIT $2`
+	case target.QueryArray:
+		return `SELECT doc FROM ` + s.tbl + ` WHERE ` + positions("json_extract(doc, '$.emails[%d]') = $1", maxEmails, " OR ") + ` LIMIT $2`
+	case target.QueryAggregate:
+		// The company's documents once, then one column per tag position.
+		return `WITH d AS (SELECT doc FROM ` + s.tbl + ` WHERE json_extract(doc, '$.company') = $1)` +
+			` SELECT tag, count() AS n FROM (` + positions("SELECT json_extract(doc, '$.tags[%d]') AS tag FROM d", maxTags, " UNION ALL ") + `)` +
+			` WHERE tag IS NOT NULL ORDER BY n DESC, tag LIMIT $2`
+	case target.QueryNewest:
+		return `SELECT doc FROM ` + s.tbl + ` WHERE generator_identifier = $1 ORDER BY _event_time DESC LIMIT $2`
+	}
+	return ""
+}
+
+// positions joins format, given each position 0 … n-1, with sep.
+func positions(format string, n int, sep string) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf(format, i)
+	}
+	return strings.Join(parts, sep)
+}
+
+// Query runs q and reads every row it returns.
+func (s *store) Query(ctx context.Context, q target.Query) (int, error) {
+	stmt := s.statement(q.Kind)
+	if stmt == "" {
+		return 0, fmt.Errorf("questdb: unknown query kind %q", q.Kind)
+	}
+	ctx, cancel := s.request(ctx)
+	defer cancel()
+	rows, err := s.pool.Query(ctx, stmt, q.Value, q.Limit)
+	if err != nil {
+		return 0, s.fail(ctx, string(q.Kind)+" query on", err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return n, s.fail(ctx, string(q.Kind)+" query on", err)
+	}
+	return n, nil
+}
+
+// QueryText is the statement Query sends, with its parameters.
+func (s *store) QueryText(q target.Query) string {
+	return s.statement(q.Kind) + "\n-- $1 = " + quote(q.Value) + ", $2 = " + strconv.Itoa(q.Limit)
+}
+
+// Sample returns up to n documents in storage order.
+func (s *store) Sample(ctx context.Context, n int) ([][]byte, error) {
+	ctx, cancel := s.request(ctx)
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT doc FROM `+s.tbl+` LIMIT $1`, n)
+	if err != nil {
+		return nil, s.fail(ctx, "sample of", err)
+	}
+	docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, s.fail(ctx, "sample of", err)
+	}
+	return docs, nil
+}

@@ -1,0 +1,409 @@
+// Package questdb is the freshbench target for QuestDB.
+//
+// URL: questdb://user:pass@host:8812/qdb?table=events&http_port=9000&tcp_port=9009.
+// The host and port are QuestDB's PostgreSQL wire endpoint, which serves
+// every read (freshness, probes, the audit, the query workload) through
+// pgx; without a user and password the URL means QuestDB's defaults
+// (admin, quest), and scripts/questdb.sh prints it so: freshbench masks a
+// URL's password wherever it appears in a message, and the default one is
+// part of the word "questdb". Writes go over the InfluxDB line protocol (ILP) to the
+// same host, with QuestDB's official Go client, on http_port or tcp_port.
+// The settings (Options.Settings: table, partition_by, wal, ilp_transport,
+// http_port, tcp_port, max_conns) are declared, with their defaults and
+// meanings, by Knobs; the URL's query parameters may give any of them.
+//
+// Events are stored one row each, in a table Setup creates explicitly:
+//
+//	_id VARCHAR, generator_identifier SYMBOL INDEX, _seq LONG,
+//	_event_time TIMESTAMP (the designated timestamp), doc VARCHAR
+//
+// doc is the whole event as JSON; the query workload reads its fields with
+// json_extract.
+//
+// Data latency. A WAL table (wal=true, QuestDB's default kind) commits a
+// write to its write-ahead log and acknowledges it; a separate job applies
+// the log to the table later, and only applied rows are visible to queries.
+// That apply lag is what freshbench's freshness and visibility figures
+// measure here (over TCP, ILP commits what it received on its own
+// schedule, not per batch, which adds to the lag), and QuestDB's own account of it — per table, the last
+// transaction committed to the log (sequencerTxn) and the last applied
+// (writerTxn), from wal_tables() — is the target's server account. WAL
+// tables deduplicate on (_event_time, _id), so that a re-sent batch whose
+// first attempt did land replaces its rows instead of doubling them. A
+// table with wal=false is written directly (QuestDB takes that over TCP
+// only): a row is visible once the server commits it, and a re-send can
+// store a row twice.
+package questdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/freshbench/freshbench/redact"
+	"github.com/freshbench/freshbench/target"
+)
+
+// DefaultTable is the table used when neither the URL nor the settings
+// name one.
+const DefaultTable = "freshbench_events"
+
+const (
+	defaultTimeout = 30 * time.Second
+	// defaultMaxConns covers the ingest's probes and the query workload's
+	// concurrent reads without waiting for a pooled connection, which
+	// would count as service time.
+	defaultMaxConns = 16
+	// maxTableLen keeps names well inside QuestDB's file-name limit (a
+	// table is a directory).
+	maxTableLen = 100
+	// QuestDB's PostgreSQL-wire credentials when the URL gives none.
+	defaultUser     = "admin"
+	defaultPassword = "quest"
+)
+
+// validTable accepts plain identifiers only, so that the name needs no
+// escaping beyond quoting and is a valid ILP table name too.
+func validTable(name string) bool {
+	if name == "" || len(name) > maxTableLen || (name[0] >= '0' && name[0] <= '9') {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// Register registers the questdb scheme.
+func Register(r *target.Registry) {
+	r.Register(target.Driver{Name: "questdb", Schemes: []string{"questdb"}, Open: Open, Knobs: knobs()})
+}
+
+// config is everything Open derives from the URL and options before it
+// connects; it is separate so that it can be checked without a server.
+type config struct {
+	pool      *pgxpool.Config
+	table     string
+	partition string
+	wal       bool
+	transport string
+	httpAddr  string // host:port of ILP over HTTP
+	tcpAddr   string // host:port of ILP over TCP
+	settings  target.Settings
+	recreate  bool
+	timeout   time.Duration
+	redacted  string // the URL as it may appear in messages
+}
+
+func parseConfig(u *url.URL, opts target.Options) (*config, error) {
+	redacted := redact.URL(u.String())
+	if u.Scheme != "questdb" {
+		return nil, fmt.Errorf("%w %s: scheme must be questdb", target.ErrBadURL, redacted)
+	}
+	if u.Hostname() == "" {
+		return nil, fmt.Errorf("%w %s: want questdb://host:port (the PostgreSQL wire port, 8812 by default)", target.ErrBadURL, redacted)
+	}
+	ks := knobs()
+	q := u.Query()
+	if err := ks.CheckQuery(q); err != nil {
+		return nil, fmt.Errorf("questdb %s: %w", redacted, err)
+	}
+	set, err := ks.WithQuery(q, opts.Settings)
+	if err != nil {
+		return nil, fmt.Errorf("questdb %s: %w", redacted, err)
+	}
+	settings, err := ks.Resolve(set)
+	if err != nil {
+		return nil, fmt.Errorf("questdb: %w", err)
+	}
+	cfg := &config{
+		redacted:  redacted,
+		recreate:  opts.Recreate,
+		timeout:   defaultTimeout,
+		settings:  settings,
+		table:     settings["table"].(string),
+		partition: settings["partition_by"].(string),
+		wal:       settings["wal"].(bool),
+		transport: settings["ilp_transport"].(string),
+		httpAddr:  net.JoinHostPort(u.Hostname(), strconv.Itoa(settings["http_port"].(int))),
+		tcpAddr:   net.JoinHostPort(u.Hostname(), strconv.Itoa(settings["tcp_port"].(int))),
+	}
+	if cfg.wal && cfg.partition == "NONE" {
+		return nil, fmt.Errorf("questdb: %w partition_by=NONE: a WAL table must be partitioned; set wal=false or another partition_by",
+			conflict(q, "partition_by", "wal"))
+	}
+	if !cfg.wal && cfg.transport == transportHTTP {
+		return nil, fmt.Errorf("questdb: %w wal=false: QuestDB takes ILP over HTTP into WAL tables only; set ilp_transport=tcp too",
+			conflict(q, "wal", "ilp_transport"))
+	}
+	if opts.RequestTimeoutS > 0 {
+		cfg.timeout = time.Duration(opts.RequestTimeoutS * float64(time.Second))
+	}
+
+	port := u.Port()
+	if port == "" {
+		port = "8812"
+	}
+	user, password := defaultUser, defaultPassword
+	if u.User != nil {
+		user = u.User.Username()
+		if p, ok := u.User.Password(); ok {
+			password = p
+		}
+	}
+	conn := url.URL{Scheme: "postgres", User: url.UserPassword(user, password),
+		Host: net.JoinHostPort(u.Hostname(), port), Path: "/qdb", RawQuery: "sslmode=disable"}
+	pc, err := pgxpool.ParseConfig(conn.String())
+	if err != nil {
+		return nil, fmt.Errorf("%w %s: %v", target.ErrBadURL, redacted, err)
+	}
+	pc.MaxConns = int32(settings["max_conns"].(int))
+	// Without it a black-holed address waits for the OS TCP timeout.
+	pc.ConnConfig.ConnectTimeout = cfg.timeout
+	cfg.pool = pc
+	return cfg, nil
+}
+
+// conflict is the error of settings that cannot go together: the URL's,
+// when it gave one of them, so that the message points there.
+func conflict(q url.Values, keys ...string) error {
+	for _, k := range keys {
+		if q.Has(k) {
+			return target.ErrBadURL
+		}
+	}
+	return target.ErrBadSetting
+}
+
+// Open connects to the server named by u and checks the connection, so
+// that a wrong address or password fails here with a one-line message
+// rather than at the first write.
+func Open(ctx context.Context, u *url.URL, opts target.Options) (target.Target, error) {
+	cfg, err := parseConfig(u, opts)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg.pool)
+	if err != nil {
+		return nil, &opError{op: "connect to " + cfg.redacted, msg: describe(err, cfg.timeout), err: err}
+	}
+	pctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+	if err := pool.Ping(pctx); err != nil {
+		pool.Close()
+		return nil, &opError{op: "connect to " + cfg.redacted, msg: describe(err, cfg.timeout), err: err}
+	}
+	return newStore(pool, cfg), nil
+}
+
+// store implements target.Target: writes over ILP, reads over pgx.
+type store struct {
+	pool    *pgxpool.Pool
+	cfg     *config
+	senders *senderPool
+	http    *http.Transport // of ILP over HTTP, closed with the store
+
+	tbl        string // the quoted table name
+	qFreshness string
+	qCount     string
+	qSeqs      string
+}
+
+func newStore(pool *pgxpool.Pool, cfg *config) *store {
+	tbl := `"` + cfg.table + `"`
+	s := &store{
+		pool:       pool,
+		cfg:        cfg,
+		tbl:        tbl,
+		qFreshness: `SELECT max(_event_time) FROM ` + tbl + ` WHERE generator_identifier = $1`,
+		qCount:     `SELECT count() FROM ` + tbl + ` WHERE generator_identifier = $1`,
+		qSeqs:      `SELECT _seq FROM ` + tbl + ` WHERE generator_identifier = $1`,
+	}
+	s.http = newHTTPTransport()
+	s.senders = newSenderPool(s.newSender)
+	return s
+}
+
+func (s *store) Name() string { return "questdb" }
+
+// createTable is the table's DDL: the designated timestamp is the event
+// time, the generator a SYMBOL with an index (every read filters on it).
+func (s *store) createTable() string {
+	ddl := `CREATE TABLE IF NOT EXISTS ` + s.tbl + ` (
+	_id VARCHAR,
+	generator_identifier SYMBOL INDEX,
+	_seq LONG,
+	_event_time TIMESTAMP,
+	doc VARCHAR
+) TIMESTAMP(_event_time) PARTITION BY ` + s.cfg.partition
+	if s.cfg.wal {
+		return ddl + ` WAL DEDUP UPSERT KEYS(_event_time, _id)`
+	}
+	return ddl + ` BYPASS WAL`
+}
+
+// request bounds one request by the configured timeout.
+func (s *store) request(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, s.cfg.timeout, errRequestTimeout)
+}
+
+// errRequestTimeout is the cause of a request context that ran out of
+// the target's own request timeout, told apart from a caller's deadline.
+// It wraps context.DeadlineExceeded because net/http returns a context's
+// cause, not its error, and a timeout must still read as one.
+var errRequestTimeout = fmt.Errorf("request timeout: %w", context.DeadlineExceeded)
+
+// fail wraps err, which ended an operation op under ctx, as one line
+// without the password. A timeout names the bound that fired.
+func (s *store) fail(ctx context.Context, op string, err error) error {
+	msg := describe(err, s.cfg.timeout)
+	if errors.Is(err, context.DeadlineExceeded) && !errors.Is(context.Cause(ctx), errRequestTimeout) {
+		msg = fmt.Sprintf("timed out (the caller's deadline, before the request timeout %s)", s.cfg.timeout)
+	}
+	return &opError{op: "questdb " + op + " " + s.cfg.table, msg: msg, err: err}
+}
+
+// exec runs one statement with the request timeout.
+func (s *store) exec(ctx context.Context, op, sql string) error {
+	ctx, cancel := s.request(ctx)
+	defer cancel()
+	if _, err := s.pool.Exec(ctx, sql); err != nil {
+		return s.fail(ctx, op, err)
+	}
+	return nil
+}
+
+// Setup creates the table; CREATE TABLE IF NOT EXISTS is atomic in
+// QuestDB, so concurrent setups from several processes agree.
+func (s *store) Setup(ctx context.Context) error {
+	if s.cfg.recreate {
+		if err := s.Teardown(ctx); err != nil {
+			return err
+		}
+	}
+	return s.exec(ctx, "setup", s.createTable())
+}
+
+func (s *store) Teardown(ctx context.Context) error {
+	return s.exec(ctx, "teardown", `DROP TABLE IF EXISTS `+s.tbl)
+}
+
+func (s *store) Freshness(ctx context.Context, generator string) (int64, bool, error) {
+	ctx, cancel := s.request(ctx)
+	defer cancel()
+	var newest pgtype.Timestamp
+	err := s.pool.QueryRow(ctx, s.qFreshness, generator).Scan(&newest)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// QuestDB answers an aggregate over no rows with no row at all.
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, s.fail(ctx, "freshness query on", err)
+	}
+	if !newest.Valid {
+		return 0, false, nil
+	}
+	return newest.Time.UnixMicro(), true, nil
+}
+
+// quote makes s an SQL string literal.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// Visible lists the ids as literals: QuestDB binds no arrays, and one
+// parameter per id would make a new prepared statement per probe count.
+func (s *store) Visible(ctx context.Context, generator string, ids []string) (map[string]bool, error) {
+	out := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		out[id] = false
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var b strings.Builder
+	b.WriteString(`SELECT _id FROM ` + s.tbl + ` WHERE generator_identifier = $1 AND _id IN (`)
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(quote(id))
+	}
+	b.WriteByte(')')
+	ctx, cancel := s.request(ctx)
+	defer cancel()
+	// Each list of ids is a statement of its own: sent unprepared, it does
+	// not churn pgx's statement cache and the server's prepared ones.
+	rows, err := s.pool.Query(ctx, b.String(), pgx.QueryExecModeExec, generator)
+	if err != nil {
+		return nil, s.fail(ctx, "visibility query on", err)
+	}
+	var id string
+	if _, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+		out[id] = true
+		return nil
+	}); err != nil {
+		return nil, s.fail(ctx, "visibility query on", err)
+	}
+	return out, nil
+}
+
+func (s *store) Count(ctx context.Context, generator string) (int64, error) {
+	ctx, cancel := s.request(ctx)
+	defer cancel()
+	var n int64
+	if err := s.pool.QueryRow(ctx, s.qCount, generator).Scan(&n); err != nil {
+		return 0, s.fail(ctx, "count on", err)
+	}
+	return n, nil
+}
+
+// Seqs streams the rows as fn consumes them.
+func (s *store) Seqs(ctx context.Context, generator string, fn func(seq int64)) error {
+	ctx, cancel := s.request(ctx)
+	defer cancel()
+	rows, err := s.pool.Query(ctx, s.qSeqs, generator)
+	if err != nil {
+		return s.fail(ctx, "seq scan of", err)
+	}
+	var seq int64
+	if _, err := pgx.ForEachRow(rows, []any{&seq}, func() error {
+		fn(seq)
+		return nil
+	}); err != nil {
+		return s.fail(ctx, "seq scan of", err)
+	}
+	return nil
+}
+
+// Version reads build(): "Build Information: QuestDB 9.3.4, JDK …".
+func (s *store) Version(ctx context.Context) (string, error) {
+	ctx, cancel := s.request(ctx)
+	defer cancel()
+	var v string
+	if err := s.pool.QueryRow(ctx, `SELECT build()`).Scan(&v); err != nil {
+		return "", &opError{op: "questdb version", msg: describe(err, s.cfg.timeout), err: err}
+	}
+	v = strings.TrimPrefix(v, "Build Information: ")
+	if name, _, ok := strings.Cut(v, ","); ok {
+		v = name
+	}
+	return v, nil
+}
+
+func (s *store) Close() error {
+	s.senders.close()
+	s.http.CloseIdleConnections()
+	s.pool.Close()
+	return nil
+}

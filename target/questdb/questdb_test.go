@@ -1,0 +1,113 @@
+package questdb
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/target"
+)
+
+const urlEnv = "FRESHBENCH_TEST_QUESTDB_URL"
+
+// serverURL returns the test server's URL, or skips (fails when
+// FRESHBENCH_REQUIRE_SERVERS=1) when none is configured.
+func serverURL(tb testing.TB) string {
+	tb.Helper()
+	raw := os.Getenv(urlEnv)
+	if raw == "" {
+		msg := urlEnv + " is not set; start a server with scripts/questdb.sh start and set " +
+			urlEnv + "=$(scripts/questdb.sh url)"
+		if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
+			tb.Fatal(msg + " (FRESHBENCH_REQUIRE_SERVERS=1)")
+		}
+		tb.Skip(msg)
+	}
+	return raw
+}
+
+func randomHex(tb testing.TB, n int) string {
+	tb.Helper()
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		tb.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// withTable returns raw with its table parameter replaced.
+func withTable(tb testing.TB, raw, table string) *url.URL {
+	tb.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		tb.Fatalf("parse %s: %v", urlEnv, err)
+	}
+	q := u.Query()
+	q.Set("table", table)
+	u.RawQuery = q.Encode()
+	return u
+}
+
+// openStore opens the test server on a table of its own; the caller sets
+// it up and tears it down.
+func openStore(tb testing.TB, settings map[string]string) *store {
+	tb.Helper()
+	tg, err := Open(context.Background(), withTable(tb, serverURL(tb), "fbt_"+randomHex(tb, 6)), target.Options{Settings: settings})
+	if err != nil {
+		tb.Fatalf("open: %v", err)
+	}
+	return tg.(*store)
+}
+
+// openTest opens and sets up a table of its own, dropped at the end.
+func openTest(tb testing.TB, settings map[string]string) *store {
+	tb.Helper()
+	s := openStore(tb, settings)
+	tb.Cleanup(func() {
+		if err := s.Teardown(context.Background()); err != nil {
+			tb.Errorf("teardown: %v", err)
+		}
+		s.Close()
+	})
+	if err := s.Setup(context.Background()); err != nil {
+		tb.Fatalf("setup: %v", err)
+	}
+	return s
+}
+
+// walTable reads the table's row of wal_tables() through ServerAccount.
+func walTable(ctx context.Context, s *store) (results.WALTableAccount, error) {
+	a, err := s.ServerAccount(ctx)
+	if err != nil {
+		return results.WALTableAccount{}, err
+	}
+	if len(a.WALTables) != 1 {
+		return results.WALTableAccount{}, fmt.Errorf("wal_tables() has %d rows for %s, want 1", len(a.WALTables), s.cfg.table)
+	}
+	return a.WALTables[0], nil
+}
+
+// waitApplied waits until QuestDB says the table's WAL is applied up to
+// its last commit: every acknowledged write is then visible.
+func waitApplied(ctx context.Context, s *store, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		w, err := walTable(ctx, s)
+		if err != nil {
+			return err
+		}
+		if !w.Suspended && w.Backlog() == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("WAL of %s not applied within %s: %+v", s.cfg.table, within, w)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
