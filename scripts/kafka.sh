@@ -176,7 +176,7 @@ launch() {
 	# runuser forks: the java process is the newest child of that chain.
 	local pid=$! deadline=$((SECONDS + 10)) java=""
 	while [[ -z $java ]] && ((SECONDS < deadline)); do
-		java=$(pgrep -n -f -- "-Dfreshbench.log=$log" || true)
+		java=$(pgrep -n -f -- "^java .*-Dfreshbench.log=$log" || true)
 		[[ -n $java ]] || sleep 0.2
 	done
 	[[ -n $java ]] || ss_die "the process for $log did not start (launcher pid $pid)"
