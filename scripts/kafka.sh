@@ -38,6 +38,7 @@ SS_PORT=${FRESHBENCH_KAFKA_PORT:-19092}
 CONTROLLER_PORT=${FRESHBENCH_KAFKA_CONTROLLER_PORT:-19093}
 CONNECT_PORT=${FRESHBENCH_CONNECT_PORT:-18083}
 DEBEZIUM_VERSION=${FRESHBENCH_DEBEZIUM_VERSION:-3.6.0.Final}
+HIBERNATE_AGROAL_VERSION=7.2.19.Final
 KAFKA_HEAP=${FRESHBENCH_KAFKA_HEAP:-256m}
 CONNECT_HEAP=${FRESHBENCH_CONNECT_HEAP:-320m}
 
@@ -75,8 +76,8 @@ fetch() {
 </dependencies></project>
 EOF
 	# Debezium's pom names org.hibernate:hibernate-agroal, a relocation
-	# that is not served; the connection pool it brings is optional
-	# (connection.provider picks Hibernate's own), so it is left out.
+	# whose 7.2.6.Final is not served; the connector needs the class, so
+	# the relocated artifact is named directly, at a later 7.2 patch.
 	cat >"$tmp/debezium.xml" <<EOF
 <project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
 <groupId>freshbench</groupId><artifactId>debezium-jdbc</artifactId><version>1</version><packaging>pom</packaging>
@@ -89,15 +90,19 @@ EOF
 <exclusion><groupId>com.microsoft.sqlserver</groupId><artifactId>mssql-jdbc</artifactId></exclusion>
 <exclusion><groupId>com.oracle.database.jdbc</groupId><artifactId>ojdbc11</artifactId></exclusion>
 </exclusions></dependency>
+<dependency><groupId>org.hibernate.orm</groupId><artifactId>hibernate-agroal</artifactId><version>$HIBERNATE_AGROAL_VERSION</version></dependency>
 </dependencies></project>
 EOF
 	ss_log "fetching Kafka $SS_VERSION and the Debezium JDBC sink $DEBEZIUM_VERSION with Maven"
 	mvn -B -q -Dstyle.color=never -f "$tmp/kafka.xml" org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies \
 		-DincludeScope=runtime "-DoutputDirectory=$tmp/lib" >&2 ||
 		ss_die "Maven could not fetch org.apache.kafka:kafka_2.13:$SS_VERSION"
-	# The worker provides Kafka's own classes to every plugin.
+	# The worker provides Kafka's own classes to every plugin, and Jackson:
+	# Hibernate loads Jackson modules with a ServiceLoader, which finds the
+	# worker's too, and they must be of the same Jackson classes.
 	mvn -B -q -Dstyle.color=never -f "$tmp/debezium.xml" org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies \
-		-DincludeScope=runtime -DexcludeGroupIds=org.apache.kafka "-DoutputDirectory=$tmp/plugins/debezium-jdbc" >&2 ||
+		-DincludeScope=runtime -DexcludeGroupIds=org.apache.kafka -DexcludeArtifactIds=jackson-core,jackson-databind,jackson-annotations \
+		"-DoutputDirectory=$tmp/plugins/debezium-jdbc" >&2 ||
 		ss_die "Maven could not fetch io.debezium:debezium-connector-jdbc:$DEBEZIUM_VERSION"
 	date -u >"$tmp/lib/.complete"
 	date -u >"$tmp/plugins/debezium-jdbc/.complete"

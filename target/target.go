@@ -273,3 +273,11 @@ type Querier interface {
 type Describer interface {
 	Settings() map[string]string
 }
+
+// Piped is implemented by a target whose writes pass through an
+// intermediary before the database (a Kafka topic and its sink): Via
+// names it (credentials removed) and its effective settings, for the
+// results file.
+type Piped interface {
+	Via() (url string, settings map[string]string)
+}
