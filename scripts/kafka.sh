@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
-# kafka.sh start|stop|restart|status|url|connect-url
+# kafka.sh start|stop|restart|status|url|connect-url|pause-broker|resume-broker
 #
 # Runs, on 127.0.0.1, the Kafka-fronted pipeline that freshbench's --via
 # measures: a single Apache Kafka 4 broker in KRaft combined mode (broker
@@ -18,6 +18,9 @@
 #   status       exit 0 when both run, 3 when not
 #   url          the --via URL of the broker, kafka://127.0.0.1:19092
 #   connect-url  the worker's REST API, http://127.0.0.1:18083
+#   pause-broker, resume-broker
+#                freeze the broker (SIGSTOP) and thaw it (SIGCONT): an
+#                outage that keeps its connections open, for the tests
 #
 # Environment (defaults in brackets):
 #   FRESHBENCH_KAFKA_VERSION        [4.3.1]        Kafka (broker and Connect)
@@ -320,8 +323,14 @@ restart) stop && start ;;
 status) status ;;
 url) url ;;
 connect-url) echo "$CONNECT_BASE" ;;
+pause-broker | resume-broker)
+	pid=$(alive "$SS_PIDFILE") || ss_die "the broker is not running"
+	sig=STOP
+	[[ $1 == resume-broker ]] && sig=CONT
+	kill "-$sig" "$pid"
+	;;
 *)
-	echo "usage: $0 start|stop|restart|status|url|connect-url" >&2
+	echo "usage: $0 start|stop|restart|status|url|connect-url|pause-broker|resume-broker" >&2
 	exit 2
 	;;
 esac

@@ -201,42 +201,90 @@ func (k *Kafka) Close() { k.client.Close() }
 // Write produces one record per document and waits until Kafka has
 // acknowledged or failed each: the acknowledged ones are the batch's
 // acknowledged items, the others its failed items, by error kind. When
-// every record failed, the error is returned, as for a request that
+// ctx ends first, the records not answered yet are failed items of kind
+// timeout (Kafka may still take them: then the audit finds them as
+// unexpected, as it does a database write that timed out and landed).
+// When every record failed, the error is returned, as for a request that
 // failed as a whole, so that --write-retries applies.
 func (k *Kafka) Write(ctx context.Context, b target.Batch) (target.WriteResult, error) {
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		res  target.WriteResult
-		last error
-	)
+	t := &tally{pending: len(b.Docs), done: make(chan struct{})}
 	for _, d := range b.Docs {
 		value, err := k.value(b, d)
 		if err != nil {
 			return target.WriteResult{}, err
 		}
-		wg.Add(1)
 		seq := d.Seq
 		k.client.Produce(ctx, &kgo.Record{Key: []byte(d.ID), Value: value}, func(_ *kgo.Record, err error) {
-			defer wg.Done()
-			mu.Lock()
-			defer mu.Unlock()
-			if err == nil {
-				res.Acknowledged++
-				return
-			}
-			res.Failed++
-			res.FailedSeqs = append(res.FailedSeqs, seq)
-			res.AddError(errorKind(err), 1)
-			last = err
+			t.record(seq, err)
 		})
 	}
-	wg.Wait()
+	if len(b.Docs) == 0 {
+		return target.WriteResult{}, nil
+	}
+	select {
+	case <-t.done:
+	case <-ctx.Done():
+	}
+	res, last := t.close(b, ctx.Err())
 	if res.Acknowledged == 0 && res.Failed > 0 {
 		return target.WriteResult{}, fmt.Errorf("kafka %s: produce to %s: %w", k.url, k.topic, last)
 	}
-	slices.Sort(res.FailedSeqs)
 	return res, nil
+}
+
+// tally collects the answers to one batch's records until it is closed;
+// answers after that are too late to count.
+type tally struct {
+	mu      sync.Mutex
+	res     target.WriteResult
+	seen    map[int64]bool // _seq of the records answered
+	pending int
+	closed  bool
+	last    error
+	done    chan struct{}
+}
+
+func (t *tally) record(seq int64, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
+	if t.seen == nil {
+		t.seen = make(map[int64]bool, t.pending)
+	}
+	t.seen[seq] = true
+	if err == nil {
+		t.res.Acknowledged++
+	} else {
+		t.res.Failed++
+		t.res.FailedSeqs = append(t.res.FailedSeqs, seq)
+		t.res.AddError(errorKind(err), 1)
+		t.last = err
+	}
+	if t.pending--; t.pending == 0 {
+		close(t.done)
+	}
+}
+
+// close ends the tally: records of b not answered by now fail with
+// ctxErr.
+func (t *tally) close(b target.Batch, ctxErr error) (target.WriteResult, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = true
+	if t.pending > 0 {
+		for _, d := range b.Docs {
+			if !t.seen[d.Seq] {
+				t.res.Failed++
+				t.res.FailedSeqs = append(t.res.FailedSeqs, d.Seq)
+			}
+		}
+		t.res.AddError(errorKind(ctxErr), t.pending)
+		t.last = ctxErr
+	}
+	slices.Sort(t.res.FailedSeqs)
+	return t.res, t.last
 }
 
 // errorKind names a failed record: Kafka's error code when the broker
