@@ -70,50 +70,74 @@ type Kafka struct {
 	topic    string
 	format   string
 	group    string
-	acks     string
 	url      string // redacted
 	settings target.Settings
 }
 
-// Open parses a kafka:// URL, connects, and creates the topic when it
-// does not exist. A URL or setting the user can fix is an error wrapping
-// target.ErrBadURL or target.ErrBadSetting. writeTimeout bounds how long
-// one record may take to be acknowledged, retries included.
-func Open(ctx context.Context, raw string, writeTimeout time.Duration) (*Kafka, error) {
+// config is what a kafka:// URL says, parsed and checked.
+type config struct {
+	broker, topic, url string // url: redacted
+	settings           target.Settings
+}
+
+// parse checks a kafka:// URL and its settings without connecting. A URL
+// or setting the user can fix is an error wrapping target.ErrBadURL or
+// target.ErrBadSetting.
+func parse(raw string) (config, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "kafka" || u.Host == "" {
-		return nil, fmt.Errorf("%w %q: want kafka://host:port/topic", target.ErrBadURL, redact.URL(raw))
+		return config{}, fmt.Errorf("%w %q: want kafka://host:port/topic", target.ErrBadURL, redact.URL(raw))
 	}
-	topic := strings.TrimPrefix(u.Path, "/")
-	if !validTopic(topic) {
-		return nil, fmt.Errorf("%w %q: the path must be a topic name (letters, digits, '.', '_', '-'; at most 249)", target.ErrBadURL, redact.URL(raw))
+	c := config{broker: u.Host, topic: strings.TrimPrefix(u.Path, "/"), url: redact.URL(raw)}
+	if !validTopic(c.topic) {
+		return config{}, fmt.Errorf("%w %q: the path must be a topic name (letters, digits, '.', '_', '-'; at most 249)", target.ErrBadURL, c.url)
 	}
 	ks := Knobs()
 	q := u.Query()
 	if err := ks.CheckQuery(q); err != nil {
-		return nil, fmt.Errorf("kafka %s: %w", redact.URL(raw), err)
+		return config{}, fmt.Errorf("kafka %s: %w", c.url, err)
 	}
 	set, err := ks.WithQuery(q, nil)
 	if err != nil {
-		return nil, fmt.Errorf("kafka %s: %w", redact.URL(raw), err)
+		return config{}, fmt.Errorf("kafka %s: %w", c.url, err)
 	}
-	settings, err := ks.Resolve(set)
+	if c.settings, err = ks.Resolve(set); err != nil {
+		return config{}, fmt.Errorf("kafka %s: %w", c.url, err)
+	}
+	return c, nil
+}
+
+// Check refuses a kafka:// URL that Open would refuse before connecting.
+func Check(raw string) error {
+	_, err := parse(raw)
+	return err
+}
+
+// Open parses a kafka:// URL (see Check), connects, and creates the topic
+// when it does not exist. writeTimeout bounds how long one record may
+// take to be acknowledged, retries included.
+func Open(ctx context.Context, raw string, writeTimeout time.Duration) (*Kafka, error) {
+	c, err := parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("kafka %s: %w", redact.URL(raw), err)
+		return nil, err
 	}
+	settings := c.settings
 	if writeTimeout <= 0 {
 		writeTimeout = 30 * time.Second
 	}
 	opts := []kgo.Opt{
-		kgo.SeedBrokers(u.Host),
-		kgo.DefaultProduceTopic(topic),
+		kgo.SeedBrokers(c.broker),
+		kgo.DefaultProduceTopic(c.topic),
 		kgo.ProducerLinger(settings["linger"].(time.Duration)),
 		kgo.ProducerBatchCompression(codec(settings["compression"].(string))),
 		// A record that cannot be acknowledged in time fails as an item,
 		// like a timed-out write; franz-go would retry it for ever.
 		kgo.RecordDeliveryTimeout(writeTimeout),
+		// A topic created a moment ago is unknown to the client until its
+		// metadata is refreshed, which by default waits 5 s.
+		kgo.MetadataMinAge(250 * time.Millisecond),
 	}
-	switch acks := settings["acks"].(string); acks {
+	switch settings["acks"].(string) {
 	case "all":
 		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
 	case "1":
@@ -123,12 +147,12 @@ func Open(ctx context.Context, raw string, writeTimeout time.Duration) (*Kafka, 
 	}
 	client, err := kgo.NewClient(opts...)
 	if err != nil {
-		return nil, fmt.Errorf("kafka %s: %w", redact.URL(raw), err)
+		return nil, fmt.Errorf("kafka %s: %w", c.url, err)
 	}
 	k := &Kafka{
-		client: client, admin: kadm.NewClient(client), topic: topic,
-		format: settings["format"].(string), group: settings["group"].(string), acks: settings["acks"].(string),
-		url: redact.URL(raw), settings: settings,
+		client: client, admin: kadm.NewClient(client), topic: c.topic,
+		format: settings["format"].(string), group: settings["group"].(string),
+		url: c.url, settings: settings,
 	}
 	if err := k.ensureTopic(ctx, settings["partitions"].(int)); err != nil {
 		client.Close()
@@ -188,7 +212,23 @@ func (k *Kafka) ensureTopic(ctx context.Context, partitions int) error {
 	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		return fmt.Errorf("kafka %s: create topic %s: %w", k.url, k.topic, err)
 	}
-	return nil
+	// A new topic takes a moment to reach the brokers' metadata; until
+	// then its offsets are unknown, and the account would fail.
+	for {
+		topics, err := k.admin.ListTopics(ctx, k.topic)
+		if err == nil {
+			if t, ok := topics[k.topic]; ok && t.Err == nil && len(t.Partitions) == partitions && t.Partitions.NumReplicas() > 0 {
+				if _, err = k.endOffsets(ctx); err == nil {
+					return nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("kafka %s: topic %s created but not ready: %w", k.url, k.topic, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // Topic is the topic the events go to.
@@ -355,25 +395,30 @@ func appendJSONString(buf, s []byte) []byte {
 	return append(buf, '"')
 }
 
+// endOffsets returns the offset after the last record of each partition
+// of the topic.
+func (k *Kafka) endOffsets(ctx context.Context) (map[int32]int64, error) {
+	listed, err := k.admin.ListEndOffsets(ctx, k.topic)
+	if err == nil {
+		err = listed.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kafka %s: end offsets of %s: %w", k.url, k.topic, err)
+	}
+	ends := map[int32]int64{}
+	listed.Each(func(o kadm.ListedOffset) { ends[o.Partition] = o.Offset })
+	return ends, nil
+}
+
 // Account is Kafka's own account of the topic: its end offsets and the
 // committed offsets of the sink's consumer group (the group setting), or
 // of every group that committed offsets on the topic.
 func (k *Kafka) Account(ctx context.Context) (*results.KafkaAccount, error) {
-	ends, err := k.admin.ListEndOffsets(ctx, k.topic)
+	ends, err := k.endOffsets(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("kafka %s: end offsets of %s: %w", k.url, k.topic, err)
+		return nil, err
 	}
-	a := &results.KafkaAccount{Topic: k.topic, EndOffsets: map[int32]int64{}}
-	var firstErr error
-	ends.Each(func(o kadm.ListedOffset) {
-		if o.Err != nil && firstErr == nil {
-			firstErr = o.Err
-		}
-		a.EndOffsets[o.Partition] = o.Offset
-	})
-	if firstErr != nil {
-		return nil, fmt.Errorf("kafka %s: end offsets of %s: %w", k.url, k.topic, firstErr)
-	}
+	a := &results.KafkaAccount{Topic: k.topic, EndOffsets: ends}
 	groups := []string{k.group}
 	if k.group == "" {
 		listed, err := k.admin.ListGroups(ctx)

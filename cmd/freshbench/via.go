@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/via"
 )
@@ -39,9 +38,8 @@ func (f *targetFlags) checkVia() error {
 	if f.via == "" {
 		return nil
 	}
-	u, err := url.Parse(f.via)
-	if err != nil || u.Scheme != "kafka" {
-		return usagef("--via %s: want kafka://host:port/topic", redact.URL(f.via))
+	if err := via.Check(f.via); err != nil {
+		return usagef("--via: %v", err)
 	}
 	if t, err := url.Parse(f.url); err == nil && inProcess[t.Scheme] {
 		return usagef("--via: a %s:// target lives inside freshbench, where no sink can write; give a database's URL as --target", t.Scheme)
