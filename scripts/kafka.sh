@@ -274,7 +274,10 @@ start() {
 	echo "kafka $SS_VERSION running (pid $(alive "$SS_PIDFILE")) at $(url), connect (pid $(alive "$CONNECT_PIDFILE")) at $CONNECT_BASE, ready after $((SECONDS - t0))s"
 }
 
-# stop_one NAME PIDFILE: TERM, then KILL after 30 s.
+# stop_one NAME PIDFILE [LOG DONE]: TERM, then KILL after 30 s, or 3 s
+# after the process has logged DONE in LOG (its shutdown is complete).
+# A broker that was frozen and thawed (pause-broker) logs the end of its
+# shutdown and then does not exit; its state is throwaway.
 stop_one() {
 	local pid
 	if ! pid=$(alive "$2"); then
@@ -283,10 +286,16 @@ stop_one() {
 		return 0
 	fi
 	kill -TERM "$pid"
-	local deadline=$((SECONDS + 30))
+	local deadline=$((SECONDS + 30)) done_at=""
 	while kill -0 "$pid" 2>/dev/null; do
+		if [[ -z $done_at && -n ${4:-} ]] && grep -q -- "$4" "$3" 2>/dev/null; then
+			done_at=$SECONDS
+			deadline=$((SECONDS + 3))
+		fi
 		if ((SECONDS >= deadline)); then
-			ss_log "$1 (pid $pid) still alive after 30s; sending SIGKILL"
+			local when="after 30s"
+			[[ -z $done_at ]] || when="3s after its shutdown completed"
+			ss_log "$1 (pid $pid) still alive $when; sending SIGKILL"
 			kill -KILL "$pid" 2>/dev/null || true
 			break
 		fi
@@ -298,7 +307,7 @@ stop_one() {
 
 stop() {
 	stop_one connect "$CONNECT_PIDFILE"
-	stop_one kafka "$SS_PIDFILE"
+	stop_one kafka "$SS_PIDFILE" "$SS_STATE/logs/server.log" 'App info kafka.server for 1 unregistered'
 }
 
 status() {

@@ -231,9 +231,6 @@ func (k *Kafka) ensureTopic(ctx context.Context, partitions int) error {
 	}
 }
 
-// Topic is the topic the events go to.
-func (k *Kafka) Topic() string { return k.topic }
-
 // Close flushes nothing (every Write waited for its records) and
 // disconnects.
 func (k *Kafka) Close() { k.client.Close() }
@@ -249,12 +246,8 @@ func (k *Kafka) Close() { k.client.Close() }
 func (k *Kafka) Write(ctx context.Context, b target.Batch) (target.WriteResult, error) {
 	t := &tally{pending: len(b.Docs), done: make(chan struct{})}
 	for _, d := range b.Docs {
-		value, err := k.value(b, d)
-		if err != nil {
-			return target.WriteResult{}, err
-		}
 		seq := d.Seq
-		k.client.Produce(ctx, &kgo.Record{Key: []byte(d.ID), Value: value}, func(_ *kgo.Record, err error) {
+		k.client.Produce(ctx, &kgo.Record{Key: []byte(d.ID), Value: k.value(b, d)}, func(_ *kgo.Record, err error) {
 			t.record(seq, err)
 		})
 	}
@@ -267,10 +260,21 @@ func (k *Kafka) Write(ctx context.Context, b target.Batch) (target.WriteResult, 
 	}
 	res, last := t.close(b, ctx.Err())
 	if res.Acknowledged == 0 && res.Failed > 0 {
-		return target.WriteResult{}, fmt.Errorf("kafka %s: produce to %s: %w", k.url, k.topic, last)
+		return target.WriteResult{}, &produceError{msg: fmt.Sprintf("kafka %s: produce to %s", k.url, k.topic), err: last}
 	}
 	return res, nil
 }
+
+// produceError is a write of which Kafka acknowledged no record; its kind
+// is that of the last record's failure.
+type produceError struct {
+	msg string
+	err error
+}
+
+func (e *produceError) Error() string { return e.msg + ": " + e.err.Error() }
+func (e *produceError) Unwrap() error { return e.err }
+func (e *produceError) Kind() string  { return errorKind(e.err) }
 
 // tally collects the answers to one batch's records until it is closed;
 // answers after that are too late to count.
@@ -343,9 +347,9 @@ func errorKind(err error) string {
 }
 
 // value is the record value of d in the via's format.
-func (k *Kafka) value(b target.Batch, d target.Document) ([]byte, error) {
+func (k *Kafka) value(b target.Batch, d target.Document) []byte {
 	if k.format == FormatDocument {
-		return d.JSON, nil
+		return d.JSON
 	}
 	gen := d.Generator
 	if gen == "" {
@@ -366,7 +370,7 @@ func (k *Kafka) value(b target.Batch, d target.Document) ([]byte, error) {
 	buf = strconv.AppendInt(buf, d.Seq, 10)
 	buf = append(buf, `,"doc":`...)
 	buf = appendJSONString(buf, d.JSON)
-	return append(buf, `}}`...), nil
+	return append(buf, `}}`...)
 }
 
 const rowSchema = `{"type":"struct","optional":false,"fields":[` +
