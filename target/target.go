@@ -281,3 +281,11 @@ type Describer interface {
 type Piped interface {
 	Via() (url string, settings map[string]string)
 }
+
+// Backlogged is implemented by a target whose writes pass through an
+// intermediary: Backlog is how many acknowledged events it holds that its
+// sink has not taken yet, as the intermediary itself reports it (a Kafka
+// sink's consumer lag). A run samples it once a second into its series.
+type Backlogged interface {
+	Backlog(ctx context.Context) (int64, error)
+}

@@ -500,6 +500,27 @@ func (p *pipeline) Via() (string, map[string]string) {
 	return p.kafka.url, p.kafka.settings.Text()
 }
 
+// Backlog is the consumer lag of the sink: of its group, or the largest
+// of the groups on the topic; every record when none committed yet.
+func (p *pipeline) Backlog(ctx context.Context) (int64, error) {
+	a, err := p.kafka.Account(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if len(a.Groups) == 0 {
+		var n int64
+		for _, o := range a.EndOffsets {
+			n += o
+		}
+		return n, nil
+	}
+	var most int64
+	for _, g := range a.Groups {
+		most = max(most, g.Lag)
+	}
+	return most, nil
+}
+
 func (p *pipeline) ServerAccount(ctx context.Context) (results.ServerAccount, error) {
 	var a results.ServerAccount
 	if r, ok := p.Target.(target.AccountReporter); ok {
