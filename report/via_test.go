@@ -41,3 +41,20 @@ func TestConsoleVia(t *testing.T) {
 		t.Error("the via's password is in the output")
 	}
 }
+
+// The HTML report of a run --via draws the backlog; that of direct writes
+// does not.
+func TestBacklogChart(t *testing.T) {
+	res := runResult(2000, 1)
+	if strings.Contains(render(t, res), "Backlog in Kafka") {
+		t.Error("a run of direct writes has a backlog chart")
+	}
+	res.Config.Via = "kafka://127.0.0.1:19092/t"
+	res.Series[3].Backlog = 2500
+	page := render(t, res)
+	for _, want := range []string{"Backlog in Kafka over time", "consumer lag up to 2500 records"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("HTML lacks %q", want)
+		}
+	}
+}

@@ -34,6 +34,7 @@ type htmlView struct {
 	Throughput   chartView
 	WriteLatency chartView
 	Freshness    chartView
+	Backlog      *chartView // runs --via only
 	Percentiles  []chartView
 	Latencies    []latencyRow
 	Endpoints    []endpointCells
@@ -136,6 +137,7 @@ func buildView(res *results.Result) *htmlView {
 	v.Throughput = throughputChart(detail)
 	v.WriteLatency = writeLatencyChart(detail)
 	v.Freshness = freshnessChart(detail)
+	v.Backlog = backlogChart(detail)
 	measured := detail.Phase(results.PhaseMeasured)
 	var writeH, serviceH, latenessH *stats.Histogram
 	if measured != nil {
