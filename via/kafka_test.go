@@ -205,6 +205,36 @@ func TestWriteAndAccount(t *testing.T) {
 	}
 }
 
+// Every acks setting and compression codec produces and is acknowledged
+// as Kafka answers it (acks=0: once sent).
+func TestWriteSettings(t *testing.T) {
+	base := brokerURL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, q := range []string{"acks=0", "acks=1", "acks=all&compression=gzip", "compression=snappy", "compression=zstd&format=row"} {
+		k := open(t, base+"/"+topicName("settings")+"?"+q, 10*time.Second)
+		res, err := k.Write(ctx, batch("g", 0, 20))
+		if err != nil || res.Acknowledged != 20 {
+			t.Errorf("%s: %+v, %v; want 20 acknowledged", q, res, err)
+		}
+		a, err := k.Account(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// acks=0 is not waited for: the records reach the log a moment
+		// later.
+		for deadline := time.Now().Add(10 * time.Second); a.EndOffsets[0] < 20 && time.Now().Before(deadline); {
+			time.Sleep(100 * time.Millisecond)
+			if a, err = k.Account(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if a.EndOffsets[0] != 20 {
+			t.Errorf("%s: end offsets %v, want 20 records", q, a.EndOffsets)
+		}
+	}
+}
+
 // A frozen broker fails the records it does not acknowledge within the
 // write's time, and the batch still accounts for every one of them.
 func TestWriteBrokerFrozen(t *testing.T) {

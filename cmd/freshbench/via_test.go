@@ -77,3 +77,31 @@ func TestRunVia(t *testing.T) {
 		t.Errorf("completeness %+v: no sink, so want all %d missing\n%s", res.Completeness[0], acked, stdout)
 	}
 }
+
+// The query workload runs beside an ingest --via: the events go to Kafka,
+// the queries to the database.
+func TestQueryVia(t *testing.T) {
+	broker := os.Getenv("FRESHBENCH_TEST_KAFKA_URL")
+	if broker == "" {
+		if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
+			t.Fatal("FRESHBENCH_TEST_KAFKA_URL is not set: start scripts/kafka.sh and set it to $(scripts/kafka.sh url)")
+		}
+		t.Skip("FRESHBENCH_TEST_KAFKA_URL is not set (scripts/kafka.sh url)")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "q.json")
+	topic := fmt.Sprintf("fb-cmd-query-via-%d", time.Now().UnixNano()%1e9)
+	code, _, stderr := freshbench(t, "query", "--data-dir", filepath.Join(dir, "data"), "--rate", "100", "--qps", "5",
+		"--duration", "2s", "--warmup", "0s", "--drain", "1s", "--metrics-addr", "127.0.0.1:0",
+		"--via", strings.TrimSuffix(broker, "/")+"/"+topic, "--out", out, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	res, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Config.Via == "" || res.Queries == nil || res.Summary.EventsAcked == 0 {
+		t.Errorf("via %q, queries %v, %d acknowledged: want the queries beside an ingest through Kafka", res.Config.Via, res.Queries != nil, res.Summary.EventsAcked)
+	}
+}
