@@ -52,7 +52,7 @@ func TestBacklogChart(t *testing.T) {
 	res.Config.Via = "kafka://127.0.0.1:19092/t"
 	res.Series[3].Backlog = 2500
 	page := render(t, res)
-	for _, want := range []string{"Backlog in Kafka over time", "consumer lag up to 2500 records"} {
+	for _, want := range []string{"Backlog in Kafka over time", "consumer lag up to 2500 records", "kafka://127.0.0.1:19092/t"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("HTML lacks %q", want)
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 )
@@ -252,6 +253,12 @@ func headerFacts(res *results.Result) []fact {
 		{"in-flight", strconv.Itoa(c.MaxInflight)},
 		{"poll", ms(c.PollIntervalS*1000) + " ms"},
 	}...)
+	if c.Via != "" {
+		facts = append(facts, fact{"via", redact.URL(c.Via)})
+		for _, k := range slices.Sorted(maps.Keys(c.ViaSettings)) {
+			facts = append(facts, fact{"via " + k, c.ViaSettings[k]})
+		}
+	}
 	return append(facts, targetSettingFacts(c, "")...)
 }
 
