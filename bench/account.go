@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 )
 
@@ -85,5 +86,31 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 		return true
 	case <-ctx.Done():
 		return false
+	}
+}
+
+// sampleBacklog records, once a second until ctx ends, the backlog of the
+// intermediary of a target that has one (a run --via). A failed sample is
+// left out: the backlog is the intermediary's account, and the run does
+// not depend on it.
+func sampleBacklog(ctx context.Context, tgt target.Target, series *stats.Series) {
+	b, ok := tgt.(target.Backlogged)
+	if !ok {
+		return
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		sctx, cancel := context.WithTimeout(ctx, accountTimeout)
+		n, err := b.Backlog(sctx)
+		cancel()
+		if err == nil {
+			series.Backlog(time.Now(), n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
 	}
 }

@@ -222,6 +222,9 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	}
 	polls.Add(1)
 	go func() { defer polls.Done(); probes.Run(visCtx) }()
+	// The backlog is sampled while events stream in, as the freshness is.
+	polls.Add(1)
+	go func() { defer polls.Done(); sampleBacklog(freshCtx, tgt, series) }()
 
 	queries := make([]*results.Queries, len(loads))
 	var queried sync.WaitGroup

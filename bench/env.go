@@ -29,6 +29,8 @@ type Description struct {
 	Tool           results.Tool
 	Environment    results.Environment
 	TargetSettings map[string]string
+	Via            string // see results.Config
+	ViaSettings    map[string]string
 	// Ceilings, when looked for, is this machine's calibration: each
 	// result with an ingest records the share of it it used.
 	Ceilings Ceilings
@@ -50,6 +52,9 @@ func Describe(ctx context.Context, command string, tgt target.Target, rawURL str
 	if s, ok := tgt.(target.Describer); ok {
 		d.TargetSettings = s.Settings()
 	}
+	if p, ok := tgt.(target.Piped); ok {
+		d.Via, d.ViaSettings = p.Via()
+	}
 	if u, err := url.Parse(rawURL); err == nil {
 		d.Environment.Target = u.Scheme
 	}
@@ -68,5 +73,6 @@ func (d Description) Apply(res *results.Result) {
 	res.Command, res.Tool, res.Environment = d.Command, d.Tool, d.Environment
 	res.Config.TargetSettings = d.TargetSettings
 	res.Workload = d.Workload
+	res.Config.Via, res.Config.ViaSettings = d.Via, d.ViaSettings
 	d.Ceilings.Apply(res, d.Environment)
 }

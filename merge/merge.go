@@ -214,6 +214,19 @@ var mustAgree = []setting{
 		}
 		return strconv.Quote(strings.Join(kv, ","))
 	}},
+	// Events that passed through Kafka and its sink are of another
+	// measurement than direct writes, or writes with other producer
+	// settings (the broker's address may differ).
+	{"via settings", func(r *results.Result) string {
+		if r.Config.Via == "" {
+			return "none (direct writes)"
+		}
+		var kv []string
+		for _, k := range slices.Sorted(maps.Keys(r.Config.ViaSettings)) {
+			kv = append(kv, k+"="+r.Config.ViaSettings[k])
+		}
+		return strconv.Quote(strings.Join(kv, ","))
+	}},
 	{"query mode", queryField(func(q *results.Queries) string { return q.Mode })},
 	{"mix", queryField(func(q *results.Queries) string { return q.Mix })},
 	{"limit", queryField(func(q *results.Queries) string { return strconv.Itoa(q.Limit) })},

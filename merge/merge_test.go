@@ -377,6 +377,9 @@ func TestMergeRefusesDifferences(t *testing.T) {
 	}{
 		{"batch size", func(r *results.Result) { r.Config.BatchSize = 100 }, []string{"batch size differs: 10 in ", "instance-0.json", ", 100 in ", "instance-2.json"}},
 		{"target setting", func(r *results.Result) { r.Config.TargetSettings["table"] = "other" }, []string{`target settings differs: "table=events" in `, `"table=other" in `}},
+		{"via", func(r *results.Result) {
+			r.Config.Via, r.Config.ViaSettings = "kafka://127.0.0.1:19092/t", map[string]string{"acks": "all"}
+		}, []string{`via settings differs: none (direct writes) in `, `"acks=all" in `}},
 		{"experiment", func(r *results.Result) { r.Experiment.Name = "other" }, []string{`experiment name differs: "exp" in `, `"other" in `}},
 		{"instance count", func(r *results.Result) { r.Experiment.Instances = 4 }, []string{"instances differs: 3 in ", "4 in "}},
 		{"start", func(r *results.Result) { r.Experiment.StartAt = base.Add(time.Second) }, []string{"start differs: 2026-11-23T10:00:00Z in ", "2026-11-23T10:00:01Z in "}},

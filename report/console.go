@@ -94,6 +94,7 @@ func Console(w io.Writer, r *results.Result) {
 	default:
 		fmt.Fprintf(w, "completeness%s: not audited (run ended early)\n", on)
 	}
+	consoleVia(w, r)
 	if c := r.DriverCPU; c != nil {
 		fmt.Fprintf(w, "driver: %.1f s CPU over %.1f s (%.0f%% of one core of %d)\n", c.Seconds, c.WallS, c.CorePercent, r.Environment.Cores)
 	}

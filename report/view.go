@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 )
@@ -34,6 +35,7 @@ type htmlView struct {
 	Throughput   chartView
 	WriteLatency chartView
 	Freshness    chartView
+	Backlog      *chartView // runs --via only
 	Percentiles  []chartView
 	Latencies    []latencyRow
 	Endpoints    []endpointCells
@@ -136,6 +138,7 @@ func buildView(res *results.Result) *htmlView {
 	v.Throughput = throughputChart(detail)
 	v.WriteLatency = writeLatencyChart(detail)
 	v.Freshness = freshnessChart(detail)
+	v.Backlog = backlogChart(detail)
 	measured := detail.Phase(results.PhaseMeasured)
 	var writeH, serviceH, latenessH *stats.Histogram
 	if measured != nil {
@@ -260,6 +263,12 @@ func setupFacts(res *results.Result) []fact {
 		{"in-flight", strconv.Itoa(c.MaxInflight)},
 		{"poll", ms(c.PollIntervalS*1000) + " ms"},
 	}...)
+	if c.Via != "" {
+		facts = append(facts, fact{"via", redact.URL(c.Via)})
+		for _, k := range slices.Sorted(maps.Keys(c.ViaSettings)) {
+			facts = append(facts, fact{"via " + k, c.ViaSettings[k]})
+		}
+	}
 	return append(facts, targetSettingFacts(c, "")...)
 }
 

@@ -15,6 +15,32 @@ type ServerAccount struct {
 	Copies    []CopyAccount     `json:"copies,omitempty"`
 	Standbys  []StandbyAccount  `json:"standbys,omitempty"`
 	WALTables []WALTableAccount `json:"wal_tables,omitempty"`
+	// Kafka is the account of the Kafka topic the events passed through
+	// on their way to the database (a run --via kafka://…); nil otherwise.
+	Kafka *KafkaAccount `json:"kafka,omitempty"`
+}
+
+// KafkaAccount is Kafka's own account of a topic and of the consumer
+// groups that sink it into the database: per partition, the end offset
+// (records the broker holds) and each group's committed offset. A
+// group's lag is how many records it has not committed yet: records in
+// the pipeline, not yet known to be in the database. A sink commits
+// after it has written, on its own schedule (Kafka Connect: every
+// offset.flush.interval.ms), so the lag counts written records until the
+// next commit too.
+type KafkaAccount struct {
+	Topic      string          `json:"topic"`
+	EndOffsets map[int32]int64 `json:"end_offsets"` // by partition
+	Groups     []KafkaGroupLag `json:"groups,omitempty"`
+}
+
+// KafkaGroupLag is one consumer group's position on the topic.
+type KafkaGroupLag struct {
+	Group string `json:"group"`
+	// Committed is the group's committed offset by partition; a
+	// partition it never committed is absent (its lag counts from 0).
+	Committed map[int32]int64 `json:"committed"`
+	Lag       int64           `json:"lag"` // records not committed, over every partition
 }
 
 // WALTableAccount is one row of QuestDB's wal_tables(): a table whose

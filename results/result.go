@@ -200,6 +200,11 @@ type Config struct {
 	PollIntervalS  float64           `json:"poll_interval_s"`
 	DrainS         float64           `json:"drain_s"`
 	TargetSettings map[string]string `json:"target_settings,omitempty"`
+	// Via is the intermediary the events passed through on their way to
+	// the target (kafka://host:port/topic, credentials removed), and
+	// ViaSettings its effective settings; empty for direct writes.
+	Via         string            `json:"via,omitempty"`
+	ViaSettings map[string]string `json:"via_settings,omitempty"`
 }
 
 // Summary holds the headline figures of the measured phase, every one of

@@ -37,9 +37,14 @@ type Point struct {
 	// FreshnessLagMinMs is the smallest freshness lag sampled in the
 	// interval: right after a refresh, the floor of a refresh sawtooth,
 	// which the sustainability rule follows.
-	FreshnessLagMinMs float64       `json:"freshness_lag_min_ms"`
-	writeSum          time.Duration // of the latencies recorded in writeLat
-	writeN            int64
+	FreshnessLagMinMs float64 `json:"freshness_lag_min_ms"`
+	// Backlog is the largest number of events the intermediary of a run
+	// --via held, acknowledged but not yet taken by the sink (Kafka: the
+	// sink's consumer lag), as it reported in the interval; sampled once
+	// a second.
+	Backlog  int64         `json:"backlog,omitempty"`
+	writeSum time.Duration // of the latencies recorded in writeLat
+	writeN   int64
 }
 
 // AddCounts adds q's counts to p, keeps the larger of their largest
@@ -60,6 +65,7 @@ func (p *Point) AddCounts(q *Point) {
 		p.FreshnessLagMinMs = q.FreshnessLagMinMs
 	}
 	p.FreshnessN += q.FreshnessN
+	p.Backlog = max(p.Backlog, q.Backlog)
 	p.QueryCount += q.QueryCount
 	p.QueryErrors += q.QueryErrors
 }
@@ -188,6 +194,14 @@ func (s *Series) Freshness(t time.Time, lag time.Duration) {
 	}
 	p.FreshnessLagMs = max(p.FreshnessLagMs, ms)
 	p.FreshnessN++
+}
+
+// Backlog records one sample of the intermediary's backlog at t.
+func (s *Series) Backlog(t time.Time, events int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.at(t)
+	p.Backlog = max(p.Backlog, events)
 }
 
 // Query records one finished query at t.

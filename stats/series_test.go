@@ -3,6 +3,7 @@ package stats
 import (
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 )
@@ -79,5 +80,23 @@ func TestSeriesLatencyFiguresSurviveCompaction(t *testing.T) {
 			t.Errorf("point %d: write p99 %g max %g, query p99 %g; want %g, %g, %g",
 				k, p.WriteP99Ms, p.WriteMaxMs, p.QueryP99Ms, w.P99Ms, w.MaxMs, q.P99Ms)
 		}
+	}
+}
+
+// An interval keeps the largest backlog sampled in it, also when
+// coarsening merges intervals.
+func TestSeriesBacklogKeepsTheLargest(t *testing.T) {
+	start := time.Unix(0, 0)
+	s := NewSeries(start, 4)
+	for i, n := range []int64{10, 500, 30, 0, 7, 2000, 40, 1} {
+		s.Backlog(start.Add(time.Duration(i)*time.Second+time.Millisecond), n)
+		s.Backlog(start.Add(time.Duration(i)*time.Second+2*time.Millisecond), n/2)
+	}
+	var got []int64
+	for _, p := range s.Points() {
+		got = append(got, p.Backlog)
+	}
+	if want := []int64{500, 30, 2000, 40}; !slices.Equal(got, want) {
+		t.Errorf("backlog per 2 s interval %v, want %v", got, want)
 	}
 }

@@ -273,3 +273,19 @@ type Querier interface {
 type Describer interface {
 	Settings() map[string]string
 }
+
+// Piped is implemented by a target whose writes pass through an
+// intermediary before the database (a Kafka topic and its sink): Via
+// names it (credentials removed) and its effective settings, for the
+// results file.
+type Piped interface {
+	Via() (url string, settings map[string]string)
+}
+
+// Backlogged is implemented by a target whose writes pass through an
+// intermediary: Backlog is how many acknowledged events it holds that its
+// sink has not taken yet, as the intermediary itself reports it (a Kafka
+// sink's consumer lag). A run samples it once a second into its series.
+type Backlogged interface {
+	Backlog(ctx context.Context) (int64, error)
+}

@@ -17,6 +17,7 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	fs := newFlagSet("peak")
 	tf := addTargetFlags(fs)
 	addReadFlags(fs, tf)
+	addViaFlag(fs, tf)
 	lf := addStreamFlags(fs)
 	fs.StringVar(&lf.rate, "start", "1000", "rate of the first step over all generators: events/s (2000) or bytes/s (10MB/s; MB = 10^6 bytes)")
 	step := fs.String("step", "", "rate increase from one step to the next: an increment in the unit of --start (1000, 10MB/s) or a factor (x1.5); default: the --start rate")
@@ -42,6 +43,9 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	defer func() { err = wf.locate(err) }()
 	reads, err := tf.readEndpoints()
 	if err != nil {
+		return err
+	}
+	if err := tf.checkVia(); err != nil {
 		return err
 	}
 	ceilings, err := loadCeilings(*calibration, stderr)

@@ -115,6 +115,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	fs := newFlagSet("query")
 	tf := addTargetFlags(fs)
 	addReadFlags(fs, tf)
+	addViaFlag(fs, tf)
 	lf := addLoadFlags(fs)
 	qf := addQueryFlags(fs)
 	ef := addExperimentFlags(fs)
@@ -177,6 +178,12 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			runCfg.Progress = progressPrinter(stderr)
 		}
 		qr.Ingest = &runCfg
+	}
+	if err := tf.checkVia(); err != nil {
+		return err
+	}
+	if tf.via != "" && qr.Ingest == nil {
+		return usagef("--via: only an ingest's events pass through Kafka; give --rate too, or leave --via out")
 	}
 	// Only an ingest has a share of the driver ceiling to record.
 	var ceilings bench.Ceilings

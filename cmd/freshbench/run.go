@@ -50,6 +50,7 @@ type targetFlags struct {
 	settings             settings
 	requestTimeout       time.Duration
 	reads                readFlags // --read-endpoint, on the measuring commands
+	via                  string    // --via, on the measuring commands
 }
 
 func addTargetFlags(fs *flag.FlagSet) *targetFlags {
@@ -108,7 +109,12 @@ func (f *targetFlags) open(ctx context.Context) (target.Target, string, error) {
 		}
 		return nil, "", fail(fmt.Errorf("set up %s: %w", redact.URL(raw), err))
 	}
-	return tgt, raw, nil
+	piped, err := f.pipe(ctx, tgt)
+	if err != nil {
+		tgt.Close()
+		return nil, "", err
+	}
+	return piped, raw, nil
 }
 
 // options are what the target and the read endpoints are opened with.
@@ -203,6 +209,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	fs := newFlagSet("run")
 	tf := addTargetFlags(fs)
 	addReadFlags(fs, tf)
+	addViaFlag(fs, tf)
 	lf := addLoadFlags(fs)
 	ef := addExperimentFlags(fs)
 	lv := addLevelsFlags(fs, "target rates measured in turn instead of one --rate, each by --trials trials after --warmup-trials warm-up trials: events/s or bytes/s, all in one unit, e.g. 1000,2000,4000 or 5MB/s,10MB/s")
@@ -222,6 +229,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	defer func() { err = wf.locate(err) }()
 	reads, err := tf.readEndpoints()
 	if err != nil {
+		return err
+	}
+	if err := tf.checkVia(); err != nil {
 		return err
 	}
 	ceilings, err := loadCeilings(*calibration, stderr)

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/freshbench/freshbench/results"
+)
+
+// A --via that cannot be used is refused before anything runs, on every
+// command that takes one.
+func TestViaBadInput(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	data := filepath.Join(dir, "data")
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"not kafka", shortRun("--data-dir", data, "--via", "http://127.0.0.1:9/t", "--out", out), "want kafka://host:port/topic"},
+		{"no topic", shortRun("--data-dir", data, "--via", "kafka://127.0.0.1:9", "--out", out), "the path must be a topic name"},
+		{"unknown setting", shortRun("--data-dir", data, "--via", "kafka://127.0.0.1:9/t?ack=all", "--out", out), `query parameter "ack": the URL takes acks, compression, format, group, linger, partitions`},
+		{"bad value", shortRun("--data-dir", data, "--via", "kafka://127.0.0.1:9/t?compression=brotli", "--out", out), "compression=\"brotli\""},
+		{"in-process target", shortRun("--target", "sim://", "--via", "kafka://127.0.0.1:9/t", "--out", out), "a sim:// target lives inside freshbench"},
+		{"peak", []string{"peak", "--target", "discard://", "--via", "kafka://127.0.0.1:9/t", "--out", out}, "a discard:// target lives inside freshbench"},
+		{"query without an ingest", []string{"query", "--target", "postgres://127.0.0.1:9/db", "--qps", "10", "--via", "kafka://127.0.0.1:9/t", "--out", out},
+			"--via: only an ingest's events pass through Kafka; give --rate too"},
+	} {
+		t.Run(c.name, func(t *testing.T) { wantUsageError(t, c.args, c.want) })
+	}
+	if _, err := os.Stat(data); err == nil {
+		t.Error("a refused --via still created the database in --data-dir")
+	}
+}
+
+// A run --via a real broker writes every event to the topic, records the
+// via and its settings, and Kafka's account of the topic. No sink writes
+// the topic into this SQLite database, so its audit finds every event
+// missing: the figures are the database's, not Kafka's.
+func TestRunVia(t *testing.T) {
+	broker := os.Getenv("FRESHBENCH_TEST_KAFKA_URL")
+	if broker == "" {
+		if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
+			t.Fatal("FRESHBENCH_TEST_KAFKA_URL is not set: start scripts/kafka.sh and set it to $(scripts/kafka.sh url)")
+		}
+		t.Skip("FRESHBENCH_TEST_KAFKA_URL is not set (scripts/kafka.sh url)")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	topic := fmt.Sprintf("fb-cmd-via-%d", time.Now().UnixNano()%1e9)
+	code, stdout, stderr := freshbench(t, shortRun("--data-dir", filepath.Join(dir, "data"), "--rate", "200", "--drain", "1s",
+		"--via", strings.TrimSuffix(broker, "/")+"/"+topic+"?linger=1ms&partitions=2", "--out", out, "--quiet")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	res, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	if s.EventsAcked == 0 || s.EventsFailed != 0 || s.EventsDue != s.EventsAcked+s.EventsFailed+s.EventsUnsent {
+		t.Errorf("due %d, acknowledged %d, failed %d, unsent %d: want every event acknowledged by Kafka", s.EventsDue, s.EventsAcked, s.EventsFailed, s.EventsUnsent)
+	}
+	if !strings.HasSuffix(res.Config.Via, "/"+topic+"?linger=1ms&partitions=2") || res.Config.ViaSettings["partitions"] != "2" || res.Config.ViaSettings["acks"] != "all" {
+		t.Errorf("via %q %v", res.Config.Via, res.Config.ViaSettings)
+	}
+	a := res.ServerAccount
+	if a == nil || a.End == nil || a.End.Kafka == nil || len(a.End.Kafka.EndOffsets) != 2 {
+		t.Fatalf("server account %+v: want Kafka's, with 2 partitions", a)
+	}
+	if acked := s.EventsAcked + res.Phase(results.PhaseWarmup).Acked; res.Completeness[0].Missing != acked {
+		t.Errorf("completeness %+v: no sink, so want all %d missing\n%s", res.Completeness[0], acked, stdout)
+	}
+}
+
+// The query workload runs beside an ingest --via: the events go to Kafka,
+// the queries to the database.
+func TestQueryVia(t *testing.T) {
+	broker := os.Getenv("FRESHBENCH_TEST_KAFKA_URL")
+	if broker == "" {
+		if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
+			t.Fatal("FRESHBENCH_TEST_KAFKA_URL is not set: start scripts/kafka.sh and set it to $(scripts/kafka.sh url)")
+		}
+		t.Skip("FRESHBENCH_TEST_KAFKA_URL is not set (scripts/kafka.sh url)")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "q.json")
+	topic := fmt.Sprintf("fb-cmd-query-via-%d", time.Now().UnixNano()%1e9)
+	code, _, stderr := freshbench(t, "query", "--data-dir", filepath.Join(dir, "data"), "--rate", "100", "--qps", "5",
+		"--duration", "2s", "--warmup", "0s", "--drain", "1s", "--metrics-addr", "127.0.0.1:0",
+		"--via", strings.TrimSuffix(broker, "/")+"/"+topic, "--out", out, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	res, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Config.Via == "" || res.Queries == nil || res.Summary.EventsAcked == 0 {
+		t.Errorf("via %q, queries %v, %d acknowledged: want the queries beside an ingest through Kafka", res.Config.Via, res.Queries != nil, res.Summary.EventsAcked)
+	}
+}

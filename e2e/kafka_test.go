@@ -1,0 +1,323 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/via"
+)
+
+// The Kafka-fronted pipeline of scripts/kafka.sh: events are produced to
+// a topic, Kafka Connect's Debezium JDBC sink writes them into
+// PostgreSQL, and freshbench reads them there.
+
+// kafkaEnv returns the broker (kafka://host:port) and the Connect REST
+// API of scripts/kafka.sh, or skips (fails when
+// FRESHBENCH_REQUIRE_SERVERS=1).
+func kafkaEnv(t *testing.T) (broker, connect string) {
+	t.Helper()
+	broker = os.Getenv("FRESHBENCH_TEST_KAFKA_URL")
+	connect = os.Getenv("FRESHBENCH_TEST_KAFKA_CONNECT_URL")
+	if broker == "" || connect == "" {
+		msg := "FRESHBENCH_TEST_KAFKA_URL or FRESHBENCH_TEST_KAFKA_CONNECT_URL is not set: start Kafka and Connect with `scripts/kafka.sh start` " +
+			"and set them to $(scripts/kafka.sh url) and $(scripts/kafka.sh connect-url)"
+		if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return strings.TrimSuffix(broker, "/"), strings.TrimSuffix(connect, "/")
+}
+
+// sinkPipeline is a PostgreSQL table of the test's own, a topic of the
+// same name, a Debezium JDBC sink connector from the topic into the
+// table, and the target that writes through the topic and reads the
+// table. All are removed when the test ends.
+type sinkPipeline struct {
+	tgt       target.Target
+	kafka     *via.Kafka
+	connect   string // REST API
+	connector string
+	table     string
+	pgURL     string
+}
+
+func newSinkPipeline(t *testing.T, name string) *sinkPipeline {
+	t.Helper()
+	broker, connect := kafkaEnv(t)
+	raw := withName(t, serverURL(t, "postgres"), name)
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := u.Query().Get("table")
+	db := open(t, raw, nil)
+	p := &sinkPipeline{connect: connect, connector: strings.ReplaceAll(table, "_", "-"), table: table, pgURL: raw}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p.kafka, err = via.Open(ctx, broker+"/"+table+"?format=row&group=connect-"+p.connector, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.tgt = p.kafka.Wrap(db)
+	t.Cleanup(p.kafka.Close)
+
+	pass, _ := u.User.Password()
+	if pass == "" {
+		pass = os.Getenv("PGPASSWORD")
+	}
+	cfg := map[string]string{
+		"connector.class": "io.debezium.connector.jdbc.JdbcSinkConnector",
+		"tasks.max":       "1",
+		"topics":          table,
+		"connection.url":  fmt.Sprintf("jdbc:postgresql://%s%s", u.Host, u.Path),
+		// The table is the target's own: the sink writes its rows.
+		"connection.username": u.User.Username(), "connection.password": pass,
+		"collection.name.format": table, "schema.evolution": "none",
+		"insert.mode": "upsert", "primary.key.mode": "record_value", "primary.key.fields": "_id",
+	}
+	body, _ := json.Marshal(map[string]any{"name": p.connector, "config": cfg})
+	p.rest(t, http.MethodPost, "/connectors", body, http.StatusCreated)
+	t.Cleanup(func() { p.rest(t, http.MethodDelete, "/connectors/"+p.connector, nil, http.StatusNoContent) })
+	return p
+}
+
+// rest sends one request to the Connect REST API and checks its status.
+func (p *sinkPipeline) rest(t *testing.T, method, path string, body []byte, want int) {
+	t.Helper()
+	req, err := http.NewRequest(method, p.connect+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		t.Fatalf("%s %s: %s (want %d): %s", method, path, resp.Status, want, b)
+	}
+}
+
+// groupLag is the sink's consumer lag, from Kafka's own offsets.
+func (p *sinkPipeline) groupLag(t *testing.T) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a, err := p.kafka.Account(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var end int64
+	for _, o := range a.EndOffsets {
+		end += o
+	}
+	if len(a.Groups) == 0 {
+		return end // nothing committed yet
+	}
+	return a.Groups[0].Lag
+}
+
+func pipelineConfig(rate float64, d time.Duration) bench.Config {
+	cfg := config(rate, d, 100*time.Millisecond)
+	cfg.Ingest.Warmup = 2 * time.Second
+	// Kafka acknowledges in milliseconds; a generous bound keeps a busy
+	// machine's hiccup from failing writes this test is not about.
+	cfg.Ingest.WriteTimeout = 30 * time.Second
+	cfg.Drain = 60 * time.Second
+	return cfg
+}
+
+// kafkaAccount returns the pipeline's Kafka account at the start and end
+// of the measured phase.
+func kafkaAccount(t *testing.T, res *results.Result) (start, end *results.KafkaAccount) {
+	t.Helper()
+	a := res.ServerAccount
+	if a == nil || a.Error != "" || a.Start == nil || a.End == nil || a.Start.Kafka == nil || a.End.Kafka == nil {
+		t.Fatalf("server account %+v: want Kafka's at both ends", a)
+	}
+	return a.Start.Kafka, a.End.Kafka
+}
+
+// Through Kafka and the sink, every acknowledged event shows up in the
+// database once, and the run records the topic and its offsets.
+func TestViaKafkaConnectLosesNothing(t *testing.T) {
+	p := newSinkPipeline(t, "via")
+	cfg := pipelineConfig(1000, 8*time.Second)
+	res := run(t, p.tgt, cfg)
+	checkAccounting(t, cfg, res)
+	sum := res.Summary
+	if !sum.Audited || sum.Missing != 0 || sum.Unexpected != 0 || sum.Duplicates != 0 || sum.EventsFailed != 0 {
+		t.Errorf("audited %v, missing %d, unexpected %d, duplicates %d, failed %d; want an audited run with all 0",
+			sum.Audited, sum.Missing, sum.Unexpected, sum.Duplicates, sum.EventsFailed)
+	}
+	if sum.VisibilityLatency.Count == 0 || res.Visibility.NeverSeen != 0 {
+		t.Errorf("visibility: %d probes, %d never seen; want every probe seen", sum.VisibilityLatency.Count, res.Visibility.NeverSeen)
+	}
+	bench.Describe(context.Background(), "run", p.tgt, p.pgURL).Apply(res)
+	if !strings.HasSuffix(res.Config.Via, "/"+p.table+"?format=row&group=connect-"+p.connector) ||
+		res.Config.ViaSettings["format"] != "row" || res.Config.TargetSettings["table"] != p.table {
+		t.Errorf("config: via %q %v, target settings %v; want the topic's URL and settings beside the table's", res.Config.Via, res.Config.ViaSettings, res.Config.TargetSettings)
+	}
+	start, end := kafkaAccount(t, res)
+	var ends int64
+	for _, o := range end.EndOffsets {
+		ends += o
+	}
+	// The end account is taken at the end of the measured phase; the
+	// records acknowledged by then are in the topic.
+	if ends < sum.EventsAcked || start.Topic != p.table {
+		t.Errorf("end offsets %v (%d records) for %d acknowledged in the measured phase; topic %s", end.EndOffsets, ends, sum.EventsAcked, start.Topic)
+	}
+	if len(end.Groups) != 1 || end.Groups[0].Group != "connect-"+p.connector {
+		t.Errorf("groups %+v: want the connector's", end.Groups)
+	}
+	if lag := p.groupLag(t); lag != 0 {
+		t.Errorf("after the drain, the sink's group lags %d records; want 0", lag)
+	}
+}
+
+// A sink paused for 5 s mid-run shows as a spike of the freshness lag in
+// the per-second series and as a growing consumer lag in Kafka's own
+// offsets; once resumed, both recover and nothing is lost.
+func TestViaKafkaConnectPaused(t *testing.T) {
+	p := newSinkPipeline(t, "pause")
+	const rate = 500
+	cfg := pipelineConfig(rate, 20*time.Second)
+	type answer struct {
+		res *results.Result
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, err := bench.Run(context.Background(), p.tgt, cfg)
+		done <- answer{res, err}
+	}()
+	time.Sleep(7 * time.Second)
+	before := p.groupLag(t)
+	p.rest(t, http.MethodPut, "/connectors/"+p.connector+"/pause", nil, http.StatusAccepted)
+	paused := time.Now()
+	var most int64
+	for time.Since(paused) < 5*time.Second {
+		time.Sleep(500 * time.Millisecond)
+		most = max(most, p.groupLag(t))
+	}
+	p.rest(t, http.MethodPut, "/connectors/"+p.connector+"/resume", nil, http.StatusAccepted)
+	a := <-done
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	res := a.res
+	sum := res.Summary
+	checkAccounting(t, cfg, res)
+	if !sum.Audited || sum.Missing != 0 || sum.EventsFailed != 0 {
+		t.Errorf("audited %v, missing %d, failed %d: want nothing lost", sum.Audited, sum.Missing, sum.EventsFailed)
+	}
+	// 5 s at 500 events/s is 2,500 records; the sink commits every
+	// second, so at least 3 s of them must have queued.
+	if most < 3*rate || most < before {
+		t.Errorf("consumer lag: %d before the pause, at most %d during it; want it to grow past %d", before, most, 3*rate)
+	}
+	// The lag spike: some interval's freshness lag reaches 4 s (the pause
+	// less the poll and commit resolution), and the last seconds of the
+	// run are back under 2 s.
+	var spike float64
+	for _, pt := range res.Series {
+		spike = max(spike, pt.FreshnessLagMs)
+	}
+	var tail float64
+	n := len(res.Series)
+	for _, pt := range res.Series[max(n-3, 0):] {
+		tail = max(tail, pt.FreshnessLagMs)
+	}
+	if spike < 4000 || tail > 2000 {
+		t.Errorf("freshness lag: largest %.0f ms, last three seconds %.0f ms; want a spike of 4 s or more that recovers under 2 s", spike, tail)
+	}
+	// The run's own samples of the consumer lag show the same spike.
+	var backlog, backlogTail int64
+	for i, pt := range res.Series {
+		backlog = max(backlog, pt.Backlog)
+		if i >= n-3 {
+			backlogTail = max(backlogTail, pt.Backlog)
+		}
+	}
+	if backlog < 3*rate || backlogTail > 2*rate {
+		t.Errorf("series backlog: largest %d, last three seconds %d; want a spike past %d that recovers under %d", backlog, backlogTail, 3*rate, 2*rate)
+	}
+	t.Logf("consumer lag %d before the pause, %d at most during it (series: %d, last seconds %d); freshness lag spike %.0f ms, last seconds %.0f ms",
+		before, most, backlog, backlogTail, spike, tail)
+}
+
+// A sink that drops records is counted exactly: a BEFORE INSERT trigger
+// on the table skips every row whose _seq ends in 3, the sink reports
+// nothing, and the audit finds exactly those missing.
+func TestViaKafkaConnectDropsCounted(t *testing.T) {
+	p := newSinkPipeline(t, "drop")
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, strings.Split(p.pgURL, "?")[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	fn := pgx.Identifier{p.table + "_drop"}.Sanitize()
+	for _, q := range []string{
+		`CREATE FUNCTION ` + fn + `() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF NEW._seq % 10 = 3 THEN
+		RETURN NULL;
+	END IF;
+	RETURN NEW;
+END $$`,
+		`CREATE TRIGGER ` + fn + ` BEFORE INSERT ON ` + pgx.Identifier{p.table}.Sanitize() + ` FOR EACH ROW EXECUTE FUNCTION ` + fn + `()`,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { conn.Exec(context.Background(), `DROP FUNCTION IF EXISTS `+fn+`() CASCADE`) })
+
+	cfg := pipelineConfig(500, 5*time.Second)
+	cfg.Drain = 20 * time.Second // the dropped rows never show: the drain runs out
+	res := run(t, p.tgt, cfg)
+	checkAccounting(t, cfg, res)
+	if res.Summary.EventsFailed != 0 || len(res.Completeness) != 1 {
+		t.Fatalf("failed %d, completeness of %d generators: want every event acknowledged, one generator", res.Summary.EventsFailed, len(res.Completeness))
+	}
+	c := res.Completeness[0]
+	var want int64
+	for s := int64(0); s < c.Acknowledged; s++ {
+		if s%10 == 3 {
+			want++
+		}
+	}
+	if c.Missing != want || c.Unexpected != 0 || c.Duplicates != 0 || c.Visible != c.Acknowledged-want {
+		t.Errorf("completeness %+v: want exactly the %d events whose _seq ends in 3 missing", c, want)
+	}
+	if len(c.MissingSample) == 0 {
+		t.Errorf("no sample of the missing _seq")
+	}
+	for _, s := range c.MissingSample {
+		if s%10 != 3 {
+			t.Errorf("_seq %d missing: the trigger drops only those ending in 3", s)
+		}
+	}
+	if lag := p.groupLag(t); lag != 0 {
+		t.Errorf("the sink's group lags %d records: it should have consumed every record, dropping some", lag)
+	}
+}
