@@ -14,7 +14,7 @@ func recordConfig(c Config) results.Config {
 	return results.Config{
 		Rate: i.Rate.String(), RateUnit: unit, RatePerSecond: i.Rate.PerSecond,
 		BatchSize: i.BatchSize, DurationS: i.Duration.Seconds(), WarmupS: i.Warmup.Seconds(),
-		Generators: i.Generators, MaxInflight: i.MaxInflight, DocSize: i.DocSize, Seed: i.Seed, IDNonce: i.IDNonce,
+		Generators: i.Generators, MaxInflight: i.MaxInflight, DocSize: i.DocSize, DocShape: i.DocShape, Seed: i.Seed, IDNonce: i.IDNonce,
 		WriteTimeoutS: i.WriteTimeout.Seconds(), WriteRetries: i.WriteRetries, ProbeRate: i.ProbeRate,
 		PollIntervalS: c.PollInterval.Seconds(), DrainS: c.Drain.Seconds(),
 	}

@@ -47,6 +47,10 @@ type Config struct {
 	// alone gives. 0 keeps the ids Seed alone gives, which is what lets a
 	// seeding resume by regenerating them.
 	Nonce uint64
+
+	// Shape is the document's shape, one of Shapes; "" means
+	// ShapeRockBench.
+	Shape string
 }
 
 // Generator produces the events of one stream: one generator_identifier and
@@ -75,6 +79,10 @@ type Generator struct {
 	desc                bool
 
 	ids []byte // arena that Document.ID strings point into
+
+	// With the nested shape, how many orders and events a document holds.
+	nested         bool
+	orders, events int
 }
 
 // New returns a generator for cfg, or an error when cfg.DocSize is outside
@@ -86,6 +94,15 @@ func New(cfg Config) (*Generator, error) {
 	}
 	if size < MinDocSize || size > MaxDocSize {
 		return nil, fmt.Errorf("docgen: document size %d bytes is out of range: accepted %d..%d bytes", size, MinDocSize, MaxDocSize)
+	}
+	switch cfg.Shape {
+	case "", ShapeRockBench:
+	case ShapeNested:
+		if size < MinNestedSize {
+			return nil, fmt.Errorf("docgen: document size %d bytes is too small for the nested shape: at least %d bytes", size, MinNestedSize)
+		}
+	default:
+		return nil, fmt.Errorf("docgen: document shape %q: want %s or %s", cfg.Shape, ShapeRockBench, ShapeNested)
 	}
 	if cfg.Index < 0 {
 		return nil, fmt.Errorf("docgen: generator index %d is negative", cfg.Index)
@@ -112,7 +129,12 @@ func New(cfg Config) (*Generator, error) {
 		gen = sameDigits(gen, splitmix64(gen^k))
 	}
 	g.id = strconv.FormatUint(gen, 10)
-	g.plan()
+	if cfg.Shape == ShapeNested {
+		g.nested = true
+		g.planNested()
+	} else {
+		g.plan()
+	}
 	return g, nil
 }
 
@@ -160,7 +182,11 @@ func (g *Generator) Next(buf []byte, eventTime int64) (target.Document, []byte) 
 	buf = append(buf, g.id...)
 	buf = append(buf, `","_seq":`...)
 	buf = strconv.AppendInt(buf, seq, 10)
-	buf = g.appendPayload(buf, start+g.size)
+	if g.nested {
+		buf = g.appendNested(buf, start+g.size)
+	} else {
+		buf = g.appendPayload(buf, start+g.size)
+	}
 	buf = append(buf, '}')
 
 	end := len(buf)

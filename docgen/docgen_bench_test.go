@@ -39,3 +39,8 @@ func BenchmarkNext1MB(b *testing.B)   { benchmarkNext(b, 1_000_000) }
 func BenchmarkNextNonce1KB(b *testing.B) {
 	benchmarkNextConfig(b, Config{DocSize: 1000, Seed: 1, Nonce: 7})
 }
+
+// The 20K-QPS study's documents: about 9 KB, nested.
+func BenchmarkNextNested9KB(b *testing.B) {
+	benchmarkNextConfig(b, Config{DocSize: 9000, Seed: 1, Shape: ShapeNested})
+}

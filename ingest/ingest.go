@@ -6,6 +6,8 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +29,7 @@ type Config struct {
 	Generators   int           // independent event streams
 	MaxInflight  int           // bound on concurrent write requests
 	DocSize      int           // bytes per serialized event
+	DocShape     string        // docgen.ShapeRockBench (""), or docgen.ShapeNested
 	Seed         uint64        // 0 = random
 	WriteTimeout time.Duration // per request
 	WriteRetries int           // re-sends of a request that failed as a whole
@@ -71,6 +74,10 @@ func (c Config) Validate() error {
 		return invalid.New("in-flight bound", c.MaxInflight, "1 or more")
 	case c.DocSize < docgen.MinDocSize || c.DocSize > docgen.MaxDocSize:
 		return invalid.New("document size", c.DocSize, fmt.Sprintf("%d..%d bytes", docgen.MinDocSize, docgen.MaxDocSize))
+	case !slices.Contains(docgen.Shapes, c.DocShape) && c.DocShape != "":
+		return invalid.New("document shape", c.DocShape, strings.Join(docgen.Shapes, " or "))
+	case c.DocShape == docgen.ShapeNested && c.DocSize < docgen.MinNestedSize:
+		return invalid.New("document size", c.DocSize, fmt.Sprintf("at least %d bytes for the nested shape", docgen.MinNestedSize))
 	case c.WriteTimeout <= 0:
 		return invalid.New("write timeout", c.WriteTimeout, "a positive duration")
 	case c.WriteRetries < 0:
@@ -148,7 +155,7 @@ func New(cfg Config, w target.Writer, probes Probes, ledger Ledger, obs stats.Ob
 	}
 	in := &Ingester{cfg: cfg, w: w, probes: probes, ledger: ledger, obs: obs, slots: dispatch.NewSlots(cfg.MaxInflight)}
 	for i := 0; i < cfg.Generators; i++ {
-		g, err := docgen.New(docgen.Config{DocSize: cfg.DocSize, Seed: cfg.Seed, Nonce: cfg.IDNonce, Index: cfg.FirstGenerator + i})
+		g, err := docgen.New(docgen.Config{DocSize: cfg.DocSize, Shape: cfg.DocShape, Seed: cfg.Seed, Nonce: cfg.IDNonce, Index: cfg.FirstGenerator + i})
 		if err != nil {
 			return nil, invalid.Wrap("document size", cfg.DocSize, err)
 		}

@@ -192,6 +192,7 @@ type Config struct {
 	Generators     int               `json:"generators"`
 	MaxInflight    int               `json:"max_inflight"`
 	DocSize        int               `json:"doc_size"`
+	DocShape       string            `json:"doc_shape,omitempty"` // "" is rockbench, the RockBench sample's
 	Seed           uint64            `json:"seed"`
 	IDNonce        uint64            `json:"id_nonce,omitempty"` // mixed into the ids; 0 = the ids the seed alone gives
 	WriteTimeoutS  float64           `json:"write_timeout_s"`

@@ -11,7 +11,7 @@ func flagFor(field string) (string, bool) {
 	f, ok := map[string]string{
 		"rate": "--rate", "batch size": "--batch-size", "duration": "--duration",
 		"warm-up": "--warmup", "generators": "--generators", "in-flight bound": "--max-inflight",
-		"document size": "--doc-size", "write timeout": "--write-timeout", "write retries": "--write-retries",
+		"document size": "--doc-size", "document shape": "--doc-shape", "write timeout": "--write-timeout", "write retries": "--write-retries",
 		"probe rate": "--probe-rate", "poll interval": "--poll-interval", "drain": "--drain",
 		"memory limit": "--max-memory", "mix": "--mix", "QPS": "--qps", "QPS and concurrency": "--qps and --concurrency", "concurrency": "--concurrency",
 		"query in-flight bound": "--query-max-inflight", "miss share": "--miss-share", "limit": "--limit",

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -238,4 +240,48 @@ func TestQueryFrontier(t *testing.T) {
 	wantUsageError(t, []string{"query", "--target", target, "--frontier", "1000"}, "--frontier: add --sweep")
 	wantUsageError(t, []string{"query", "--target", target, "--frontier", "1000", "--sweep", "--rate", "10"}, "--frontier and --rate: give one")
 	wantUsageError(t, []string{"query", "--target", target, "--frontier", "1000,fast", "--sweep"}, "--frontier: rate \"fast\"")
+}
+
+// The nested documents of the 20K-QPS study go through a run and the
+// study's two queries (processBy = v, emails contains v) find them, on
+// the embedded default and on Elasticsearch; a bad shape is refused.
+func TestNestedShapeQueried(t *testing.T) {
+	es := serverHost(t, "FRESHBENCH_TEST_ELASTICSEARCH_URL")
+	dir := t.TempDir()
+	targets := map[string][]string{"sqlite": {"--data-dir", filepath.Join(dir, "data")}}
+	if es != "" {
+		idx := fmt.Sprintf("fb-nested-%d", time.Now().UnixNano())
+		t.Cleanup(func() {
+			req, _ := http.NewRequest(http.MethodDelete, "http://"+es+"/"+idx, nil)
+			if res, err := http.DefaultClient.Do(req); err == nil {
+				res.Body.Close()
+			}
+		})
+		targets["elasticsearch"] = []string{"--target", "elasticsearch://" + es + "/" + idx, "--recreate"}
+	} else if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
+		t.Fatal("FRESHBENCH_TEST_ELASTICSEARCH_URL is not set")
+	}
+	for name, where := range targets {
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(dir, name+".json")
+			args := append([]string{"query", "--doc-shape", "nested", "--doc-size", "9KB", "--rate", "200", "--batch-size", "20", "--qps", "20",
+				"--mix", "point=1,array=1", "--duration", "4s", "--warmup", "1s", "--settle", "1s", "--drain", "10s",
+				"--quiet", "--metrics-addr", "", "--out", out}, where...)
+			code, _, stderr := freshbench(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			r := readResult(t, out)
+			if r.Config.DocShape != "nested" || r.Config.DocSize != 9000 || r.Summary.Missing != 0 || !r.Summary.Audited {
+				t.Errorf("config %+v, missing %d: want nested 9 KB documents, all audited", r.Config, r.Summary.Missing)
+			}
+			for _, k := range r.Queries.Kinds {
+				if k.Queries == 0 || k.Failed > 0 || k.RowsPerQuery() < 1 {
+					t.Errorf("%s: %d queries, %d failed, %.1f rows each: want every query to find the documents it was drawn from", k.Kind, k.Queries, k.Failed, k.RowsPerQuery())
+				}
+			}
+		})
+	}
+	wantUsageError(t, []string{"run", "--doc-shape", "flat"}, "--doc-shape flat")
+	wantUsageError(t, []string{"run", "--doc-shape", "nested", "--doc-size", "1KB"}, "at least 2000 bytes for the nested shape")
 }

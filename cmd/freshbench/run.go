@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/docgen"
 	"github.com/freshbench/freshbench/ingest"
 	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/redact"
@@ -130,7 +131,7 @@ func (f *targetFlags) options() target.Options {
 
 // loadFlags describe the ingest and its measurement.
 type loadFlags struct {
-	rate, docSize, maxMemory                 string
+	rate, docSize, docShape, maxMemory       string
 	batchSize, generators, inflight, retries int
 	duration, warmup, poll, drain            time.Duration
 	seed                                     uint64
@@ -154,6 +155,7 @@ func addStreamFlags(fs *flag.FlagSet) *loadFlags {
 	fs.IntVar(&f.generators, "generators", 1, "independent event streams, each with its own generator_identifier")
 	fs.IntVar(&f.inflight, "max-inflight", 16, "bound on concurrent write requests; a batch that waits for a slot is late")
 	fs.StringVar(&f.docSize, "doc-size", "1KB", "serialized size of one event (1KB = 1000 bytes)")
+	fs.StringVar(&f.docShape, "doc-shape", docgen.ShapeRockBench, "shape of the events: rockbench (the RockBench sample, flat, about 1 KB) or nested (the 20K-QPS study's, deeply nested, about 9 KB: give --doc-size 9KB)")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the generators (0 = random); the same seed gives the same documents, under ids of each run's own")
 	fs.BoolVar(&f.repeatIDs, "repeat-ids", false, "with --seed, also repeat the generator ids and _ids; a run is refused when the target holds them already")
 	fs.DurationVar(&f.poll, "poll-interval", 200*time.Millisecond, "how often the freshness and probe queries run: the resolution of visibility latency")
@@ -180,7 +182,7 @@ func (f *loadFlags) config(writeTimeout time.Duration) (bench.Config, error) {
 	cfg := bench.Config{
 		Ingest: ingest.Config{
 			MemoryLimit: int64(memory),
-			Rate:        rate, BatchSize: f.batchSize, Duration: f.duration, Warmup: f.warmup,
+			Rate:        rate, BatchSize: f.batchSize, DocShape: f.docShape, Duration: f.duration, Warmup: f.warmup,
 			Generators: f.generators, MaxInflight: f.inflight, DocSize: int(size), Seed: f.seed,
 			WriteTimeout: writeTimeout, WriteRetries: f.retries, ProbeRate: f.probeRate,
 		},

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/freshbench/freshbench/docgen"
@@ -18,6 +19,7 @@ func sampleCmd(_ context.Context, args []string, stdout, stderr io.Writer) error
 	docSize := fs.String("doc-size", "1KB", "serialized size of one event")
 	seed := fs.Uint64("seed", 1, "generator seed (0 = random)")
 	compact := fs.Bool("compact", false, "one document per line, as written")
+	shape := fs.String("doc-shape", docgen.ShapeRockBench, "shape of the documents: rockbench or nested")
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
@@ -28,7 +30,10 @@ func sampleCmd(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if *count < 1 {
 		return usagef("--count %d: want 1 or more", *count)
 	}
-	g, err := docgen.New(docgen.Config{DocSize: int(size), Seed: *seed})
+	if !slices.Contains(docgen.Shapes, *shape) {
+		return usagef("--doc-shape %q: want rockbench or nested", *shape)
+	}
+	g, err := docgen.New(docgen.Config{DocSize: int(size), Seed: *seed, Shape: *shape})
 	if err != nil {
 		return usagef("--doc-size: %v", err)
 	}
