@@ -41,17 +41,32 @@ start() {
 echo "test.sh: fetching Go modules" >&2
 go mod download
 
-# One at a time: each start needs most of this small machine's CPU.
+# Two lanes: the search engines one at a time (each start needs most of
+# this small machine's CPU), and beside them the lighter servers. The
+# first start creates the freshbench user and the cache before the lanes
+# split, so that they never race to. A server the side lane started is
+# named in its file, to be stopped at the end like the others.
 start postgres
-start elasticsearch
-start opensearch
-start opensearch3
-start postgres-replica
-start elasticsearch-cluster
-start opensearch-cluster
-start questdb
-start kafka
-bash scripts/prometheus.sh install >&2
+side=$(mktemp)
+(
+	started=()
+	trap 'printf "%s\n" "${started[@]}" >"$side"' EXIT
+	start postgres-replica && start questdb && start kafka &&
+		bash scripts/prometheus.sh install >&2
+) &
+side_lane=$!
+lane_ok=1
+start elasticsearch && start opensearch && start opensearch3 &&
+	start elasticsearch-cluster && start opensearch-cluster || lane_ok=0
+wait "$side_lane" || lane_ok=0
+while read -r s; do
+	[[ -n $s ]] && started+=("$s")
+done <"$side"
+rm -f "$side"
+if ((lane_ok == 0)); then
+	echo "test.sh: a server did not start (see above)" >&2
+	exit 1
+fi
 
 export FRESHBENCH_REQUIRE_SERVERS=1
 export FRESHBENCH_TEST_POSTGRES_RESTART=1
