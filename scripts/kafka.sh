@@ -337,6 +337,13 @@ pause-broker | resume-broker)
 	sig=STOP
 	[[ $1 == resume-broker ]] && sig=CONT
 	kill "-$sig" "$pid"
+	# runuser, the broker's parent, stops itself when its child stops (as
+	# su does); thawed with it, it goes on to reap the broker at its exit
+	# instead of leaving it a zombie.
+	if [[ $sig == CONT ]]; then
+		ppid=$(ps -o ppid= -p "$pid" | tr -d ' ')
+		[[ -n $ppid && $ppid != 1 ]] && kill -CONT "$ppid" 2>/dev/null || true
+	fi
 	;;
 *)
 	echo "usage: $0 start|stop|restart|status|url|connect-url|pause-broker|resume-broker" >&2
