@@ -165,6 +165,8 @@ func (g *Generator) appendNested(b []byte, end int) []byte {
 	return append(b, `"}`...)
 }
 
+// appendAddress writes a postal address with its coordinates, the
+// RockBench sample's and the nested shape's alike.
 func (g *Generator) appendAddress(b []byte) []byte {
 	b = append(b, `{"street":"`...)
 	b = strconv.AppendInt(b, int64(1+g.intn(9999)), 10)
@@ -178,7 +180,7 @@ func (g *Generator) appendAddress(b []byte) []byte {
 	b = append(b, g.pick(states)...)
 	b = append(b, `","zipcode":"`...)
 	b = appendDigits(b, g.intn(100_000), 5)
-	b = append(b, `","geo":{"lat":`...)
+	b = append(b, `","coordinates":{"lat":`...)
 	b = appendFixed2(b, g.intn(18_001)-9000)
 	b = append(b, `,"long":`...)
 	b = appendFixed2(b, g.intn(36_001)-18_000)
