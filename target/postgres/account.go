@@ -26,11 +26,11 @@ FROM pg_stat_replication ORDER BY application_name, pid`
 // pg_stat_replication has them.
 func (s *store) ServerAccount(ctx context.Context) (results.ServerAccount, error) {
 	var acct results.ServerAccount
-	ctx, cancel := s.request(ctx)
+	ctx, cancel := s.conn.Request(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, qStandbys)
 	if err != nil {
-		return acct, s.fail(ctx, "server account of", err)
+		return acct, s.conn.Fail(ctx, "server account of", err)
 	}
 	var sb results.StandbyAccount
 	_, err = pgx.ForEachRow(rows, []any{&sb.ApplicationName, &sb.State, &sb.SyncState,
@@ -41,7 +41,7 @@ func (s *store) ServerAccount(ctx context.Context) (results.ServerAccount, error
 		return nil
 	})
 	if err != nil {
-		return acct, s.fail(ctx, "server account of", err)
+		return acct, s.conn.Fail(ctx, "server account of", err)
 	}
 	return acct, nil
 }

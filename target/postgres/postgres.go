@@ -65,7 +65,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -76,6 +75,7 @@ import (
 
 	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/target/internal/pgwire"
 )
 
 // DefaultTable is the table used when the URL has no table parameter.
@@ -102,20 +102,6 @@ const (
 
 // WriteMethods lists the accepted values of the write_method setting.
 func WriteMethods() []string { return []string{methodInsert, methodCopy, methodPipeline} }
-
-// validTable accepts plain identifiers only, so that the name needs no
-// escaping beyond quoting and cannot carry a schema or SQL.
-func validTable(name string) bool {
-	if name == "" || len(name) > maxTableLen || (name[0] >= '0' && name[0] <= '9') {
-		return false
-	}
-	for _, c := range []byte(name) {
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
-}
 
 // Register registers the postgres and postgresql schemes.
 func Register(r *target.Registry) {
@@ -146,13 +132,13 @@ func Open(ctx context.Context, u *url.URL, opts target.Options) (target.Target, 
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg.pool)
 	if err != nil {
-		return nil, &opError{op: "connect to " + cfg.redacted, msg: describe(err, cfg.timeout), err: err}
+		return nil, &pgwire.OpError{Op: "connect to " + cfg.redacted, Msg: pgwire.Describe(err, cfg.timeout), Err: err}
 	}
 	pctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
 	if err := pool.Ping(pctx); err != nil {
 		pool.Close()
-		return nil, &opError{op: "connect to " + cfg.redacted, msg: describe(err, cfg.timeout), err: err}
+		return nil, &pgwire.OpError{Op: "connect to " + cfg.redacted, Msg: pgwire.Describe(err, cfg.timeout), Err: err}
 	}
 	return newStore(pool, cfg), nil
 }
@@ -240,6 +226,7 @@ func parseConfig(u *url.URL, opts target.Options) (*config, error) {
 // store implements target.Target on a pgx pool.
 type store struct {
 	pool *pgxpool.Pool
+	conn *pgwire.Conn
 	cfg  *config
 	// The statements are built once from the validated, quoted table name.
 	qSetup     []string
@@ -279,6 +266,7 @@ func newStore(pool *pgxpool.Pool, cfg *config) *store {
 	const cols = `(_id, generator_identifier, _event_time, _seq, doc)`
 	return &store{
 		pool:   pool,
+		conn:   &pgwire.Conn{Pool: pool, Timeout: cfg.timeout, Name: "postgres", Table: cfg.table},
 		cfg:    cfg,
 		qSetup: setup,
 		qDrop:  `DROP TABLE IF EXISTS ` + tbl,
@@ -297,32 +285,12 @@ ON CONFLICT (_id) DO NOTHING RETURNING _seq`,
 
 func (s *store) Name() string { return "postgres" }
 
-// request bounds one request by the configured timeout.
-func (s *store) request(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeoutCause(ctx, s.cfg.timeout, errRequestTimeout)
-}
-
-// errRequestTimeout is the cause of a request context that ran out of
-// the target's own request timeout, told apart from a caller's deadline.
-var errRequestTimeout = errors.New("request timeout")
-
-// fail wraps err, which ended an operation op under ctx, as one line
-// without the password. A timeout names the bound that fired: the
-// request timeout, or the caller's own shorter deadline.
-func (s *store) fail(ctx context.Context, op string, err error) error {
-	msg := describe(err, s.cfg.timeout)
-	if errors.Is(err, context.DeadlineExceeded) && !errors.Is(context.Cause(ctx), errRequestTimeout) {
-		msg = fmt.Sprintf("timed out (the caller's deadline, before the request timeout %s)", s.cfg.timeout)
-	}
-	return &opError{op: "postgres " + op + " " + s.cfg.table, msg: msg, err: err}
-}
-
 // Setup creates the table and indexes. It runs in one transaction under an
 // advisory lock: DDL is transactional in PostgreSQL, and concurrent
 // CREATE … IF NOT EXISTS from several freshbench processes can otherwise
 // fail with a duplicate-key error on the catalog.
 func (s *store) Setup(ctx context.Context) error {
-	ctx, cancel := s.request(ctx)
+	ctx, cancel := s.conn.Request(ctx)
 	defer cancel()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "freshbench:"+s.cfg.table); err != nil {
@@ -340,26 +308,26 @@ func (s *store) Setup(ctx context.Context) error {
 		return nil
 	})
 	if err != nil {
-		return s.fail(ctx, "setup", err)
+		return s.conn.Fail(ctx, "setup", err)
 	}
 	return nil
 }
 
 func (s *store) Teardown(ctx context.Context) error {
-	ctx, cancel := s.request(ctx)
+	ctx, cancel := s.conn.Request(ctx)
 	defer cancel()
 	if _, err := s.pool.Exec(ctx, s.qDrop); err != nil {
-		return s.fail(ctx, "teardown", err)
+		return s.conn.Fail(ctx, "teardown", err)
 	}
 	return nil
 }
 
 func (s *store) Freshness(ctx context.Context, generator string) (int64, bool, error) {
-	ctx, cancel := s.request(ctx)
+	ctx, cancel := s.conn.Request(ctx)
 	defer cancel()
 	var newest *int64
 	if err := s.pool.QueryRow(ctx, s.qFreshness, generator).Scan(&newest); err != nil {
-		return 0, false, s.fail(ctx, "freshness query on", err)
+		return 0, false, s.conn.Fail(ctx, "freshness query on", err)
 	}
 	if newest == nil {
 		return 0, false, nil
@@ -368,66 +336,24 @@ func (s *store) Freshness(ctx context.Context, generator string) (int64, bool, e
 }
 
 func (s *store) Visible(ctx context.Context, generator string, ids []string) (map[string]bool, error) {
-	out := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		out[id] = false
-	}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	ctx, cancel := s.request(ctx)
-	defer cancel()
-	rows, err := s.pool.Query(ctx, s.qVisible, generator, ids)
-	if err != nil {
-		return nil, s.fail(ctx, "visibility query on", err)
-	}
-	var id string
-	_, err = pgx.ForEachRow(rows, []any{&id}, func() error {
-		out[id] = true
-		return nil
-	})
-	if err != nil {
-		return nil, s.fail(ctx, "visibility query on", err)
-	}
-	return out, nil
+	return s.conn.Visible(ctx, ids, s.qVisible, generator, ids)
 }
 
 func (s *store) Count(ctx context.Context, generator string) (int64, error) {
-	ctx, cancel := s.request(ctx)
-	defer cancel()
-	var n int64
-	if err := s.pool.QueryRow(ctx, s.qCount, generator).Scan(&n); err != nil {
-		return 0, s.fail(ctx, "count on", err)
-	}
-	return n, nil
+	return s.conn.Count(ctx, s.qCount, generator)
 }
 
-// Seqs streams the rows: pgx reads them from the socket as fn consumes
-// them, so a large generator does not have to fit in memory.
+// Seqs streams the rows as fn consumes them.
 func (s *store) Seqs(ctx context.Context, generator string, fn func(seq int64)) error {
-	ctx, cancel := s.request(ctx)
-	defer cancel()
-	rows, err := s.pool.Query(ctx, s.qSeqs, generator)
-	if err != nil {
-		return s.fail(ctx, "seq scan of", err)
-	}
-	var seq int64
-	_, err = pgx.ForEachRow(rows, []any{&seq}, func() error {
-		fn(seq)
-		return nil
-	})
-	if err != nil {
-		return s.fail(ctx, "seq scan of", err)
-	}
-	return nil
+	return s.conn.Seqs(ctx, s.qSeqs, generator, fn)
 }
 
 func (s *store) Version(ctx context.Context) (string, error) {
-	ctx, cancel := s.request(ctx)
+	ctx, cancel := s.conn.Request(ctx)
 	defer cancel()
 	var v string
 	if err := s.pool.QueryRow(ctx, `SHOW server_version`).Scan(&v); err != nil {
-		return "", &opError{op: "postgres version", msg: describe(err, s.cfg.timeout), err: err}
+		return "", s.conn.Err("postgres version", err)
 	}
 	return "PostgreSQL " + v, nil
 }

@@ -44,7 +44,7 @@ func (s *store) SetupQueries(ctx context.Context) error {
 		return nil
 	})
 	if err != nil {
-		return s.fail(ctx, "setup queries on", err)
+		return s.conn.Fail(ctx, "setup queries on", err)
 	}
 	return nil
 }
@@ -81,21 +81,7 @@ func (s *store) Query(ctx context.Context, q target.Query) (int, error) {
 	if stmt == "" {
 		return 0, fmt.Errorf("postgres: unknown query kind %q", q.Kind)
 	}
-	ctx, cancel := s.request(ctx)
-	defer cancel()
-	rows, err := s.pool.Query(ctx, stmt, param(q), q.Limit)
-	if err != nil {
-		return 0, s.fail(ctx, string(q.Kind)+" query on", err)
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		n++
-	}
-	if err := rows.Err(); err != nil {
-		return n, s.fail(ctx, string(q.Kind)+" query on", err)
-	}
-	return n, nil
+	return s.conn.CountRows(ctx, string(q.Kind)+" query on", stmt, param(q), q.Limit)
 }
 
 // QueryText is the statement Query sends, with its parameters.
@@ -105,15 +91,5 @@ func (s *store) QueryText(q target.Query) string {
 
 // Sample returns up to n documents in storage order.
 func (s *store) Sample(ctx context.Context, n int) ([][]byte, error) {
-	ctx, cancel := s.request(ctx)
-	defer cancel()
-	rows, err := s.pool.Query(ctx, `SELECT doc FROM `+pgx.Identifier{s.cfg.table}.Sanitize()+` LIMIT $1`, n)
-	if err != nil {
-		return nil, s.fail(ctx, "sample of", err)
-	}
-	docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-	if err != nil {
-		return nil, s.fail(ctx, "sample of", err)
-	}
-	return docs, nil
+	return s.conn.Docs(ctx, `SELECT doc FROM `+pgx.Identifier{s.cfg.table}.Sanitize()+` LIMIT $1`, n)
 }

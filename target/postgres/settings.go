@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/target/internal/pgwire"
 )
 
 // knobs declares every setting of the target, once: the package doc's
@@ -31,7 +32,7 @@ func knobs() target.Knobs {
 func Knobs() target.Knobs { return knobs() }
 
 func parseTable(v string) (any, error) {
-	if !validTable(v) {
+	if !pgwire.PlainIdentifier(v, maxTableLen) {
 		return nil, fmt.Errorf("want 1 to %d letters, digits or underscores, not starting with a digit", maxTableLen)
 	}
 	return v, nil

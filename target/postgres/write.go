@@ -16,7 +16,7 @@ func (s *store) Write(ctx context.Context, b target.Batch) (target.WriteResult, 
 	if len(b.Docs) == 0 {
 		return target.WriteResult{}, nil
 	}
-	ctx, cancel := s.request(ctx)
+	ctx, cancel := s.conn.Request(ctx)
 	defer cancel()
 	var (
 		res target.WriteResult
@@ -44,7 +44,7 @@ func (s *store) Write(ctx context.Context, b target.Batch) (target.WriteResult, 
 	if kind, ok := rejection(err); ok {
 		return allFailed(b, kind), nil
 	}
-	return target.WriteResult{}, s.fail(ctx, s.cfg.method+" into", err)
+	return target.WriteResult{}, s.conn.Fail(ctx, s.cfg.method+" into", err)
 }
 
 // uniqueViolation is the SQLSTATE of a duplicate key.

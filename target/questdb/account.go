@@ -21,11 +21,11 @@ const qWALTable = `SELECT name, suspended, sequencerTxn, writerTxn, errorTag, er
 // the outside.
 func (s *store) ServerAccount(ctx context.Context) (results.ServerAccount, error) {
 	var acct results.ServerAccount
-	ctx, cancel := s.request(ctx)
+	ctx, cancel := s.conn.Request(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, qWALTable, s.cfg.table)
 	if err != nil {
-		return acct, s.fail(ctx, "server account of", err)
+		return acct, s.conn.Fail(ctx, "server account of", err)
 	}
 	var w results.WALTableAccount
 	var tag, msg *string // null when the table has no error
@@ -41,7 +41,7 @@ func (s *store) ServerAccount(ctx context.Context) (results.ServerAccount, error
 		return nil
 	})
 	if err != nil {
-		return acct, s.fail(ctx, "server account of", err)
+		return acct, s.conn.Fail(ctx, "server account of", err)
 	}
 	return acct, nil
 }

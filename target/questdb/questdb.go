@@ -52,6 +52,7 @@ import (
 
 	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/target/internal/pgwire"
 )
 
 // DefaultTable is the table used when neither the URL nor the settings
@@ -71,20 +72,6 @@ const (
 	defaultUser     = "admin"
 	defaultPassword = "quest"
 )
-
-// validTable accepts plain identifiers only, so that the name needs no
-// escaping beyond quoting and is a valid ILP table name too.
-func validTable(name string) bool {
-	if name == "" || len(name) > maxTableLen || (name[0] >= '0' && name[0] <= '9') {
-		return false
-	}
-	for _, c := range []byte(name) {
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
-}
 
 // Register registers the questdb scheme.
 func Register(r *target.Registry) {
@@ -197,13 +184,13 @@ func Open(ctx context.Context, u *url.URL, opts target.Options) (target.Target, 
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg.pool)
 	if err != nil {
-		return nil, &opError{op: "connect to " + cfg.redacted, msg: describe(err, cfg.timeout), err: err}
+		return nil, &pgwire.OpError{Op: "connect to " + cfg.redacted, Msg: describe(err, cfg.timeout), Err: err}
 	}
 	pctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
 	if err := pool.Ping(pctx); err != nil {
 		pool.Close()
-		return nil, &opError{op: "connect to " + cfg.redacted, msg: describe(err, cfg.timeout), err: err}
+		return nil, &pgwire.OpError{Op: "connect to " + cfg.redacted, Msg: describe(err, cfg.timeout), Err: err}
 	}
 	return newStore(pool, cfg), nil
 }
@@ -211,6 +198,7 @@ func Open(ctx context.Context, u *url.URL, opts target.Options) (target.Target, 
 // store implements target.Target: writes over ILP, reads over pgx.
 type store struct {
 	pool    *pgxpool.Pool
+	conn    *pgwire.Conn
 	cfg     *config
 	senders *senderPool
 	http    *http.Transport // of ILP over HTTP, closed with the store
@@ -225,6 +213,7 @@ func newStore(pool *pgxpool.Pool, cfg *config) *store {
 	tbl := `"` + cfg.table + `"`
 	s := &store{
 		pool:       pool,
+		conn:       &pgwire.Conn{Pool: pool, Timeout: cfg.timeout, Name: "questdb", Table: cfg.table, Describe: describe},
 		cfg:        cfg,
 		tbl:        tbl,
 		qFreshness: `SELECT max(_event_time) FROM ` + tbl + ` WHERE generator_identifier = $1`,
@@ -254,33 +243,12 @@ func (s *store) createTable() string {
 	return ddl + ` BYPASS WAL`
 }
 
-// request bounds one request by the configured timeout.
-func (s *store) request(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeoutCause(ctx, s.cfg.timeout, errRequestTimeout)
-}
-
-// errRequestTimeout is the cause of a request context that ran out of
-// the target's own request timeout, told apart from a caller's deadline.
-// It wraps context.DeadlineExceeded because net/http returns a context's
-// cause, not its error, and a timeout must still read as one.
-var errRequestTimeout = fmt.Errorf("request timeout: %w", context.DeadlineExceeded)
-
-// fail wraps err, which ended an operation op under ctx, as one line
-// without the password. A timeout names the bound that fired.
-func (s *store) fail(ctx context.Context, op string, err error) error {
-	msg := describe(err, s.cfg.timeout)
-	if errors.Is(err, context.DeadlineExceeded) && !errors.Is(context.Cause(ctx), errRequestTimeout) {
-		msg = fmt.Sprintf("timed out (the caller's deadline, before the request timeout %s)", s.cfg.timeout)
-	}
-	return &opError{op: "questdb " + op + " " + s.cfg.table, msg: msg, err: err}
-}
-
 // exec runs one statement with the request timeout.
 func (s *store) exec(ctx context.Context, op, sql string) error {
-	ctx, cancel := s.request(ctx)
+	ctx, cancel := s.conn.Request(ctx)
 	defer cancel()
 	if _, err := s.pool.Exec(ctx, sql); err != nil {
-		return s.fail(ctx, op, err)
+		return s.conn.Fail(ctx, op, err)
 	}
 	return nil
 }
@@ -301,7 +269,7 @@ func (s *store) Teardown(ctx context.Context) error {
 }
 
 func (s *store) Freshness(ctx context.Context, generator string) (int64, bool, error) {
-	ctx, cancel := s.request(ctx)
+	ctx, cancel := s.conn.Request(ctx)
 	defer cancel()
 	var newest pgtype.Timestamp
 	err := s.pool.QueryRow(ctx, s.qFreshness, generator).Scan(&newest)
@@ -310,7 +278,7 @@ func (s *store) Freshness(ctx context.Context, generator string) (int64, bool, e
 		return 0, false, nil
 	}
 	if err != nil {
-		return 0, false, s.fail(ctx, "freshness query on", err)
+		return 0, false, s.conn.Fail(ctx, "freshness query on", err)
 	}
 	if !newest.Valid {
 		return 0, false, nil
@@ -324,12 +292,8 @@ func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'
 // Visible lists the ids as literals: QuestDB binds no arrays, and one
 // parameter per id would make a new prepared statement per probe count.
 func (s *store) Visible(ctx context.Context, generator string, ids []string) (map[string]bool, error) {
-	out := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		out[id] = false
-	}
 	if len(ids) == 0 {
-		return out, nil
+		return map[string]bool{}, nil
 	}
 	var b strings.Builder
 	b.WriteString(`SELECT _id FROM ` + s.tbl + ` WHERE generator_identifier = $1 AND _id IN (`)
@@ -340,59 +304,27 @@ func (s *store) Visible(ctx context.Context, generator string, ids []string) (ma
 		b.WriteString(quote(id))
 	}
 	b.WriteByte(')')
-	ctx, cancel := s.request(ctx)
-	defer cancel()
 	// Each list of ids is a statement of its own: sent unprepared, it does
 	// not churn pgx's statement cache and the server's prepared ones.
-	rows, err := s.pool.Query(ctx, b.String(), pgx.QueryExecModeExec, generator)
-	if err != nil {
-		return nil, s.fail(ctx, "visibility query on", err)
-	}
-	var id string
-	if _, err := pgx.ForEachRow(rows, []any{&id}, func() error {
-		out[id] = true
-		return nil
-	}); err != nil {
-		return nil, s.fail(ctx, "visibility query on", err)
-	}
-	return out, nil
+	return s.conn.Visible(ctx, ids, b.String(), pgx.QueryExecModeExec, generator)
 }
 
 func (s *store) Count(ctx context.Context, generator string) (int64, error) {
-	ctx, cancel := s.request(ctx)
-	defer cancel()
-	var n int64
-	if err := s.pool.QueryRow(ctx, s.qCount, generator).Scan(&n); err != nil {
-		return 0, s.fail(ctx, "count on", err)
-	}
-	return n, nil
+	return s.conn.Count(ctx, s.qCount, generator)
 }
 
 // Seqs streams the rows as fn consumes them.
 func (s *store) Seqs(ctx context.Context, generator string, fn func(seq int64)) error {
-	ctx, cancel := s.request(ctx)
-	defer cancel()
-	rows, err := s.pool.Query(ctx, s.qSeqs, generator)
-	if err != nil {
-		return s.fail(ctx, "seq scan of", err)
-	}
-	var seq int64
-	if _, err := pgx.ForEachRow(rows, []any{&seq}, func() error {
-		fn(seq)
-		return nil
-	}); err != nil {
-		return s.fail(ctx, "seq scan of", err)
-	}
-	return nil
+	return s.conn.Seqs(ctx, s.qSeqs, generator, fn)
 }
 
 // Version reads build(): "Build Information: QuestDB 9.3.4, JDK …".
 func (s *store) Version(ctx context.Context) (string, error) {
-	ctx, cancel := s.request(ctx)
+	ctx, cancel := s.conn.Request(ctx)
 	defer cancel()
 	var v string
 	if err := s.pool.QueryRow(ctx, `SELECT build()`).Scan(&v); err != nil {
-		return "", &opError{op: "questdb version", msg: describe(err, s.cfg.timeout), err: err}
+		return "", s.conn.Err("questdb version", err)
 	}
 	v = strings.TrimPrefix(v, "Build Information: ")
 	if name, _, ok := strings.Cut(v, ","); ok {

@@ -48,10 +48,10 @@ func (s *store) Write(ctx context.Context, b target.Batch) (target.WriteResult, 
 	if len(b.Docs) == 0 {
 		return target.WriteResult{}, nil
 	}
-	ctx, cancel := s.request(ctx)
+	ctx, cancel := s.conn.Request(ctx)
 	defer cancel()
 	if err := ctx.Err(); err != nil {
-		return target.WriteResult{}, s.fail(ctx, "write into", err)
+		return target.WriteResult{}, s.conn.Fail(ctx, "write into", err)
 	}
 	var res target.WriteResult
 	pending := make([]int, len(b.Docs)) // indexes into b.Docs not yet sent
@@ -70,7 +70,7 @@ func (s *store) Write(ctx context.Context, b target.Batch) (target.WriteResult, 
 		}
 		var he *qdb.HttpError
 		if !errors.As(err, &he) || he.HttpStatus() >= 500 {
-			return target.WriteResult{}, s.fail(ctx, "write into", err)
+			return target.WriteResult{}, s.conn.Fail(ctx, "write into", err)
 		}
 		kind := "ilp_" + he.Code
 		if he.Line < 1 || he.Line > len(sent) {
