@@ -33,10 +33,7 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	metricsFlags := addMetricsFlags(fs)
 	calibration := addCalibrationFlag(fs)
 	wf := addWorkloadFlags(fs)
-	if err := parse(fs, args, stderr); err != nil {
-		return err
-	}
-	wl, err := wf.apply(fs, "peak", args)
+	wl, err := wf.parse(fs, "peak", args, stderr)
 	if err != nil {
 		return err
 	}

@@ -126,10 +126,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	calibration := addCalibrationFlag(fs)
 	frontier := fs.String("frontier", "", "ingest rates at each of which --sweep runs beside an ingest, e.g. 1000,2000,4000 (events/s) or 5MB/s,10MB/s: the highest QPS under --slo at each, with the freshness there (instead of --rate)")
 	wf := addWorkloadFlags(fs)
-	if err := parse(fs, args, stderr); err != nil {
-		return err
-	}
-	wl, err := wf.apply(fs, "query", args)
+	wl, err := wf.parse(fs, "query", args, stderr)
 	if err != nil {
 		return err
 	}

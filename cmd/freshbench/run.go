@@ -221,10 +221,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	metricsFlags := addMetricsFlags(fs)
 	calibration := addCalibrationFlag(fs)
 	wf := addWorkloadFlags(fs)
-	if err := parse(fs, args, stderr); err != nil {
-		return err
-	}
-	wl, err := wf.apply(fs, "run", args)
+	wl, err := wf.parse(fs, "run", args, stderr)
 	if err != nil {
 		return err
 	}

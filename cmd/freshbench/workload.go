@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -35,6 +36,15 @@ type repeatable interface{ repeatable() }
 
 func (settings) repeatable()   {}
 func (*readFlags) repeatable() {}
+
+// parse parses args into fs and applies the workload file or preset
+// they name (see apply): what run, peak and query begin with.
+func (w *workloadFlags) parse(fs *flag.FlagSet, command string, args []string, stderr io.Writer) (*results.Workload, error) {
+	if err := parse(fs, args, stderr); err != nil {
+		return nil, err
+	}
+	return w.apply(fs, command, args)
+}
 
 // apply sets every flag the file or preset names that the command line
 // did not give, after scaling, and returns what the results file records
