@@ -63,3 +63,29 @@ func TestFrontierFollowsCapacity(t *testing.T) {
 		t.Errorf("%d steps reported as they ended, %d in the sweeps", steps, total)
 	}
 }
+
+// A frontier interrupted in its first sweep keeps what it measured: the
+// points so far, marked as ended early.
+func TestFrontierInterrupted(t *testing.T) {
+	t.Parallel()
+	tgt := sim.New(sim.Config{Capacity: 4000, QueryCost: 20})
+	ingest := simConfig(2 * time.Second)
+	slo, err := stats.ParseSLO("p95<100ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	res, err := MeasureQueries(ctx, tgt, QueryRun{
+		Queries:  query.Config{Mix: query.DefaultMix(), QPS: 20, MaxInflight: 64, Limit: 10, Timeout: time.Second, Settle: 100 * time.Millisecond},
+		Ingest:   &ingest,
+		Sweep:    &query.SweepConfig{Start: 20, Step: 20, Max: 200, SLO: slo, MaxErrorShare: query.DefaultMaxErrorShare, MinAchievedShare: query.DefaultMinAchievedShare},
+		Frontier: []pace.Rate{{PerSecond: 500, Unit: pace.Events}, {PerSecond: 1000, Unit: pace.Events}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res == nil || res.Kind != results.KindFrontier || !res.EndedEarly || len(res.Frontier.Points) != 1 || len(res.Frontier.Points[0].Sweep.Steps) == 0 {
+		t.Fatalf("result %+v: want the first rate's steps so far, ended early", res)
+	}
+}
