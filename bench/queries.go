@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -196,7 +197,7 @@ func (r QueryRun) measureFrontier(ctx context.Context, tgt target.Target, q targ
 		}
 		if err != nil || ctx.Err() != nil {
 			if last == nil {
-				return nil, err
+				return nil, cmp.Or(err, ErrInterrupted)
 			}
 			out := frontierResult(last)
 			if err == nil {
