@@ -19,6 +19,13 @@ func (b *Buffer) Append(g *Generator, eventTime int64) {
 	b.Docs = append(b.Docs, d)
 }
 
+// AppendRevision adds revision r of the event k, generated at updateTime.
+func (b *Buffer) AppendRevision(g *Generator, k Key, r, updateTime int64) {
+	var d target.Document
+	d, b.JSON = g.Revise(b.JSON, k, r, updateTime)
+	b.Docs = append(b.Docs, d)
+}
+
 // Seal points every document into the final JSON slice: an append that
 // grew it left the earlier documents in the previous array, still valid
 // but not one block. Call it once the batch is complete.

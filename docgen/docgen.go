@@ -199,6 +199,46 @@ func (g *Generator) Next(buf []byte, eventTime int64) (target.Document, []byte) 
 	}, buf
 }
 
+// Key is what an update keeps of the event it updates.
+type Key struct {
+	ID        string
+	Seq       int64
+	EventTime int64
+}
+
+// Revise appends revision (≥ 1) of the event k, generated at updateTime:
+// the same _id, generator_identifier, _seq and _event_time, the fields
+// _revision and _update_time, and a new payload of the generator's size
+// and shape. It returns the document as Next does; the generator's _seq
+// does not move.
+func (g *Generator) Revise(buf []byte, k Key, revision, updateTime int64) (target.Document, []byte) {
+	start := len(buf)
+	buf = append(buf, `{"_id":"`...)
+	buf = append(buf, k.ID...)
+	buf = append(buf, `","_event_time":`...)
+	buf = strconv.AppendInt(buf, k.EventTime, 10)
+	buf = append(buf, `,"generator_identifier":"`...)
+	buf = append(buf, g.id...)
+	buf = append(buf, `","_seq":`...)
+	buf = strconv.AppendInt(buf, k.Seq, 10)
+	buf = append(buf, `,"_revision":`...)
+	buf = strconv.AppendInt(buf, revision, 10)
+	buf = append(buf, `,"_update_time":`...)
+	buf = strconv.AppendInt(buf, updateTime, 10)
+	if g.nested {
+		buf = g.appendNested(buf, start+g.size)
+	} else {
+		buf = g.appendPayload(buf, start+g.size)
+	}
+	buf = append(buf, '}')
+	end := len(buf)
+	return target.Document{
+		ID: k.ID, Generator: g.id, Seq: k.Seq, EventTime: k.EventTime,
+		Revision: revision, UpdateTime: updateTime,
+		JSON: buf[start:end:end],
+	}, buf
+}
+
 // idsPerChunk trades allocations (one per chunk) against how much memory a
 // retained ID keeps alive.
 const idsPerChunk = 32

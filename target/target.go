@@ -21,12 +21,21 @@ import (
 // JSON is the whole serialized document. It always starts with
 // `{"_id":"<ID>",` so that a target that must not store _id in the body
 // (Elasticsearch, OpenSearch) can cut that prefix without parsing.
+//
+// Revision 0 is an insert. Revision r ≥ 1 is the r-th update of the event
+// with the same ID: the whole document again, with the same _id,
+// generator_identifier, _seq and _event_time, a new payload, and the
+// fields _revision (r) and _update_time (UpdateTime) in its JSON. A
+// target writes it as an upsert that replaces what is stored under ID
+// (see Updater).
 type Document struct {
-	ID        string
-	Generator string
-	Seq       int64
-	EventTime int64 // microseconds since the Unix epoch
-	JSON      []byte
+	ID         string
+	Generator  string
+	Seq        int64
+	EventTime  int64 // microseconds since the Unix epoch
+	Revision   int64 // 0: an insert; r ≥ 1: the r-th update
+	UpdateTime int64 // microseconds since the Unix epoch, when the update was generated; 0 for an insert
+	JSON       []byte
 }
 
 // Batch is one write request: the events of one generator, in _seq order.
@@ -280,6 +289,28 @@ type Describer interface {
 // results file.
 type Piped interface {
 	Via() (url string, settings map[string]string)
+}
+
+// Updater is implemented by targets that take update streams: a
+// Document with a Revision above 0 in a batch replaces the document
+// stored under its ID with the database's own update path (an upsert),
+// and is acknowledged only when the database says it stored that
+// revision. An update the database skipped (a trigger, a rule) is a failed
+// item of kind ErrorNotStored, as an insert is.
+//
+// The ingest never has two updates of one event in flight at once, so the
+// revision stored last is the highest one acknowledged, unless the
+// database lost one.
+type Updater interface {
+	// UpdateFreshness returns the newest _update_time a query for this
+	// generator can see, and false when it sees no updated event.
+	UpdateFreshness(ctx context.Context, generator string) (int64, bool, error)
+	// Revisions returns, for each of ids that a search (not a real-time
+	// GET) sees, the revision it sees: 0 for the event as inserted.
+	Revisions(ctx context.Context, generator string, ids []string) (map[string]int64, error)
+	// Updated calls fn with the _seq and revision of every visible event
+	// of the generator whose revision is above 0.
+	Updated(ctx context.Context, generator string, fn func(seq, revision int64)) error
 }
 
 // Backlogged is implemented by a target whose writes pass through an

@@ -133,9 +133,13 @@ func (t *Target) Setup(ctx context.Context) error {
 			generator_identifier TEXT NOT NULL,
 			_event_time INTEGER NOT NULL,
 			_seq INTEGER NOT NULL,
-			doc TEXT NOT NULL)`,
+			doc TEXT NOT NULL,
+			_revision INTEGER NOT NULL DEFAULT 0,
+			_update_time INTEGER)`,
 		`CREATE INDEX IF NOT EXISTS `+t.table+`_gen_time ON `+t.table+`(generator_identifier, _event_time)`,
 		`CREATE INDEX IF NOT EXISTS `+t.table+`_gen_seq ON `+t.table+`(generator_identifier, _seq)`,
+		// Partial: inserts, which have no update time, pay nothing for it.
+		`CREATE INDEX IF NOT EXISTS `+t.table+`_gen_update ON `+t.table+`(generator_identifier, _update_time) WHERE _update_time IS NOT NULL`,
 	)
 	for _, s := range stmts {
 		if _, err := t.writer.ExecContext(ctx, s); err != nil {
@@ -145,10 +149,10 @@ func (t *Target) Setup(ctx context.Context) error {
 	return nil
 }
 
-// Write inserts the batch in one transaction. A row whose _id exists
-// already is a failed item of kind duplicate_id, one that a trigger
-// skipped (RAISE(IGNORE)) a failed item of kind not_stored; the others are
-// written.
+// Write writes the batch in one transaction: inserts, and updates as
+// upserts. An inserted row whose _id exists already is a failed item of
+// kind duplicate_id, a row that a trigger skipped (RAISE(IGNORE)) a failed
+// item of kind not_stored; the others are written.
 func (t *Target) Write(ctx context.Context, b target.Batch) (target.WriteResult, error) {
 	var res target.WriteResult
 	tx, err := t.writer.BeginTx(ctx, nil)
@@ -156,15 +160,35 @@ func (t *Target) Write(ctx context.Context, b target.Batch) (target.WriteResult,
 		return res, t.wrap("begin", err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO `+t.table+` VALUES (?,?,?,?,?) ON CONFLICT(_id) DO NOTHING`)
+	const cols = ` (_id, generator_identifier, _event_time, _seq, doc, _revision, _update_time) VALUES (?,?,?,?,?,?,?)`
+	insert, err := tx.PrepareContext(ctx, `INSERT INTO `+t.table+cols+` ON CONFLICT(_id) DO NOTHING`)
 	if err != nil {
 		return res, t.wrap("prepare", err)
 	}
-	defer stmt.Close()
+	defer insert.Close()
+	var upsert *sql.Stmt
 	for _, d := range b.Docs {
-		r, err := stmt.ExecContext(ctx, d.ID, d.Generator, d.EventTime, d.Seq, d.JSON)
+		stmt := insert
+		var updateTime any
+		if d.Revision > 0 {
+			if upsert == nil {
+				upsert, err = tx.PrepareContext(ctx, `INSERT INTO `+t.table+cols+` ON CONFLICT(_id) DO UPDATE SET doc = excluded.doc, _revision = excluded._revision, _update_time = excluded._update_time`)
+				if err != nil {
+					return res, t.wrap("prepare", err)
+				}
+				defer upsert.Close()
+			}
+			stmt, updateTime = upsert, d.UpdateTime
+		}
+		r, err := stmt.ExecContext(ctx, d.ID, d.Generator, d.EventTime, d.Seq, d.JSON, d.Revision, updateTime)
 		if err != nil {
 			return target.WriteResult{}, t.wrap("insert", err)
+		}
+		if n, _ := r.RowsAffected(); n == 0 && d.Revision > 0 {
+			res.Failed++
+			res.FailedSeqs = append(res.FailedSeqs, d.Seq)
+			res.AddError(target.ErrorNotStored, 1)
+			continue
 		}
 		if n, _ := r.RowsAffected(); n == 0 {
 			// Skipped by ON CONFLICT, or by a trigger's RAISE(IGNORE):
@@ -253,6 +277,63 @@ func (t *Target) Seqs(ctx context.Context, gen string, fn func(int64)) error {
 		fn(s)
 	}
 	return t.wrapNil("seq scan", rows.Err())
+}
+
+// UpdateFreshness is the newest _update_time of the generator's events.
+func (t *Target) UpdateFreshness(ctx context.Context, gen string) (int64, bool, error) {
+	var v sql.NullInt64
+	err := t.readers.QueryRowContext(ctx, `SELECT max(_update_time) FROM `+t.table+` WHERE generator_identifier = ? AND _update_time IS NOT NULL`, gen).Scan(&v)
+	if err != nil {
+		return 0, false, t.wrap("update freshness query", err)
+	}
+	return v.Int64, v.Valid, nil
+}
+
+// Revisions is the revision stored for each of ids that is stored.
+func (t *Target) Revisions(ctx context.Context, gen string, ids []string) (map[string]int64, error) {
+	out := make(map[string]int64, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := make([]any, 0, len(ids)+1)
+	args = append(args, gen)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	q := `SELECT _id, _revision FROM ` + t.table + ` WHERE generator_identifier = ? AND _id IN (?` + strings.Repeat(",?", len(ids)-1) + `)`
+	rows, err := t.readers.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, t.wrap("revision query", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			id  string
+			rev int64
+		)
+		if err := rows.Scan(&id, &rev); err != nil {
+			return nil, t.wrap("revision query", err)
+		}
+		out[id] = rev
+	}
+	return out, t.wrapNil("revision query", rows.Err())
+}
+
+// Updated calls fn with the _seq and revision of every updated event.
+func (t *Target) Updated(ctx context.Context, gen string, fn func(seq, revision int64)) error {
+	rows, err := t.readers.QueryContext(ctx, `SELECT _seq, _revision FROM `+t.table+` WHERE generator_identifier = ? AND _update_time IS NOT NULL`, gen)
+	if err != nil {
+		return t.wrap("revision scan", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq, rev int64
+		if err := rows.Scan(&seq, &rev); err != nil {
+			return t.wrap("revision scan", err)
+		}
+		fn(seq, rev)
+	}
+	return t.wrapNil("revision scan", rows.Err())
 }
 
 func (t *Target) Teardown(ctx context.Context) error {

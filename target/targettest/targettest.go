@@ -8,7 +8,9 @@
 // batch with bad items reports each failed item with its _seq and
 // acknowledges the rest (acknowledged + failed = batch size); what was
 // written is seen by searches only once it is searchable, and then exactly
-// (count, seqs, visible ids, newest event time); teardown removes it; a
+// (count, seqs, visible ids, newest event time); a target that takes
+// updates (target.Updater) replaces an event with each revision, and
+// searches see the revision written last; teardown removes it; a
 // cancelled context makes every call return an error promptly; a bad URL
 // is refused with target.ErrBadURL.
 package targettest
@@ -66,6 +68,7 @@ func Run(t *testing.T, h Harness) {
 		t.Fatal("targettest: the harness needs Open, FailItem, Register and at least one bad URL")
 	}
 	t.Run("Contract", func(t *testing.T) { contract(t, h) })
+	t.Run("Updates", func(t *testing.T) { updates(t, h) })
 	t.Run("Cancelled", func(t *testing.T) { cancelled(t, h) })
 	t.Run("BadURL", func(t *testing.T) { badURL(t, h) })
 }
@@ -111,6 +114,15 @@ func Batch(gen string, n int, base int64) target.Batch {
 				id, et, gen, i)}
 	}
 	return b
+}
+
+// Revision returns revision r of d, generated at updateTime, in the shape
+// docgen.Generator.Revise gives it.
+func Revision(d target.Document, r, updateTime int64) target.Document {
+	d.Revision, d.UpdateTime = r, updateTime
+	d.JSON = fmt.Appendf(nil, `{"_id":%q,"_event_time":%d,"generator_identifier":%q,"_seq":%d,"_revision":%d,"_update_time":%d,"processBy":"targettest-%d","tags":["c"]}`,
+		d.ID, d.EventTime, d.Generator, d.Seq, r, updateTime, r)
+	return d
 }
 
 // failAt are the items of the test batch that the harness makes fail.
@@ -165,6 +177,110 @@ func contract(t *testing.T, h Harness) {
 	}
 	if n, err := tgt.Count(ctx, gen); err != nil || n != 0 {
 		t.Errorf("count after teardown and setup = %d, %v; want 0", n, err)
+	}
+}
+
+// updates checks the update path: an update replaces the stored event
+// (the count and seqs do not move, the insert's event time stays), a
+// search sees the revision written last, once searchable, and the update
+// freshness is the newest update time seen. A batch mixes inserts and
+// updates.
+func updates(t *testing.T, h Harness) {
+	ctx := context.Background()
+	tgt := open(t, h)
+	up, ok := tgt.(target.Updater)
+	if !ok {
+		t.Skipf("%s takes no updates", tgt.Name())
+	}
+	if err := tgt.Setup(ctx); err != nil {
+		t.Fatalf("setup: %v", err)
+	}
+	gen := Generator(t)
+	base := time.Now().UnixMicro()
+	ins := Batch(gen, 10, base)
+	mustWrite := func(b target.Batch, what string) {
+		t.Helper()
+		res, err := tgt.Write(ctx, b)
+		if err != nil || res.Acknowledged != len(b.Docs) || res.Failed != 0 {
+			t.Fatalf("write %s: acknowledged %d of %d, failed %d (%v), %v", what, res.Acknowledged, len(b.Docs), res.Failed, res.ErrorKinds, err)
+		}
+	}
+	searchable := func() {
+		t.Helper()
+		if h.Searchable != nil {
+			if err := h.Searchable(ctx, tgt); err != nil {
+				t.Fatalf("make searchable: %v", err)
+			}
+		}
+	}
+	mustWrite(target.Batch{Generator: gen, Docs: ins.Docs[:8]}, "of 8 inserts")
+	searchable()
+	waitCount(t, tgt, gen, 8)
+	if ut, ok, err := up.UpdateFreshness(ctx, gen); err != nil || ok {
+		t.Fatalf("update freshness before any update = %d, found %v, %v; want nothing found", ut, ok, err)
+	}
+
+	// Revision 1 of events 0..3 and two new inserts in one batch, then
+	// revision 2 of event 0.
+	mixed := target.Batch{Generator: gen}
+	for i := range 4 {
+		mixed.Docs = append(mixed.Docs, Revision(ins.Docs[i], 1, base+100+int64(i)))
+	}
+	mixed.Docs = append(mixed.Docs, ins.Docs[8:]...)
+	mustWrite(mixed, "of 4 updates and 2 inserts")
+	mustWrite(target.Batch{Generator: gen, Docs: []target.Document{Revision(ins.Docs[0], 2, base+200)}}, "of revision 2")
+	if h.Searchable != nil {
+		revs, err := up.Revisions(ctx, gen, []string{ins.Docs[0].ID})
+		if err != nil || revs[ins.Docs[0].ID] != 0 {
+			t.Fatalf("before the updates are searchable: revisions %v, %v; want revision 0", revs, err)
+		}
+	}
+	searchable()
+	waitCount(t, tgt, gen, 10)
+	want := map[string]int64{ins.Docs[0].ID: 2, ins.Docs[1].ID: 1, ins.Docs[2].ID: 1, ins.Docs[3].ID: 1}
+	ids := []string{gen + "-never-written"}
+	for _, d := range ins.Docs {
+		ids = append(ids, d.ID)
+	}
+	deadline := time.Now().Add(searchableWithin)
+	for {
+		revs, err := up.Revisions(ctx, gen, ids)
+		if err != nil {
+			t.Fatalf("revisions: %v", err)
+		}
+		if revs[ins.Docs[0].ID] == 2 || time.Now().After(deadline) {
+			for _, d := range ins.Docs {
+				if got, seen := revs[d.ID]; !seen || got != want[d.ID] {
+					t.Errorf("revision of %s = %d (seen %v), want %d", d.ID, got, seen, want[d.ID])
+				}
+			}
+			if _, seen := revs[ids[0]]; seen {
+				t.Errorf("an id never written has a revision")
+			}
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if ut, ok, err := up.UpdateFreshness(ctx, gen); err != nil || !ok || ut != base+200 {
+		t.Errorf("update freshness = %d, found %v, %v; want %d, the newest update time", ut, ok, err, base+200)
+	}
+	if et, ok, err := tgt.Freshness(ctx, gen); err != nil || !ok || et != base+9 {
+		t.Errorf("freshness after updates = %d, found %v, %v; want %d: an update keeps its insert's event time", et, ok, err, base+9)
+	}
+	var seqs []int64
+	if err := tgt.Seqs(ctx, gen, func(s int64) { seqs = append(seqs, s) }); err != nil {
+		t.Fatalf("seqs: %v", err)
+	}
+	slices.Sort(seqs)
+	if !slices.Equal(seqs, []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}) {
+		t.Errorf("seqs after updates = %v, want 0..9 once each (an update replaces)", seqs)
+	}
+	updated := map[int64]int64{}
+	if err := up.Updated(ctx, gen, func(seq, rev int64) { updated[seq] = rev }); err != nil {
+		t.Fatalf("updated: %v", err)
+	}
+	if len(updated) != 4 || updated[0] != 2 || updated[1] != 1 || updated[2] != 1 || updated[3] != 1 {
+		t.Errorf("updated = %v, want seq 0 at revision 2 and 1..3 at revision 1", updated)
 	}
 }
 
