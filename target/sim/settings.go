@@ -21,6 +21,10 @@ func knobs() target.Knobs {
 			Help: "events per second accepted at most, as one queue; 0: unbounded"},
 		{Name: "drop_every", Default: "0", Parse: target.ParseInt(0),
 			Help: "lose every Nth acknowledged event (lost writes); 0: none"},
+		{Name: "update_delay", Default: "0s", Parse: target.ParseDuration(0),
+			Help: "time from an acknowledged update to a query seeing its revision, added to visibility_delay"},
+		{Name: "lose_update_every", Default: "0", Parse: target.ParseInt(0),
+			Help: "lose every Nth acknowledged update (lost updates: the older revision stays); 0: none"},
 		{Name: "query_cost", Default: "0", Parse: target.ParseFloat(0),
 			Help: "events' worth of the capacity each query of the query workload takes, in the queue it shares with the writes; 0: queries take none"},
 	}
@@ -37,6 +41,8 @@ func configOf(s target.Settings) Config {
 		QueryDelay:      s["query_delay"].(time.Duration),
 		Capacity:        s["capacity"].(float64),
 		DropEvery:       s["drop_every"].(int),
+		UpdateDelay:     s["update_delay"].(time.Duration),
+		LoseUpdateEvery: s["lose_update_every"].(int),
 		QueryCost:       s["query_cost"].(float64),
 	}
 }

@@ -4,7 +4,7 @@
 // to check that freshbench reads back what the target does; users can use
 // it to see what the figures mean before pointing freshbench at a database.
 //
-// URL: sim://?visibility_delay=200ms&capacity=5000&write_delay=1ms&drop_every=100&query_cost=20
+// URL: sim://?visibility_delay=200ms&capacity=5000&write_delay=1ms&drop_every=100&query_cost=20&update_delay=100ms&lose_update_every=50
 // discard:// acknowledges everything and keeps nothing (driver benchmarks);
 // its Reader methods return target.ErrNotKept.
 package sim
@@ -33,6 +33,12 @@ type Config struct {
 	QueryCost float64
 	DropEvery int  // lose every Nth acknowledged event; 0 = none
 	Discard   bool // keep nothing (every query sees nothing)
+	// UpdateDelay is how much later than an insert an update becomes
+	// visible: VisibilityDelay + UpdateDelay after it is acknowledged.
+	UpdateDelay time.Duration
+	// LoseUpdateEvery loses every Nth acknowledged update: the event
+	// keeps its older revision. 0 = none.
+	LoseUpdateEvery int
 }
 
 // Register adds the sim and discard schemes to r.
@@ -95,11 +101,25 @@ type Target struct {
 	events map[string][]event // by generator, in visibleAt order
 	ids    map[string]time.Time
 	acked  int64
+	// updates are the revisions written, by generator in visibleAt
+	// order (newest is then their update time); revs the revisions of
+	// each id, in the order written.
+	updates      map[string][]event
+	revs         map[string][]revision
+	ackedUpdates int64
+}
+
+// revision is one written revision of an event.
+type revision struct {
+	visibleAt time.Time
+	rev       int64
 }
 
 // New returns a simulated target.
 func New(cfg Config) *Target {
-	return &Target{cfg: cfg, events: map[string][]event{}, ids: map[string]time.Time{}}
+	t := &Target{cfg: cfg}
+	t.Reset()
+	return t
 }
 
 func (t *Target) Name() string                   { return "sim" }
@@ -115,6 +135,7 @@ func (t *Target) Reset() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.events, t.ids, t.acked = map[string][]event{}, map[string]time.Time{}, 0
+	t.updates, t.revs, t.ackedUpdates = map[string][]event{}, map[string][]revision{}, 0
 }
 
 // sleep waits d, or returns the context's error if it ends first.
@@ -148,6 +169,11 @@ func (t *Target) Write(ctx context.Context, b target.Batch) (target.WriteResult,
 			res.AddError(ErrorEmptyDocument, 1)
 			continue
 		}
+		if d.Revision > 0 {
+			res.Acknowledged++
+			t.update(b.Generator, d, visibleAt.Add(t.cfg.UpdateDelay))
+			continue
+		}
 		res.Acknowledged++
 		t.acked++
 		if t.cfg.DropEvery > 0 && t.acked%int64(t.cfg.DropEvery) == 0 {
@@ -162,6 +188,22 @@ func (t *Target) Write(ctx context.Context, b target.Batch) (target.WriteResult,
 	}
 	t.events[b.Generator] = evs
 	return res, nil
+}
+
+// update books an acknowledged revision, visible at visibleAt, unless it
+// is one the configuration loses. Callers hold t.mu.
+func (t *Target) update(gen string, d target.Document, visibleAt time.Time) {
+	t.ackedUpdates++
+	if t.cfg.LoseUpdateEvery > 0 && t.ackedUpdates%int64(t.cfg.LoseUpdateEvery) == 0 {
+		return // acknowledged, then lost
+	}
+	ups := t.updates[gen]
+	newest := d.UpdateTime
+	if n := len(ups); n > 0 && ups[n-1].newest > newest {
+		newest = ups[n-1].newest
+	}
+	t.updates[gen] = append(ups, event{visibleAt: visibleAt, id: d.ID, seq: d.Seq, eventTime: d.UpdateTime, newest: newest})
+	t.revs[d.ID] = append(t.revs[d.ID], revision{visibleAt: visibleAt, rev: d.Revision})
 }
 
 // occupy queues work of events events on the one queue of a server of
@@ -209,6 +251,18 @@ func (t *Target) Visible(ctx context.Context, _ string, ids []string) (map[strin
 }
 
 func (t *Target) Count(ctx context.Context, gen string) (int64, error) { return t.count(ctx, gen, 0) }
+
+func (t *Target) UpdateFreshness(ctx context.Context, gen string) (int64, bool, error) {
+	return t.updateFreshness(ctx, gen, 0)
+}
+
+func (t *Target) Revisions(ctx context.Context, _ string, ids []string) (map[string]int64, error) {
+	return t.revisions(ctx, ids, 0)
+}
+
+func (t *Target) Updated(ctx context.Context, gen string, fn func(seq, revision int64)) error {
+	return t.updated(ctx, gen, fn, 0)
+}
 
 func (t *Target) Seqs(ctx context.Context, gen string, fn func(int64)) error {
 	return t.seqs(ctx, gen, fn, 0)
@@ -268,6 +322,78 @@ func (t *Target) seqs(ctx context.Context, gen string, fn func(int64), lag time.
 	return ctx.Err()
 }
 
+func (t *Target) updateFreshness(ctx context.Context, gen string, lag time.Duration) (int64, bool, error) {
+	if err := t.query(ctx); err != nil {
+		return 0, false, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ups := t.updates[gen]
+	now := time.Now().Add(-lag)
+	n := sort.Search(len(ups), func(i int) bool { return ups[i].visibleAt.After(now) })
+	if n == 0 {
+		return 0, false, nil
+	}
+	return ups[n-1].newest, true, nil
+}
+
+// revisionAt is the newest revision of id visible at now, and whether the
+// event itself is. Callers hold t.mu.
+func (t *Target) revisionAt(id string, now time.Time) (int64, bool) {
+	at, ok := t.ids[id]
+	if !ok || at.After(now) {
+		return 0, false
+	}
+	var rev int64
+	for _, r := range t.revs[id] {
+		if !r.visibleAt.After(now) {
+			rev = r.rev
+		}
+	}
+	return rev, true
+}
+
+func (t *Target) revisions(ctx context.Context, ids []string, lag time.Duration) (map[string]int64, error) {
+	if err := t.query(ctx); err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := time.Now().Add(-lag)
+	out := map[string]int64{}
+	for _, id := range ids {
+		if rev, ok := t.revisionAt(id, now); ok {
+			out[id] = rev
+		}
+	}
+	return out, nil
+}
+
+func (t *Target) updated(ctx context.Context, gen string, fn func(seq, revision int64), lag time.Duration) error {
+	if t.cfg.Discard {
+		return fmt.Errorf("discard: %w", target.ErrNotKept)
+	}
+	t.mu.Lock()
+	now := time.Now().Add(-lag)
+	type updatedEvent struct{ seq, rev int64 }
+	var out []updatedEvent
+	seen := map[string]bool{}
+	for _, u := range t.updates[gen] {
+		if seen[u.id] {
+			continue
+		}
+		seen[u.id] = true
+		if rev, ok := t.revisionAt(u.id, now); ok && rev > 0 {
+			out = append(out, updatedEvent{u.seq, rev})
+		}
+	}
+	t.mu.Unlock()
+	for _, u := range out {
+		fn(u.seq, u.rev)
+	}
+	return ctx.Err()
+}
+
 // Replica is a read endpoint of a Target, as a replica or a standby that
 // applies the primary's writes Lag behind: it sees the target's events,
 // each Lag later than the target does. It takes no writes; its queries
@@ -301,6 +427,8 @@ func (r *Replica) lagNow() time.Duration {
 var (
 	_ target.Reader  = (*Replica)(nil)
 	_ target.Querier = (*Replica)(nil)
+	_ target.Updater = (*Replica)(nil)
+	_ target.Updater = (*Target)(nil)
 )
 
 func (r *Replica) Freshness(ctx context.Context, gen string) (int64, bool, error) {
@@ -317,6 +445,18 @@ func (r *Replica) Count(ctx context.Context, gen string) (int64, error) {
 
 func (r *Replica) Seqs(ctx context.Context, gen string, fn func(int64)) error {
 	return r.t.seqs(ctx, gen, fn, r.lagNow())
+}
+
+func (r *Replica) UpdateFreshness(ctx context.Context, gen string) (int64, bool, error) {
+	return r.t.updateFreshness(ctx, gen, r.lagNow())
+}
+
+func (r *Replica) Revisions(ctx context.Context, _ string, ids []string) (map[string]int64, error) {
+	return r.t.revisions(ctx, ids, r.lagNow())
+}
+
+func (r *Replica) Updated(ctx context.Context, gen string, fn func(seq, revision int64)) error {
+	return r.t.updated(ctx, gen, fn, r.lagNow())
 }
 
 func (r *Replica) SetupQueries(ctx context.Context) error { return r.t.SetupQueries(ctx) }

@@ -54,7 +54,7 @@ func TestSettings(t *testing.T) {
 	if s.cfg.VisibilityDelay != 250*time.Millisecond || s.cfg.Capacity != 500 {
 		t.Errorf("config = %+v", s.cfg)
 	}
-	want := map[string]string{"visibility_delay": "250ms", "capacity": "500", "write_delay": "0s", "query_delay": "0s", "drop_every": "0", "query_cost": "0"}
+	want := map[string]string{"visibility_delay": "250ms", "capacity": "500", "write_delay": "0s", "query_delay": "0s", "drop_every": "0", "query_cost": "0", "update_delay": "0s", "lose_update_every": "0"}
 	got := s.Settings()
 	for k, v := range want {
 		if got[k] != v {
@@ -132,5 +132,54 @@ func TestQueryCostSharesCapacity(t *testing.T) {
 	}
 	if d := time.Since(start); d < 100*time.Millisecond {
 		t.Errorf("a write behind a query of 100 events' worth returned after %s, want at least 100ms", d)
+	}
+}
+
+func TestUpdateDelayAndLostUpdates(t *testing.T) {
+	ctx := context.Background()
+	s := New(Config{VisibilityDelay: 20 * time.Millisecond, UpdateDelay: 200 * time.Millisecond, LoseUpdateEvery: 2})
+	b := targettest.Batch("g", 3, 1000)
+	if _, err := s.Write(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	ups := target.Batch{Generator: "g", Docs: []target.Document{
+		targettest.Revision(b.Docs[0], 1, 2000),
+		targettest.Revision(b.Docs[1], 1, 2001), // the second acknowledged update: lost
+		targettest.Revision(b.Docs[2], 1, 2002),
+	}}
+	written := time.Now()
+	res, err := s.Write(ctx, ups)
+	if err != nil || res.Acknowledged != 3 {
+		t.Fatalf("updates: %+v, %v; want 3 acknowledged (a lost update is acknowledged)", res, err)
+	}
+	ids := []string{b.Docs[0].ID, b.Docs[1].ID, b.Docs[2].ID}
+	for {
+		revs, err := s.Revisions(ctx, "g", ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if revs[ids[0]] == 1 {
+			if waited := time.Since(written); waited < 220*time.Millisecond {
+				t.Errorf("revision 1 visible %s after the write, before visibility_delay + update_delay = 220ms", waited)
+			}
+			if revs[ids[1]] != 0 || revs[ids[2]] != 1 {
+				t.Errorf("revisions %v: want the lost update's event at 0 and the third at 1", revs)
+			}
+			break
+		}
+		if time.Since(written) > 5*time.Second {
+			t.Fatalf("revision 1 never visible: %v", revs)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if ut, ok, _ := s.UpdateFreshness(ctx, "g"); !ok || ut != 2002 {
+		t.Errorf("update freshness %d, %v; want 2002", ut, ok)
+	}
+	got := map[int64]int64{}
+	if err := s.Updated(ctx, "g", func(seq, rev int64) { got[seq] = rev }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0] != 1 || got[2] != 1 {
+		t.Errorf("updated %v, want seqs 0 and 2 at revision 1", got)
 	}
 }
