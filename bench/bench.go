@@ -184,11 +184,19 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 		vis[i] = probe.NewVisibility(e.Name, e.Reader, cfg.PollInterval, window, obs)
 	}
 	probes := probe.NewProbes(window, vis...)
+	upd, err := newUpdateProbes(eps, cfg, window)
+	if err != nil {
+		return nil, err
+	}
 	writer, loads, err := queryLoads(ctx, tgt, eps, cfg, obs)
 	if err != nil {
 		return nil, err
 	}
-	in, err := ingest.New(cfg.Ingest, writer, probes, ledger, obs)
+	var probed ingest.Probes = probes
+	if upd != nil {
+		probed = probe.Split{Inserts: probes, Updates: upd.probes}
+	}
+	in, err := ingest.New(cfg.Ingest, writer, probed, ledger, obs)
 	if err != nil {
 		return nil, err
 	}
@@ -208,6 +216,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	for i, e := range eps {
 		fresh[i] = probe.NewFreshness(e.Name, e.Reader, gens, cfg.PollInterval, probe.NewClock(start), window, epSeries[i], obs)
 	}
+	upd.freshness(gens, cfg.PollInterval, probe.NewClock(start), window)
 
 	res := &results.Result{
 		SchemaVersion: results.SchemaVersion, Kind: results.KindRun, StartedAt: start.UTC(), Generators: gens,
@@ -222,6 +231,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	}
 	polls.Add(1)
 	go func() { defer polls.Done(); probes.Run(visCtx) }()
+	upd.run(freshCtx, visCtx, &polls)
 	// The backlog is sampled while events stream in, as the freshness is.
 	polls.Add(1)
 	go func() { defer polls.Done(); sampleBacklog(freshCtx, tgt, series) }()
@@ -259,7 +269,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 		res.EndedEarly, res.EndReason = true, ErrInterrupted.Error()
 	} else {
 		obs.Phase(cfg.Phase + "drain")
-		drain(ctx, eps, cfg, gens, ledger, probes)
+		drain(ctx, eps, cfg, gens, ledger, probes, upd)
 	}
 	stopVis()
 	polls.Wait()
@@ -267,10 +277,14 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	res.EndedAt = time.Now().UTC()
 	res.Phases = []*results.Phase{acct.Phase(results.PhaseWarmup), acct.Phase(results.PhaseMeasured), acct.Phase(results.PhaseTail)}
 	seen, everywhere := probes.Finish()
+	updates, updatesEverywhere := upd.finish(ctx, ledger, gens, interrupted)
 	for i, e := range eps {
 		r := &results.ReadEndpoint{Name: e.Name, URL: redact.URL(e.URL), Freshness: fresh[i].Result(), Visibility: seen[i], Series: epSeries[i].Points()}
 		if loads != nil {
 			r.Queries = queries[i]
+		}
+		if updates != nil {
+			r.Updates = updates[i]
 		}
 		if !interrupted {
 			r.Completeness, r.AuditError = audit(ctx, ledger, e.Reader, gens)
@@ -278,6 +292,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 		if i == 0 {
 			res.Freshness, res.Visibility, res.Queries = r.Freshness, r.Visibility, r.Queries
 			res.Completeness, res.AuditError = r.Completeness, r.AuditError
+			res.Updates, res.UpdatesVisibleEverywhere = r.Updates, updatesEverywhere
 			continue
 		}
 		res.ReadEndpoints = append(res.ReadEndpoints, r)
@@ -514,10 +529,10 @@ func progressAt(now, start time.Time, cfg Config, series *stats.Series, fresh *p
 
 // drain waits until every acknowledged event and every probe is visible
 // on every endpoint, or until the drain period ends.
-func drain(ctx context.Context, eps []ReadEndpoint, cfg Config, gens []string, ledger *probe.Ledger, probes *probe.Probes) {
+func drain(ctx context.Context, eps []ReadEndpoint, cfg Config, gens []string, ledger *probe.Ledger, probes *probe.Probes, upd *updateProbes) {
 	deadline := time.Now().Add(cfg.Drain)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		if probes.Pending() == 0 && allVisible(ctx, eps, gens, ledger) {
+		if probes.Pending() == 0 && upd.pending() == 0 && allVisible(ctx, eps, gens, ledger) {
 			return
 		}
 		if !pace.Sleep(time.Now().Add(cfg.PollInterval), ctx.Done()) {

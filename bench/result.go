@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"github.com/freshbench/freshbench/ingest"
 	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/results"
 )
@@ -16,6 +17,16 @@ func recordConfig(c Config) results.Config {
 		BatchSize: i.BatchSize, DurationS: i.Duration.Seconds(), WarmupS: i.Warmup.Seconds(),
 		Generators: i.Generators, MaxInflight: i.MaxInflight, DocSize: i.DocSize, DocShape: i.DocShape, Seed: i.Seed, IDNonce: i.IDNonce,
 		WriteTimeoutS: i.WriteTimeout.Seconds(), WriteRetries: i.WriteRetries, ProbeRate: i.ProbeRate,
+		UpdateShare: i.UpdateShare, UpdateKeys: updateKeys(i),
 		PollIntervalS: c.PollInterval.Seconds(), DrainS: c.Drain.Seconds(),
 	}
+}
+
+// updateKeys is how the run's updates choose their events; "" without
+// updates.
+func updateKeys(i ingest.Config) string {
+	if i.UpdateShare == 0 {
+		return ""
+	}
+	return i.UpdateKeys.String()
 }

@@ -49,13 +49,14 @@ func (a *Accounting) intendedPhase(t time.Time) *results.Phase {
 	return a.phases[results.PhaseMeasured]
 }
 
-func (a *Accounting) dispatched(d dispatch.Due, events int) {
+func (a *Accounting) dispatched(d dispatch.Due, events, updates int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p := a.intendedPhase(d.Intended)
 	p.Batches++
 	p.Due += int64(events)
 	p.Dispatched += int64(events)
+	p.UpdatesDispatched += int64(updates)
 	if d.Late {
 		p.LateBatches++
 	}
@@ -82,6 +83,7 @@ type outcome struct {
 	ackedOnRetry           int
 	errorKinds             map[string]int
 	sample                 string
+	updates, updatesAcked  int // of the events, updates sent and acknowledged
 }
 
 func (a *Accounting) written(o outcome) {
@@ -95,6 +97,8 @@ func (a *Accounting) written(o outcome) {
 	p.AckedOnRetry += int64(o.ackedOnRetry)
 	p.Failed += int64(o.failed)
 	p.Retries += int64(o.retries)
+	p.UpdatesAcked += int64(o.updatesAcked)
+	p.UpdatesFailed += int64(o.updates - o.updatesAcked)
 	for kind, n := range o.errorKinds {
 		stats.AddError(p.Errors, kind, int64(n), o.sample)
 	}

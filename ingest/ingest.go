@@ -39,6 +39,13 @@ type Config struct {
 	// _id (docgen.Config.Nonce): runs with the same Seed write the same
 	// documents under ids of their own.
 	IDNonce uint64
+	// UpdateShare is the share of events, in [0, 1), that update an
+	// event already acknowledged instead of inserting a new one; the rate
+	// counts both. Until an event is acknowledged there is nothing to
+	// update, and those slots carry inserts.
+	UpdateShare float64
+	// UpdateKeys chooses which event an update updates.
+	UpdateKeys KeyChoice
 	// FirstGenerator is the seed's index of the first stream (the others
 	// follow it), so that instances of one experiment started with the
 	// same Seed draw generators of their own (see GeneratorsPerInstance).
@@ -84,6 +91,13 @@ func (c Config) Validate() error {
 		return invalid.New("write retries", c.WriteRetries, "0 or more")
 	case c.ProbeRate < 0:
 		return invalid.New("probe rate", c.ProbeRate, "0 or more probes per second")
+	case !(c.UpdateShare >= 0 && c.UpdateShare < 1):
+		return invalid.New("update share", c.UpdateShare, "a share of the events in [0, 1), e.g. 0.5 for half updates")
+	}
+	if c.UpdateShare > 0 {
+		if _, err := ParseKeyChoice(c.UpdateKeys.String()); err != nil {
+			return err
+		}
 	}
 	if need, limit := c.MemoryNeed(), c.memoryLimit(); need > limit {
 		return invalid.New("batch size", c.BatchSize, fmt.Sprintf(
@@ -121,14 +135,17 @@ func batchInterval(c Config) time.Duration {
 }
 
 // Probes receives the sampled probe events and learns which were lost.
+// A probe of an update waits for its revision (above 0).
 type Probes interface {
-	Add(generator, id string, intended time.Time)
-	Drop(generator, id string)
+	Add(generator, id string, revision int64, intended time.Time)
+	Drop(generator, id string, revision int64)
 }
 
-// Ledger learns which events the target acknowledged.
+// Ledger learns which events, and which revisions of updated events, the
+// target acknowledged.
 type Ledger interface {
 	Acked(generator string, seqs []int64)
+	AckedRevisions(generator string, seqs, revisions []int64)
 }
 
 // Ingester runs the generators against one target.
@@ -184,7 +201,7 @@ func (in *Ingester) Run(ctx context.Context, start time.Time, series *stats.Seri
 	defer stopAccounting()
 	n := float64(len(in.gens))
 	var streams sync.WaitGroup
-	for _, g := range in.gens {
+	for i, g := range in.gens {
 		s := dispatch.Stream{
 			Schedule: pace.NewSchedule(start, in.cfg.Rate.Scale(1/n)),
 			End:      start.Add(in.cfg.Duration),
@@ -197,6 +214,10 @@ func (in *Ingester) Run(ctx context.Context, start time.Time, series *stats.Seri
 			UnitEvents: in.cfg.BatchSize, UnitBytes: in.cfg.BatchSize * in.cfg.DocSize,
 		}
 		snd := &sender{in: in, g: g}
+		if in.cfg.UpdateShare > 0 {
+			// Seeded apart from the documents, per stream.
+			snd.keys = newKeyPool(in.cfg.UpdateKeys, in.cfg.Seed^0xa0761d6478bd642f+uint64(in.cfg.FirstGenerator+i)*0x9e3779b97f4a7c15)
+		}
 		if in.cfg.ProbeRate > 0 && in.probes != nil {
 			snd.probeEvery = time.Duration(float64(time.Second) * n / in.cfg.ProbeRate)
 			snd.nextProbe = start
@@ -215,23 +236,49 @@ func (in *Ingester) Run(ctx context.Context, start time.Time, series *stats.Seri
 type sender struct {
 	in         *Ingester
 	g          *docgen.Generator
+	keys       *keyPool // nil: inserts only
 	probeEvery time.Duration
-	nextProbe  time.Time
+	// When the next probe of an insert and of an update is due.
+	nextProbe, nextUpdateProbe time.Time
 }
+
+// built is one batch on its way: its documents, and where its updates'
+// events sit in the key pool.
+type built struct {
+	batch   target.Batch
+	buf     *docgen.Buffer
+	updates []update
+	// The documents whose visibility is probed; -1 for none.
+	probe, updateProbe int
+}
+
+// update is one update of a batch: its document's place in the batch and
+// its event's in the key pool.
+type update struct{ doc, key int }
 
 func (s *sender) Build(d dispatch.Due) dispatch.Unit {
 	in := s.in
-	b, bb := in.build(s.g, d.Intended)
-	if s.probeEvery > 0 && !d.Intended.Before(s.nextProbe) {
-		in.probes.Add(b.Generator, b.Docs[0].ID, d.Intended)
+	w := in.build(s, d.Intended)
+	b := w.batch
+	if s.probeEvery > 0 && w.probe >= 0 && !d.Intended.Before(s.nextProbe) {
+		in.probes.Add(b.Generator, b.Docs[w.probe].ID, 0, d.Intended)
 		s.nextProbe = d.Intended.Add(s.probeEvery)
+	} else {
+		w.probe = -1
 	}
-	in.account.dispatched(d, len(b.Docs))
+	if s.probeEvery > 0 && w.updateProbe >= 0 && !d.Intended.Before(s.nextUpdateProbe) {
+		u := b.Docs[w.updateProbe]
+		in.probes.Add(b.Generator, u.ID, u.Revision, d.Intended)
+		s.nextUpdateProbe = d.Intended.Add(s.probeEvery)
+	} else {
+		w.updateProbe = -1
+	}
+	in.account.dispatched(d, len(b.Docs), len(w.updates))
 	in.series.Scheduled(d.Intended, int64(len(b.Docs)), d.Late, int64(in.slots.InUse()))
 	in.obs.Scheduled(b.Generator, len(b.Docs), d.Late, in.slots.InUse())
 	return dispatch.Unit{
-		Events: len(b.Docs), Bytes: len(bb.JSON),
-		Send: func(ctx context.Context) { in.write(ctx, b, bb, d) },
+		Events: len(b.Docs), Bytes: len(w.buf.JSON),
+		Send: func(ctx context.Context) { in.write(ctx, s, w, d) },
 	}
 }
 
@@ -248,39 +295,126 @@ func (s *sender) Unsent(u dispatch.Unsent) {
 }
 
 // build generates one batch whose events carry the batch's intended time
-// as _event_time, so that a driver or database that falls behind shows up
-// in the freshness lag instead of being hidden by late generation.
-func (in *Ingester) build(g *docgen.Generator, intended time.Time) (target.Batch, *docgen.Buffer) {
+// as _event_time (an update: as _update_time), so that a driver or
+// database that falls behind shows up in the freshness lag instead of
+// being hidden by late generation. With an update share, each event is an
+// update of an acknowledged event with that probability.
+func (in *Ingester) build(s *sender, intended time.Time) built {
 	bb, _ := in.bufs.Get().(*docgen.Buffer)
 	if bb == nil {
 		bb = &docgen.Buffer{}
 	}
 	bb.Reset()
+	w := built{buf: bb, probe: -1, updateProbe: -1}
 	eventTime := intended.UnixMicro()
 	for range in.cfg.BatchSize {
-		bb.Append(g, eventTime)
+		if s.keys != nil && s.keys.wants(in.cfg.UpdateShare) {
+			if k, rev, at, ok := s.keys.take(); ok {
+				if w.updateProbe < 0 {
+					w.updateProbe = len(bb.Docs)
+				}
+				w.updates = append(w.updates, update{doc: len(bb.Docs), key: at})
+				bb.AppendRevision(s.g, k, rev, eventTime)
+				continue
+			}
+		}
+		if w.probe < 0 {
+			w.probe = len(bb.Docs)
+		}
+		bb.Append(s.g, eventTime)
 	}
 	bb.Seal()
-	return target.Batch{Generator: g.ID(), Docs: bb.Docs}, bb
+	w.batch = target.Batch{Generator: s.g.ID(), Docs: bb.Docs}
+	return w
 }
 
 // write sends one batch and accounts for its outcome item by item.
-func (in *Ingester) write(ctx context.Context, b target.Batch, bb *docgen.Buffer, d dispatch.Due) {
-	defer in.bufs.Put(bb)
+func (in *Ingester) write(ctx context.Context, s *sender, w built, d dispatch.Due) {
+	defer in.bufs.Put(w.buf)
+	b := w.batch
 	a := WriteBatch(ctx, in.w, b, in.cfg.WriteTimeout, in.cfg.WriteRetries)
 	ack := time.Now()
-	if in.ledger != nil && len(a.AckedSeqs) > 0 {
-		in.ledger.Acked(b.Generator, a.AckedSeqs)
-	}
-	if in.probes != nil && a.ProbeFailed {
-		// The probe's write failed, so it may never become visible and
-		// must not be counted as slow.
-		in.probes.Drop(b.Generator, b.Docs[0].ID)
+	if len(w.updates) == 0 {
+		if in.ledger != nil && len(a.AckedSeqs) > 0 {
+			in.ledger.Acked(b.Generator, a.AckedSeqs)
+		}
+		if s.keys != nil && len(a.AckedSeqs) > 0 {
+			s.keys.add(ackedKeys(b.Docs, a.AckedSeqs))
+		}
+		if in.probes != nil && w.probe >= 0 && a.ProbeFailed {
+			// The probe's write failed, so it may never become visible and
+			// must not be counted as slow.
+			in.probes.Drop(b.Generator, b.Docs[w.probe].ID, 0)
+		}
+	} else {
+		in.settle(s, w, a)
 	}
 	in.account.written(outcome{
 		due: d, ack: ack, bytes: a.AckedBytes, acked: a.Acked, failed: a.Failed,
 		ackedOnRetry: a.AckedOnRetry, retries: a.Retries, errorKinds: a.ErrorKinds, sample: a.Sample,
+		updates: len(w.updates), updatesAcked: a.ackedUpdates(b.Docs, w.updates),
 	})
 	in.series.Written(ack, int64(a.Acked), int64(a.AckedBytes), int64(a.Failed), ack.Sub(d.Intended))
 	in.obs.Written(b.Generator, a.Acked, a.Failed, a.AckedBytes, a.ErrorKinds, ack.Sub(d.Intended), ack.Sub(d.Sent))
+}
+
+// ackedKeys are the keys of the acknowledged inserts of docs (acked: the
+// _seq of every acknowledged event, in batch order).
+func ackedKeys(docs []target.Document, acked []int64) []docgen.Key {
+	keys := make([]docgen.Key, 0, len(acked))
+	j := 0
+	for _, d := range docs {
+		if j < len(acked) && acked[j] == d.Seq {
+			j++
+			if d.Revision == 0 {
+				keys = append(keys, docgen.Key{ID: d.ID, Seq: d.Seq, EventTime: d.EventTime})
+			}
+		}
+	}
+	return keys
+}
+
+// settle books the outcome of a batch with updates: its acknowledged
+// inserts and revisions go to the ledger, the inserts join the key pool,
+// the updated events are free to be updated again, and a probe whose
+// write failed is dropped.
+func (in *Ingester) settle(s *sender, w built, a Attempt) {
+	b := w.batch
+	acked := make(map[int64]bool, len(a.AckedSeqs))
+	for _, seq := range a.AckedSeqs {
+		acked[seq] = true
+	}
+	var inserts, seqs, revs []int64
+	var keys []docgen.Key
+	for _, d := range b.Docs {
+		switch {
+		case !acked[d.Seq]:
+		case d.Revision > 0:
+			seqs, revs = append(seqs, d.Seq), append(revs, d.Revision)
+		default:
+			inserts = append(inserts, d.Seq)
+			keys = append(keys, docgen.Key{ID: d.ID, Seq: d.Seq, EventTime: d.EventTime})
+		}
+	}
+	if in.ledger != nil {
+		if len(inserts) > 0 {
+			in.ledger.Acked(b.Generator, inserts)
+		}
+		if len(seqs) > 0 {
+			in.ledger.AckedRevisions(b.Generator, seqs, revs)
+		}
+	}
+	s.keys.add(keys)
+	for _, u := range w.updates {
+		s.keys.done(u.key, b.Docs[u.doc].ID)
+	}
+	if in.probes == nil {
+		return
+	}
+	if w.probe >= 0 && !acked[b.Docs[w.probe].Seq] {
+		in.probes.Drop(b.Generator, b.Docs[w.probe].ID, 0)
+	}
+	if u := w.updateProbe; u >= 0 && !acked[b.Docs[u].Seq] {
+		in.probes.Drop(b.Generator, b.Docs[u].ID, b.Docs[u].Revision)
+	}
 }

@@ -61,29 +61,48 @@ func (w *Window) Close(t time.Time) {
 // newest _event_time each generator's events show in a query.
 type Freshness struct {
 	endpoint string // the read endpoint's name, for the observer
-	tgt      target.Reader
-	gens     []string
-	poll     time.Duration
-	clock    Clock
-	window   *Window
-	series   *stats.Series
-	obs      stats.Observer
-	timeout  time.Duration // one query's bound
+	// newest answers the freshness query: the newest time a query for a
+	// generator sees.
+	newest func(ctx context.Context, gen string) (int64, bool, error)
+	// updates: the freshness of updates, which have none to show until
+	// the first is visible (no lag is recorded before then: it would be
+	// the run's age, not a lag).
+	updates bool
+	gens    []string
+	poll    time.Duration
+	clock   Clock
+	window  *Window
+	series  *stats.Series
+	obs     stats.Observer
+	timeout time.Duration // one query's bound
 
-	mu     sync.Mutex
-	res    results.Freshness
-	newest map[string]int64 // newest _event_time seen per generator
+	mu   sync.Mutex
+	res  results.Freshness
+	seen map[string]int64 // newest time seen per generator
 }
 
 // NewFreshness prepares a freshness sampler of the given generators on
 // the read endpoint tgt, named endpoint. series, when not nil, gets every
 // sample too.
 func NewFreshness(endpoint string, tgt target.Reader, gens []string, poll time.Duration, clock Clock, window *Window, series *stats.Series, obs stats.Observer) *Freshness {
+	return newFreshness(endpoint, tgt.Freshness, gens, poll, clock, window, series, obs)
+}
+
+func newFreshness(endpoint string, newest func(context.Context, string) (int64, bool, error), gens []string, poll time.Duration, clock Clock, window *Window, series *stats.Series, obs stats.Observer) *Freshness {
 	return &Freshness{
-		endpoint: endpoint, tgt: tgt, gens: gens, poll: poll, clock: clock, window: window, series: series, obs: obs,
-		timeout: queryBound(poll), newest: map[string]int64{},
+		endpoint: endpoint, newest: newest, gens: gens, poll: poll, clock: clock, window: window, series: series, obs: obs,
+		timeout: queryBound(poll), seen: map[string]int64{},
 		res: results.Freshness{Lag: stats.NewHistogram(), QueryService: stats.NewHistogram(), Errors: map[string]*stats.ErrorCount{}},
 	}
+}
+
+// NewUpdateFreshness prepares a sampler of the freshness of updates: the
+// newest _update_time each generator's events show on the read endpoint
+// up. It feeds no series and no observer; those carry the inserts'.
+func NewUpdateFreshness(endpoint string, up target.Updater, gens []string, poll time.Duration, clock Clock, window *Window) *Freshness {
+	f := newFreshness(endpoint, up.UpdateFreshness, gens, poll, clock, window, nil, stats.NopObserver{})
+	f.updates = true
+	return f
 }
 
 // Run samples until ctx ends, or until the target says it keeps nothing.
@@ -110,7 +129,7 @@ func (f *Freshness) sample(ctx context.Context, gen string) bool {
 	sent := time.Now()
 	err := withBound(ctx, f.timeout, func() string { return "freshness query of generator " + gen }, func(qctx context.Context) error {
 		var err error
-		newest, ok, err = f.tgt.Freshness(qctx, gen)
+		newest, ok, err = f.newest(qctx, gen)
 		return err
 	})
 	done := time.Now()
@@ -129,9 +148,19 @@ func (f *Freshness) sample(ctx context.Context, gen string) bool {
 		if !errors.As(err, &bound) {
 			err = fmt.Errorf("freshness query of generator %s: %w", gen, err)
 		}
-		newest, ok = f.newest[gen]
+		newest, ok = f.seen[gen]
 	} else if ok {
-		f.newest[gen] = max(newest, f.newest[gen])
+		f.seen[gen] = max(newest, f.seen[gen])
+	}
+	if f.updates && !ok {
+		if measured {
+			if err != nil {
+				stats.CountError(f.res.Errors, err)
+			} else {
+				f.res.Empty++
+			}
+		}
+		return true
 	}
 	// Before any event is visible, the reader's view is as old as the run.
 	lag := done.Sub(f.clock.Start)

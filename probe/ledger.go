@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/bits"
+	"slices"
 	"sync"
 
 	"github.com/freshbench/freshbench/results"
@@ -17,10 +19,73 @@ import (
 type Ledger struct {
 	mu    sync.Mutex
 	acked map[string]*seqSet
+	// revisions is, per generator, the revision acknowledged last of
+	// each updated event, by _seq: the one the database must show.
+	revisions map[string]map[int64]int64
+	updates   map[string]int64 // acknowledged updates per generator
 }
 
 // NewLedger returns an empty ledger.
-func NewLedger() *Ledger { return &Ledger{acked: map[string]*seqSet{}} }
+func NewLedger() *Ledger {
+	return &Ledger{acked: map[string]*seqSet{}, revisions: map[string]map[int64]int64{}, updates: map[string]int64{}}
+}
+
+// AckedRevisions records acknowledged updates: revisions[i] of the event
+// seqs[i].
+func (l *Ledger) AckedRevisions(gen string, seqs, revisions []int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m := l.revisions[gen]
+	if m == nil {
+		m = map[int64]int64{}
+		l.revisions[gen] = m
+	}
+	for i, s := range seqs {
+		m[s] = max(m[s], revisions[i])
+	}
+	l.updates[gen] += int64(len(seqs))
+}
+
+// AuditUpdates compares the revision up shows of every updated event of
+// gen with the revision acknowledged last: one older is a lost update;
+// one newer, or an update of an event never acknowledged as updated, was
+// written by a request that failed as a whole (a timeout after the
+// commit) and is unacknowledged.
+func (l *Ledger) AuditUpdates(ctx context.Context, up target.Updater, gen string) (results.UpdateAudit, error) {
+	stored := map[int64]int64{}
+	err := up.Updated(ctx, gen, func(seq, rev int64) { stored[seq] = max(stored[seq], rev) })
+	l.mu.Lock()
+	want := maps.Clone(l.revisions[gen])
+	a := results.UpdateAudit{Generator: gen, Acknowledged: l.updates[gen], Events: int64(len(want))}
+	l.mu.Unlock()
+	if errors.Is(err, target.ErrNotKept) {
+		a.NotMeasured = err.Error()
+		return a, nil
+	}
+	if err != nil {
+		return results.UpdateAudit{}, fmt.Errorf("update audit of generator %s: %w", gen, err)
+	}
+	for seq, rev := range want {
+		switch got := stored[seq]; {
+		case got < rev:
+			a.Lost++
+			if len(a.LostSample) < 20 {
+				a.LostSample = append(a.LostSample, seq)
+			}
+		case got > rev:
+			a.Unacknowledged++
+		default:
+			a.Current++
+		}
+	}
+	for seq := range stored {
+		if _, ok := want[seq]; !ok {
+			a.Unacknowledged++
+		}
+	}
+	slices.Sort(a.LostSample)
+	return a, nil
+}
 
 // Acked records acknowledged events.
 func (l *Ledger) Acked(gen string, seqs []int64) {

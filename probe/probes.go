@@ -27,7 +27,10 @@ type Probes struct {
 	before, after []int64
 }
 
-type probeKey struct{ gen, id string }
+type probeKey struct {
+	gen, id  string
+	revision int64
+}
 
 // join is one probe's sightings so far, by endpoint.
 type join struct {
@@ -50,36 +53,38 @@ func NewProbes(window *Window, vs ...*Visibility) *Probes {
 	}
 	if len(vs) > 1 {
 		for i, v := range vs {
-			v.seen = func(gen, id string, unseenAt, done time.Time) { p.sighted(i, gen, id, unseenAt, done) }
+			v.seen = func(gen, id string, revision int64, unseenAt, done time.Time) {
+				p.sighted(i, probeKey{gen, id, revision}, unseenAt, done)
+			}
 		}
 	}
 	return p
 }
 
-// Add registers a probe event on every endpoint, due at intended. Call
-// it before the probe's write is sent.
-func (p *Probes) Add(gen, id string, intended time.Time) {
+// Add registers a probe event (revision 0) or update on every endpoint,
+// due at intended. Call it before the probe's write is sent.
+func (p *Probes) Add(gen, id string, revision int64, intended time.Time) {
 	if len(p.vs) > 1 {
 		p.mu.Lock()
-		p.joins[probeKey{gen, id}] = &join{intended: intended, seen: make([]sighting, len(p.vs)), left: len(p.vs)}
+		p.joins[probeKey{gen, id, revision}] = &join{intended: intended, seen: make([]sighting, len(p.vs)), left: len(p.vs)}
 		if p.window.In(intended) {
 			p.every.Probes++
 		}
 		p.mu.Unlock()
 	}
 	for _, v := range p.vs {
-		v.Add(gen, id, intended)
+		v.Add(gen, id, revision, intended)
 	}
 }
 
 // Drop forgets, on every endpoint, a probe whose write failed.
-func (p *Probes) Drop(gen, id string) {
+func (p *Probes) Drop(gen, id string, revision int64) {
 	for _, v := range p.vs {
-		v.Drop(gen, id)
+		v.Drop(gen, id, revision)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	k := probeKey{gen, id}
+	k := probeKey{gen, id, revision}
 	if j := p.joins[k]; j != nil {
 		delete(p.joins, k)
 		if p.window.In(j.intended) {
@@ -110,10 +115,9 @@ func (p *Probes) Run(ctx context.Context) {
 
 // sighted books endpoint i's first sighting of a probe. It is called
 // under the Visibility's lock, and takes p's: always in that order.
-func (p *Probes) sighted(i int, gen, id string, unseenAt, done time.Time) {
+func (p *Probes) sighted(i int, k probeKey, unseenAt, done time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	k := probeKey{gen, id}
 	j := p.joins[k]
 	if j == nil || !j.seen[i].done.IsZero() {
 		return
@@ -218,7 +222,7 @@ func (p *Probes) countUnjoined() {
 		v.mu.Lock()
 		for gen, g := range v.pending {
 			for _, pr := range g.list {
-				unseen[i][probeKey{gen, pr.id}] = pr.unseenAt
+				unseen[i][probeKey{gen, pr.id, pr.revision}] = pr.unseenAt
 			}
 		}
 		v.mu.Unlock()
@@ -233,4 +237,28 @@ func (p *Probes) countUnjoined() {
 		}
 		p.order(j)
 	}
+}
+
+// Split routes the probes of inserts to one Probes and those of updates
+// (revision above 0) to another, whose figures are kept apart.
+type Split struct {
+	Inserts, Updates *Probes
+}
+
+// Add registers the probe with the Probes of its kind.
+func (s Split) Add(gen, id string, revision int64, intended time.Time) {
+	if revision > 0 {
+		s.Updates.Add(gen, id, revision, intended)
+		return
+	}
+	s.Inserts.Add(gen, id, revision, intended)
+}
+
+// Drop forgets a probe whose write failed.
+func (s Split) Drop(gen, id string, revision int64) {
+	if revision > 0 {
+		s.Updates.Drop(gen, id, revision)
+		return
+	}
+	s.Inserts.Drop(gen, id, revision)
 }

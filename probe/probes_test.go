@@ -31,9 +31,9 @@ func TestProbesOrderAndEverywhere(t *testing.T) {
 		NewVisibility("never", never, time.Millisecond, w, stats.NopObserver{}),
 	}
 	p := NewProbes(w, vs...)
-	p.Add("g", "a", time.Now())
-	p.Add("g", "b", time.Now())
-	p.Drop("g", "b")
+	p.Add("g", "a", 0, time.Now())
+	p.Add("g", "b", 0, time.Now())
+	p.Drop("g", "b", 0)
 	// Polls in the order of the instants: early sees "a" (call 1), then
 	// the target misses it (call 1) and sees it (call 2); late misses it
 	// twice after that, then sees it.
@@ -69,7 +69,7 @@ func TestProbesOrderAndEverywhere(t *testing.T) {
 	}
 	p = NewProbes(w, vs...)
 	added := time.Now()
-	p.Add("g", "a", added)
+	p.Add("g", "a", 0, added)
 	for _, i := range []int{0, 1, 2, 2} {
 		time.Sleep(10 * time.Millisecond) // far above the histograms' microseconds
 		vs[i].pollOnce(ctx)
@@ -98,7 +98,7 @@ func TestProbesOneEndpoint(t *testing.T) {
 	w := everything()
 	v := NewVisibility("target", visibleFrom(1), time.Millisecond, w, stats.NopObserver{})
 	p := NewProbes(w, v)
-	p.Add("g", "a", time.Now())
+	p.Add("g", "a", 0, time.Now())
 	v.pollOnce(context.Background())
 	seen, every := p.Finish()
 	if every != nil || len(seen) != 1 || seen[0].Seen != 1 {

@@ -19,6 +19,7 @@ const maxIDsPerQuery = 500
 
 type pending struct {
 	id       string
+	revision int64 // the revision awaited: 0 for an insert
 	intended time.Time
 	order    uint64 // arrival order within its generator
 	// unseenAt is the last instant the probe is known not to have been
@@ -69,9 +70,14 @@ func (g *genProbes) chunk(max int) []pending {
 // Visibility tracks sampled probe events until a search sees them. The
 // latency of each is taken at the completion of the first query that saw
 // it, so it is an upper bound whose resolution is the measured Gap.
+//
+// A Visibility tracks the probes of inserts, or (NewUpdateVisibility) those
+// of updates, each of which is seen once a search returns its revision or
+// a later one.
 type Visibility struct {
 	endpoint string // the read endpoint's name, for the observer
 	tgt      target.Reader
+	up       target.Updater // set: probes of updates, asked for by revision
 	poll     time.Duration
 	window   *Window
 	obs      stats.Observer
@@ -81,7 +87,7 @@ type Visibility struct {
 	pending map[string]*genProbes
 	res     results.Visibility
 	// seen, when set, is told of every probe seen, under mu (see Probes).
-	seen func(gen, id string, unseenAt, done time.Time)
+	seen func(gen, id string, revision int64, unseenAt, done time.Time)
 }
 
 // NewVisibility prepares a probe tracker of the read endpoint tgt, named
@@ -96,9 +102,18 @@ func NewVisibility(endpoint string, tgt target.Reader, poll time.Duration, windo
 	}
 }
 
-// Add registers a probe event, due at intended. Call it before the
-// probe's write is sent: the probe cannot be visible before then.
-func (v *Visibility) Add(gen, id string, intended time.Time) {
+// NewUpdateVisibility prepares a tracker of the probes of updates on the
+// read endpoint up, named endpoint.
+func NewUpdateVisibility(endpoint string, up target.Updater, poll time.Duration, window *Window, obs stats.Observer) *Visibility {
+	v := NewVisibility(endpoint, nil, poll, window, obs)
+	v.up = up
+	return v
+}
+
+// Add registers a probe event (revision 0) or update, due at intended.
+// Call it before the probe's write is sent: the probe cannot be visible
+// before then.
+func (v *Visibility) Add(gen, id string, revision int64, intended time.Time) {
 	now := time.Now()
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -110,7 +125,7 @@ func (v *Visibility) Add(gen, id string, intended time.Time) {
 		g = &genProbes{}
 		v.pending[gen] = g
 	}
-	g.list = append(g.list, pending{id: id, intended: intended, order: g.next, unseenAt: now})
+	g.list = append(g.list, pending{id: id, revision: revision, intended: intended, order: g.next, unseenAt: now})
 	g.next++
 	if v.window.In(intended) {
 		v.res.Probes++
@@ -118,7 +133,7 @@ func (v *Visibility) Add(gen, id string, intended time.Time) {
 }
 
 // Drop forgets a probe whose write failed.
-func (v *Visibility) Drop(gen, id string) {
+func (v *Visibility) Drop(gen, id string, revision int64) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	g := v.pending[gen]
@@ -126,7 +141,7 @@ func (v *Visibility) Drop(gen, id string) {
 		return
 	}
 	for i, p := range g.list {
-		if p.id == id {
+		if p.id == id && p.revision == revision {
 			g.list = append(g.list[:i:i], g.list[i+1:]...)
 			if v.window.In(p.intended) {
 				v.res.Dropped++
@@ -170,11 +185,11 @@ func (v *Visibility) pollOnce(ctx context.Context) {
 		for i, p := range ps {
 			ids[i] = p.id
 		}
-		var seen map[string]bool
+		var seen map[string]int64
 		sent := time.Now()
 		err := withBound(ctx, v.timeout, func() string { return "probe query of generator " + g }, func(qctx context.Context) error {
 			var err error
-			seen, err = v.tgt.Visible(qctx, g, ids)
+			seen, err = v.ask(qctx, g, ids)
 			return err
 		})
 		done := time.Now()
@@ -191,9 +206,25 @@ func (v *Visibility) pollOnce(ctx context.Context) {
 	}
 }
 
+// ask returns the revision a search sees of each of ids it sees (0 for
+// an event as inserted).
+func (v *Visibility) ask(ctx context.Context, gen string, ids []string) (map[string]int64, error) {
+	if v.up != nil {
+		return v.up.Revisions(ctx, gen, ids)
+	}
+	vis, err := v.tgt.Visible(ctx, gen, ids)
+	seen := make(map[string]int64, len(vis))
+	for id, ok := range vis {
+		if ok {
+			seen[id] = 0
+		}
+	}
+	return seen, err
+}
+
 // record books one probe query's answer and reports whether polling
 // should stop (the target keeps nothing).
-func (v *Visibility) record(gen string, asked []string, seen map[string]bool, err error, sent, done time.Time) bool {
+func (v *Visibility) record(gen string, asked []string, seen map[string]int64, err error, sent, done time.Time) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if errors.Is(err, target.ErrNotKept) {
@@ -227,14 +258,16 @@ func (v *Visibility) record(gen string, asked []string, seen map[string]bool, er
 			left = append(left, p)
 			continue
 		}
-		if !seen[p.id] {
+		if rev, ok := seen[p.id]; !ok || rev < p.revision {
 			p.unseenAt = sent
 			left = append(left, p)
 			continue
 		}
-		v.obs.Visible(v.endpoint, gen, done.Sub(p.intended))
+		if v.up == nil {
+			v.obs.Visible(v.endpoint, gen, done.Sub(p.intended))
+		}
 		if v.seen != nil {
-			v.seen(gen, p.id, p.unseenAt, done)
+			v.seen(gen, p.id, p.revision, p.unseenAt, done)
 		}
 		if v.window.In(p.intended) {
 			v.res.Seen++

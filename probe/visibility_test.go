@@ -37,7 +37,7 @@ func TestVisibilityNewerProbesAreNotBlockedByLostOnes(t *testing.T) {
 	v := NewVisibility("target", f, 10*time.Millisecond, everything(), stats.NopObserver{})
 	added := time.Now()
 	for i := 0; i < 600; i++ {
-		v.Add("g", fmt.Sprintf("p%d", i), added)
+		v.Add("g", fmt.Sprintf("p%d", i), 0, added)
 	}
 	for range pollsToCover(600) {
 		v.pollOnce(context.Background())
@@ -64,7 +64,7 @@ func TestVisibilityQueriesEveryPendingProbeWithinBound(t *testing.T) {
 			next++
 			// The probe goes behind the Pending() already waiting.
 			arrivals[id] = arrival{poll: poll, bound: pollsToCover(v.Pending() + 1)}
-			v.Add("g", id, time.Now())
+			v.Add("g", id, 0, time.Now())
 		}
 	}
 	const polls = 30
@@ -120,7 +120,7 @@ func TestVisibilityResolutionIsMeasured(t *testing.T) {
 	gens := []string{"g0", "g1", "g2"}
 	for gi, g := range gens {
 		for i := range 30 {
-			v.Add(g, fmt.Sprintf("g%d-p%d", gi, i), time.Now())
+			v.Add(g, fmt.Sprintf("g%d-p%d", gi, i), 0, time.Now())
 		}
 	}
 	for range 5 {
@@ -176,8 +176,8 @@ func TestVisibilityNeverSeenEnterLatencyAsLowerBounds(t *testing.T) {
 	v := NewVisibility("target", f, 10*time.Millisecond, everything(), stats.NopObserver{})
 	old := time.Now().Add(-3 * time.Second)
 	for i := range 4 {
-		v.Add("g", fmt.Sprintf("seen%d", i), time.Now())
-		v.Add("g", fmt.Sprintf("lost%d", i), old)
+		v.Add("g", fmt.Sprintf("seen%d", i), 0, time.Now())
+		v.Add("g", fmt.Sprintf("lost%d", i), 0, old)
 	}
 	v.pollOnce(context.Background())
 	res := v.Finish()
@@ -199,9 +199,9 @@ func TestVisibilityNeverSeenEnterLatencyAsLowerBounds(t *testing.T) {
 // so not as a lower bound either.
 func TestVisibilityDroppedProbeIsNotCensored(t *testing.T) {
 	v := NewVisibility("target", newFakeReader(), 10*time.Millisecond, everything(), stats.NopObserver{})
-	v.Add("g", "a", time.Now())
-	v.Add("g", "b", time.Now())
-	v.Drop("g", "a")
+	v.Add("g", "a", 0, time.Now())
+	v.Add("g", "b", 0, time.Now())
+	v.Drop("g", "a", 0)
 	res := v.Finish()
 	if res.Dropped != 1 || res.NeverSeen != 1 || res.Censored != 1 || res.Latency.Count() != 1 {
 		t.Errorf("dropped %d, never seen %d, censored %d, latency count %d; want 1, 1, 1, 1",
@@ -216,10 +216,10 @@ func TestVisibilityNotMeasuredOnDiscard(t *testing.T) {
 	tgt := sim.New(sim.Config{Discard: true})
 	v := NewVisibility("target", tgt, 10*time.Millisecond, everything(), stats.NopObserver{})
 	for i := range 10 {
-		v.Add("g", fmt.Sprintf("p%d", i), time.Now())
+		v.Add("g", fmt.Sprintf("p%d", i), 0, time.Now())
 	}
 	v.pollOnce(context.Background())
-	v.Add("g", "later", time.Now())
+	v.Add("g", "later", 0, time.Now())
 	res := v.Finish()
 	if res.NotMeasured == "" {
 		t.Errorf("not measured reason empty; want one on a target that keeps nothing")
@@ -235,7 +235,7 @@ func TestVisibilityTimeoutNamesPollBound(t *testing.T) {
 	f := &blockingReader{}
 	v := NewVisibility("target", f, 10*time.Millisecond, everything(), stats.NopObserver{})
 	v.timeout = 30 * time.Millisecond
-	v.Add("g", "a", time.Now())
+	v.Add("g", "a", 0, time.Now())
 	v.pollOnce(context.Background())
 	res := v.Finish()
 	e := res.Errors["timeout"]
@@ -274,7 +274,7 @@ var _ target.Reader = blockingReader{}
 func TestVisibilityOtherErrorsAreCounted(t *testing.T) {
 	f := &errReader{err: errors.New("boom")}
 	v := NewVisibility("target", f, 10*time.Millisecond, everything(), stats.NopObserver{})
-	v.Add("g", "a", time.Now())
+	v.Add("g", "a", 0, time.Now())
 	v.pollOnce(context.Background())
 	res := v.Finish()
 	if res.NotMeasured != "" || res.Errors["request_failed"] == nil || res.NeverSeen != 1 {

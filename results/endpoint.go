@@ -17,6 +17,8 @@ type ReadEndpoint struct {
 	Completeness []Completeness `json:"completeness,omitempty"`
 	AuditError   string         `json:"audit_error,omitempty"`
 	Queries      *Queries       `json:"queries,omitempty"`
+	// Updates, with an update stream, are its figures on this endpoint.
+	Updates *Updates `json:"updates,omitempty"`
 	// Series is the endpoint's own per-interval record: its freshness
 	// lag and its queries (the write figures are the target's, in the
 	// run's series).

@@ -28,12 +28,19 @@ type Phase struct {
 	Failed     int64 `json:"events_failed"`
 	// AckedOnRetry are acknowledged events whose retry was answered
 	// "already stored": the attempt that timed out had stored them.
-	AckedOnRetry int64                        `json:"events_acked_on_retry,omitempty"`
-	Retries      int64                        `json:"retries"`
-	Errors       map[string]*stats.ErrorCount `json:"errors,omitempty"`
-	WriteLatency *stats.Histogram             `json:"write_latency"` // intended time → acknowledged
-	ServiceTime  *stats.Histogram             `json:"service_time"`  // sent → acknowledged
-	Lateness     *stats.Histogram             `json:"lateness"`      // intended time → sent
+	AckedOnRetry int64 `json:"events_acked_on_retry,omitempty"`
+	// Of the dispatched events, the updates of events already written:
+	// UpdatesDispatched = UpdatesAcked + UpdatesFailed. (A batch never
+	// sent is counted in Unsent alone: it was never built, so how many of
+	// its events would have been updates is not known.)
+	UpdatesDispatched int64                        `json:"updates_dispatched,omitempty"`
+	UpdatesAcked      int64                        `json:"updates_acked,omitempty"`
+	UpdatesFailed     int64                        `json:"updates_failed,omitempty"`
+	Retries           int64                        `json:"retries"`
+	Errors            map[string]*stats.ErrorCount `json:"errors,omitempty"`
+	WriteLatency      *stats.Histogram             `json:"write_latency"` // intended time → acknowledged
+	ServiceTime       *stats.Histogram             `json:"service_time"`  // sent → acknowledged
+	Lateness          *stats.Histogram             `json:"lateness"`      // intended time → sent
 	// UnsentWait is, per batch never sent, how long it had been due when
 	// the run gave it up: a lower bound of the write latency it would
 	// have had, kept apart from WriteLatency because it is censored.

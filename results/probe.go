@@ -96,6 +96,33 @@ type Completeness struct {
 	NotMeasured string `json:"not_measured,omitempty"`
 }
 
+// UpdateAudit is the audit of one generator's updates after the drain:
+// whether each updated event shows the revision acknowledged last.
+type UpdateAudit struct {
+	Generator    string `json:"generator"`
+	Acknowledged int64  `json:"updates_acknowledged"` // acknowledged updates
+	Events       int64  `json:"events_updated"`       // distinct events with an acknowledged update
+	Current      int64  `json:"current"`              // events showing the revision acknowledged last
+	// Lost: events showing an older revision than the one acknowledged
+	// last (or none): lost updates.
+	Lost       int64   `json:"lost"`
+	LostSample []int64 `json:"lost_seq_sample,omitempty"`
+	// Unacknowledged: events showing a revision never acknowledged (its
+	// request failed as a whole after the database stored it).
+	Unacknowledged int64  `json:"unacknowledged"`
+	NotMeasured    string `json:"not_measured,omitempty"`
+}
+
+// Updates are the figures of an update stream on one read endpoint:
+// the freshness of updates (newest _update_time seen), the visibility of
+// each probed update's revision, and the audit.
+type Updates struct {
+	Freshness  Freshness     `json:"freshness"`
+	Visibility Visibility    `json:"visibility"`
+	Audit      []UpdateAudit `json:"audit,omitempty"`
+	AuditError string        `json:"audit_error,omitempty"`
+}
+
 // ProbeLoad is the load the measurement itself puts on the target: the
 // freshness polls and the probe queries that ended in the measured
 // window, answered or failed, and the service time of those answered.

@@ -95,9 +95,16 @@ type Result struct {
 	// latency of each probe on all of them, the target included: the
 	// latest of its sightings. A probe some endpoint never saw is a
 	// lower bound (Censored), as on one endpoint.
-	VisibleEverywhere *Visibility   `json:"visible_everywhere,omitempty"`
-	Series            []stats.Point `json:"series"`
-	DriverCPU         *DriverCPU    `json:"driver_cpu,omitempty"`
+	VisibleEverywhere *Visibility `json:"visible_everywhere,omitempty"`
+	// Updates, with an update stream (Config.UpdateShare above 0), are
+	// its figures on the write target, kept apart from the inserts':
+	// freshness of updates, visibility of each probed revision, and the
+	// lost-update audit. UpdatesVisibleEverywhere is to updates what
+	// VisibleEverywhere is to inserts.
+	Updates                  *Updates      `json:"updates,omitempty"`
+	UpdatesVisibleEverywhere *Visibility   `json:"updates_visible_everywhere,omitempty"`
+	Series                   []stats.Point `json:"series"`
+	DriverCPU                *DriverCPU    `json:"driver_cpu,omitempty"`
 	// ServerAccount is the server's own account of the measured phase,
 	// when the target gives one (see Account).
 	ServerAccount *Account `json:"server_account,omitempty"`
@@ -198,6 +205,10 @@ type Config struct {
 	WriteTimeoutS  float64           `json:"write_timeout_s"`
 	WriteRetries   int               `json:"write_retries"`
 	ProbeRate      float64           `json:"probe_rate"`
+	// UpdateShare is the share of events that update an event already
+	// written, UpdateKeys how they choose it (ingest.KeyChoice's form).
+	UpdateShare float64 `json:"update_share,omitempty"`
+	UpdateKeys  string  `json:"update_keys,omitempty"`
 	PollIntervalS  float64           `json:"poll_interval_s"`
 	DrainS         float64           `json:"drain_s"`
 	TargetSettings map[string]string `json:"target_settings,omitempty"`

@@ -107,6 +107,12 @@ type Target struct {
 	updates      map[string][]event
 	revs         map[string][]revision
 	ackedUpdates int64
+	ackedRevs    map[string]ackedRevision // by id: the revision acknowledged last
+}
+
+type ackedRevision struct {
+	gen string
+	rev int64
 }
 
 // revision is one written revision of an event.
@@ -135,7 +141,7 @@ func (t *Target) Reset() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.events, t.ids, t.acked = map[string][]event{}, map[string]time.Time{}, 0
-	t.updates, t.revs, t.ackedUpdates = map[string][]event{}, map[string][]revision{}, 0
+	t.updates, t.revs, t.ackedUpdates, t.ackedRevs = map[string][]event{}, map[string][]revision{}, 0, map[string]ackedRevision{}
 }
 
 // sleep waits d, or returns the context's error if it ends first.
@@ -194,6 +200,7 @@ func (t *Target) Write(ctx context.Context, b target.Batch) (target.WriteResult,
 // is one the configuration loses. Callers hold t.mu.
 func (t *Target) update(gen string, d target.Document, visibleAt time.Time) {
 	t.ackedUpdates++
+	t.ackedRevs[d.ID] = ackedRevision{gen, d.Revision}
 	if t.cfg.LoseUpdateEvery > 0 && t.ackedUpdates%int64(t.cfg.LoseUpdateEvery) == 0 {
 		return // acknowledged, then lost
 	}
@@ -204,6 +211,22 @@ func (t *Target) update(gen string, d target.Document, visibleAt time.Time) {
 	}
 	t.updates[gen] = append(ups, event{visibleAt: visibleAt, id: d.ID, seq: d.Seq, eventTime: d.UpdateTime, newest: newest})
 	t.revs[d.ID] = append(t.revs[d.ID], revision{visibleAt: visibleAt, rev: d.Revision})
+}
+
+// LostUpdates is the sim's own account of the updates it lost: how many
+// events of gen hold an older revision than the one it acknowledged
+// last.
+func (t *Target) LostUpdates(gen string) int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var n int64
+	for id, a := range t.ackedRevs {
+		revs := t.revs[id]
+		if a.gen == gen && (len(revs) == 0 || revs[len(revs)-1].rev < a.rev) {
+			n++
+		}
+	}
+	return n
 }
 
 // occupy queues work of events events on the one queue of a server of

@@ -1,0 +1,113 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/freshbench/freshbench/invalid"
+	"github.com/freshbench/freshbench/probe"
+	"github.com/freshbench/freshbench/redact"
+	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/stats"
+	"github.com/freshbench/freshbench/target"
+)
+
+// updateProbes measures an update stream on every endpoint, apart from
+// the inserts: the freshness of updates, the visibility of each probed
+// revision, and the lost-update audit. A nil *updateProbes (no update
+// stream) does nothing.
+type updateProbes struct {
+	eps    []ReadEndpoint
+	ups    []target.Updater
+	vis    []*probe.Visibility
+	probes *probe.Probes
+	fresh  []*probe.Freshness
+}
+
+// newUpdateProbes prepares the measurement of the run's updates; nil
+// without an update stream. Every endpoint must take updates.
+func newUpdateProbes(eps []ReadEndpoint, cfg Config, window *probe.Window) (*updateProbes, error) {
+	if cfg.Ingest.UpdateShare == 0 {
+		return nil, nil
+	}
+	u := &updateProbes{eps: eps}
+	for _, e := range eps {
+		up, ok := e.Reader.(target.Updater)
+		if !ok {
+			what := "the target"
+			if e.Name != results.TargetEndpoint {
+				what = fmt.Sprintf("read endpoint %s (%s)", e.Name, redact.URL(e.URL))
+			}
+			return nil, invalid.New("update share", cfg.Ingest.UpdateShare, fmt.Sprintf("0: %s takes no updates (sqlite, postgres, elasticsearch, opensearch, questdb and sim do)", what))
+		}
+		u.ups = append(u.ups, up)
+		u.vis = append(u.vis, probe.NewUpdateVisibility(e.Name, up, cfg.PollInterval, window, stats.NopObserver{}))
+	}
+	u.probes = probe.NewProbes(window, u.vis...)
+	return u, nil
+}
+
+// freshness prepares the update freshness samplers.
+func (u *updateProbes) freshness(gens []string, poll time.Duration, clock probe.Clock, window *probe.Window) {
+	if u == nil {
+		return
+	}
+	for i, e := range u.eps {
+		u.fresh = append(u.fresh, probe.NewUpdateFreshness(e.Name, u.ups[i], gens, poll, clock, window))
+	}
+}
+
+// run polls until the contexts end: freshness until freshCtx, probes
+// until visCtx (which outlasts the drain).
+func (u *updateProbes) run(freshCtx, visCtx context.Context, wg *sync.WaitGroup) {
+	if u == nil {
+		return
+	}
+	for _, f := range u.fresh {
+		wg.Add(1)
+		go func() { defer wg.Done(); f.Run(freshCtx) }()
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); u.probes.Run(visCtx) }()
+}
+
+func (u *updateProbes) pending() int {
+	if u == nil {
+		return 0
+	}
+	return u.probes.Pending()
+}
+
+// finish returns each endpoint's update figures, audited unless the run
+// was interrupted, and the visibility of updates everywhere.
+func (u *updateProbes) finish(ctx context.Context, ledger *probe.Ledger, gens []string, interrupted bool) ([]*results.Updates, *results.Visibility) {
+	if u == nil {
+		return nil, nil
+	}
+	seen, everywhere := u.probes.Finish()
+	out := make([]*results.Updates, len(u.eps))
+	for i := range u.eps {
+		out[i] = &results.Updates{Freshness: u.fresh[i].Result(), Visibility: seen[i]}
+		if !interrupted {
+			out[i].Audit, out[i].AuditError = auditUpdates(ctx, ledger, u.ups[i], gens)
+		}
+	}
+	return out, everywhere
+}
+
+// auditUpdates is audit's counterpart for updates.
+func auditUpdates(ctx context.Context, ledger *probe.Ledger, up target.Updater, gens []string) ([]results.UpdateAudit, string) {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+	defer cancel()
+	var out []results.UpdateAudit
+	for _, g := range gens {
+		a, err := ledger.AuditUpdates(actx, up, g)
+		if err != nil {
+			return out, err.Error()
+		}
+		out = append(out, a)
+	}
+	return out, ""
+}

@@ -1,0 +1,120 @@
+package bench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/freshbench/freshbench/ingest"
+	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/target/sim"
+)
+
+// Updates that become visible a known delay later than inserts must read
+// back so: the visibility of updates is the inserts' plus the injected
+// delay (within the poll resolution), the freshness of updates likewise,
+// and the lost-update audit counts exactly the events the sim left at an
+// older revision than it acknowledged last, by its own account.
+func TestUpdateVisibility(t *testing.T) {
+	const (
+		insertDelay = 100 * time.Millisecond
+		updateDelay = 300 * time.Millisecond
+	)
+	cfg := simConfig(4 * time.Second)
+	cfg.Ingest.UpdateShare = 0.5
+	cfg.Ingest.UpdateKeys = ingest.KeyChoice{Kind: ingest.KeysRecent, Recent: 200}
+	tgt := sim.New(sim.Config{VisibilityDelay: insertDelay, UpdateDelay: updateDelay})
+	res, err := Run(context.Background(), tgt, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := res.Updates
+	if u == nil {
+		t.Fatal("no update figures")
+	}
+	m := res.Phase("measured")
+	if m.UpdatesDispatched < m.Dispatched/3 || m.UpdatesDispatched != m.UpdatesAcked+m.UpdatesFailed || m.UpdatesFailed != 0 {
+		t.Errorf("measured phase: %d updates of %d events dispatched, %d acknowledged, %d failed; want about half, all acknowledged",
+			m.UpdatesDispatched, m.Dispatched, m.UpdatesAcked, m.UpdatesFailed)
+	}
+	poll := float64(cfg.PollInterval.Milliseconds())
+	slack := 15.0
+	ins, upd := res.Visibility.Latency.Summarize(), u.Visibility.Latency.Summarize()
+	if upd.Count < 50 || u.Visibility.NeverSeen != 0 {
+		t.Fatalf("update probes: %d measured, %d never seen", upd.Count, u.Visibility.NeverSeen)
+	}
+	want := float64((insertDelay + updateDelay).Milliseconds())
+	if upd.MinMs < want*0.999 || upd.P50Ms > want+poll+slack {
+		t.Errorf("update visibility p50 %v ms (min %v), want within [%v, %v] (inserts: p50 %v ms)", upd.P50Ms, upd.MinMs, want, want+poll+slack, ins.P50Ms)
+	}
+	if ins.P50Ms > float64(insertDelay.Milliseconds())+poll+slack {
+		t.Errorf("insert visibility p50 %v ms: the updates' delay leaked into the inserts'", ins.P50Ms)
+	}
+	if f := u.Freshness.Lag.Summarize(); f.Count == 0 || f.P50Ms < want*0.999 || f.P50Ms > want+poll+slack {
+		t.Errorf("update freshness lag p50 %v ms over %d samples, want within [%v, %v]", f.P50Ms, f.Count, want, want+poll+slack)
+	}
+	for _, a := range u.Audit {
+		if a.Lost != 0 || a.Unacknowledged != 0 || a.Current != a.Events || a.Events == 0 {
+			t.Errorf("audit %+v: want every updated event current", a)
+		}
+	}
+	if s := res.Summary; s.Missing != 0 || !s.Audited {
+		t.Errorf("inserts: audited %v, missing %d; want a clean audit (updates replace, they add no events)", s.Audited, s.Missing)
+	}
+}
+
+// A target that loses every 7th acknowledged update: the audit counts
+// exactly the events the sim left at an older revision than it
+// acknowledged last, by the sim's own account, whichever keys the
+// updates chose.
+func TestLostUpdatesCountedExactly(t *testing.T) {
+	for _, keys := range []ingest.KeyChoice{{Kind: ingest.KeysUniform}, {Kind: ingest.KeysZipf, ZipfS: 1.2}} {
+		t.Run(keys.String(), func(t *testing.T) {
+			cfg := simConfig(3 * time.Second)
+			cfg.Ingest.UpdateShare, cfg.Ingest.UpdateKeys = 0.5, keys
+			cfg.Drain = time.Second // the probes of lost updates are never seen
+			tgt := sim.New(sim.Config{VisibilityDelay: 20 * time.Millisecond, LoseUpdateEvery: 7})
+			res, err := Run(context.Background(), tgt, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkLostUpdates(t, res.Updates.Audit, tgt)
+		})
+	}
+}
+
+func checkLostUpdates(t *testing.T, audit []results.UpdateAudit, tgt *sim.Target) {
+	t.Helper()
+	var lost, acked int64
+	for i, a := range audit {
+		if wantLost := tgt.LostUpdates(a.Generator); a.Lost != wantLost {
+			t.Errorf("generator %d: audit counts %d lost updates, the sim lost %d", i, a.Lost, wantLost)
+		}
+		if a.Current+a.Lost+a.Unacknowledged != a.Events {
+			t.Errorf("generator %d: %d current + %d lost + %d unacknowledged != %d updated events", i, a.Current, a.Lost, a.Unacknowledged, a.Events)
+		}
+		lost += a.Lost
+		acked += a.Acknowledged
+	}
+	if lost == 0 || len(audit) != 2 {
+		t.Errorf("audit of %d generators found %d lost updates of %d acknowledged; want some (every 7th is lost)", len(audit), lost, acked)
+	}
+	t.Logf("%d lost updates of %d acknowledged", lost, acked)
+}
+
+// A target that takes no updates refuses an update stream before it
+// starts, naming the share.
+func TestUpdatesRefusedByTargetWithoutThem(t *testing.T) {
+	cfg := simConfig(2 * time.Second)
+	cfg.Ingest.UpdateShare = 0.2
+	_, err := Run(context.Background(), noUpdates{sim.New(sim.Config{})}, cfg)
+	if err == nil {
+		t.Fatal("a run with updates on a target without them started")
+	}
+	t.Log(err)
+}
+
+// noUpdates hides the sim's update role.
+type noUpdates struct{ *sim.Target }
+
+func (noUpdates) UpdateFreshness() {}
