@@ -532,7 +532,7 @@ func progressAt(now, start time.Time, cfg Config, series *stats.Series, fresh *p
 func drain(ctx context.Context, eps []ReadEndpoint, cfg Config, gens []string, ledger *probe.Ledger, probes *probe.Probes, upd *updateProbes) {
 	deadline := time.Now().Add(cfg.Drain)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		if probes.Pending() == 0 && upd.pending() == 0 && allVisible(ctx, eps, gens, ledger) {
+		if probes.Pending() == 0 && upd.pending() == 0 && allVisible(ctx, eps, gens, ledger) && upd.allVisible(ctx, gens, ledger) {
 			return
 		}
 		if !pace.Sleep(time.Now().Add(cfg.PollInterval), ctx.Done()) {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -71,6 +72,31 @@ func (u *updateProbes) run(freshCtx, visCtx context.Context, wg *sync.WaitGroup)
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); u.probes.Run(visCtx) }()
+}
+
+// allVisible reports whether every endpoint shows, for every generator,
+// an update as new as the newest acknowledged: the drain's sign that the
+// updates have landed (the audit then says whether each did).
+func (u *updateProbes) allVisible(ctx context.Context, gens []string, ledger *probe.Ledger) bool {
+	if u == nil {
+		return true
+	}
+	for _, up := range u.ups {
+		for _, g := range gens {
+			want, ok := ledger.NewestUpdate(g)
+			if !ok {
+				continue
+			}
+			got, seen, err := up.UpdateFreshness(ctx, g)
+			if errors.Is(err, target.ErrNotKept) {
+				continue
+			}
+			if err != nil || !seen || got < want {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (u *updateProbes) pending() int {

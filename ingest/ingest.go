@@ -145,7 +145,7 @@ type Probes interface {
 // target acknowledged.
 type Ledger interface {
 	Acked(generator string, seqs []int64)
-	AckedRevisions(generator string, seqs, revisions []int64)
+	AckedRevisions(generator string, seqs, revisions []int64, newestUpdateTime int64)
 }
 
 // Ingester runs the generators against one target.
@@ -385,12 +385,14 @@ func (in *Ingester) settle(s *sender, w built, a Attempt) {
 		acked[seq] = true
 	}
 	var inserts, seqs, revs []int64
+	var newest int64
 	var keys []docgen.Key
 	for _, d := range b.Docs {
 		switch {
 		case !acked[d.Seq]:
 		case d.Revision > 0:
 			seqs, revs = append(seqs, d.Seq), append(revs, d.Revision)
+			newest = max(newest, d.UpdateTime)
 		default:
 			inserts = append(inserts, d.Seq)
 			keys = append(keys, docgen.Key{ID: d.ID, Seq: d.Seq, EventTime: d.EventTime})
@@ -401,7 +403,7 @@ func (in *Ingester) settle(s *sender, w built, a Attempt) {
 			in.ledger.Acked(b.Generator, inserts)
 		}
 		if len(seqs) > 0 {
-			in.ledger.AckedRevisions(b.Generator, seqs, revs)
+			in.ledger.AckedRevisions(b.Generator, seqs, revs, newest)
 		}
 	}
 	s.keys.add(keys)

@@ -23,16 +23,17 @@ type Ledger struct {
 	// each updated event, by _seq: the one the database must show.
 	revisions map[string]map[int64]int64
 	updates   map[string]int64 // acknowledged updates per generator
+	newestUpd map[string]int64 // the newest acknowledged update time per generator
 }
 
 // NewLedger returns an empty ledger.
 func NewLedger() *Ledger {
-	return &Ledger{acked: map[string]*seqSet{}, revisions: map[string]map[int64]int64{}, updates: map[string]int64{}}
+	return &Ledger{acked: map[string]*seqSet{}, revisions: map[string]map[int64]int64{}, updates: map[string]int64{}, newestUpd: map[string]int64{}}
 }
 
 // AckedRevisions records acknowledged updates: revisions[i] of the event
-// seqs[i].
-func (l *Ledger) AckedRevisions(gen string, seqs, revisions []int64) {
+// seqs[i]; newest is the newest _update_time among them.
+func (l *Ledger) AckedRevisions(gen string, seqs, revisions []int64, newest int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	m := l.revisions[gen]
@@ -44,6 +45,16 @@ func (l *Ledger) AckedRevisions(gen string, seqs, revisions []int64) {
 		m[s] = max(m[s], revisions[i])
 	}
 	l.updates[gen] += int64(len(seqs))
+	l.newestUpd[gen] = max(l.newestUpd[gen], newest)
+}
+
+// NewestUpdate is the newest _update_time of gen's acknowledged updates,
+// and false when none was acknowledged.
+func (l *Ledger) NewestUpdate(gen string) (int64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t, ok := l.newestUpd[gen]
+	return t, ok
 }
 
 // AuditUpdates compares the revision up shows of every updated event of
