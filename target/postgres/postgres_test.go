@@ -271,7 +271,7 @@ func TestSetupRecreateAndGIN(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{table + "_doc_gin_idx", table + "_gen_seq_idx", table + "_gen_time_idx", table + "_pkey"}
+	want := []string{table + "_doc_gin_idx", table + "_gen_seq_idx", table + "_gen_time_idx", table + "_gen_upd_idx", table + "_pkey"}
 	if !slices.Equal(indexes, want) {
 		t.Fatalf("indexes = %v, want %v", indexes, want)
 	}
