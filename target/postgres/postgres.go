@@ -12,11 +12,15 @@
 // Events are stored one row each:
 //
 //	_id text PRIMARY KEY, generator_identifier text, _event_time bigint,
-//	_seq bigint, doc jsonb
+//	_seq bigint, doc jsonb, _revision bigint NOT NULL DEFAULT 0,
+//	_update_time bigint
 //
 // with b-tree indexes on (generator_identifier, _event_time), which turns
-// the freshness query into a backward index probe, and on
-// (generator_identifier, _seq) for the completeness scan.
+// the freshness query into a backward index probe, on
+// (generator_identifier, _seq) for the completeness scan, and on
+// (generator_identifier, _update_time) WHERE _update_time IS NOT NULL for
+// the reads of updates: partial, so that an insert, which leaves
+// _update_time NULL, adds no entry to it.
 //
 // The settings (Options.Settings: table, write_method, gin, unlogged,
 // max_conns, synchronous_commit) are declared, with their defaults and
@@ -35,11 +39,25 @@
 //   - copy: COPY … FROM STDIN (binary) via pgx CopyFrom, in a transaction
 //     of its own (BEGIN and COMMIT add two round trips). The fastest for
 //     large batches, but COPY has no ON CONFLICT: one duplicate _id aborts
-//     the whole batch, which is then reported as failed items of kind
-//     "unique_violation" (every item, none acknowledged).
+//     the COPY, and the batch is written again by insert, which names each
+//     duplicate.
 //   - pipeline: one single-row INSERT … ON CONFLICT DO NOTHING per event,
 //     all sent in one pgx.Batch (one round trip, one implicit transaction);
 //     duplicates are reported like insert's.
+//
+// Updates (target.Updater). A Document with a Revision above 0 is written
+// as an upsert, INSERT … ON CONFLICT (_id) DO UPDATE SET doc, _revision,
+// _update_time … RETURNING _seq, in the same transaction as the inserts of
+// its batch: insert sends the set-based insert of the inserts and a
+// set-based upsert (unnest, seven parameters) of the updates in one
+// pipeline, still one round trip; copy runs the upsert after its COPY;
+// pipeline sends a single-row upsert per update. A batch of inserts alone
+// is written exactly as before. An upsert the server did not return (a
+// BEFORE UPDATE trigger returned NULL, a rule) is a failed item of kind
+// "not_stored". An upsert the server returned is acknowledged even when a
+// trigger kept the old row (RETURN OLD): the server said it wrote the row,
+// and the reads (Revisions, Updated) show the revision it keeps, so an
+// audit counts that update as lost.
 //
 // Rows not stored. A BEFORE INSERT trigger that returns NULL makes the
 // server skip a row without an error. Such a row is a failed item of kind
