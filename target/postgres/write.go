@@ -141,39 +141,32 @@ func (s *store) writeInsert(ctx context.Context, b target.Batch) (target.WriteRe
 	}
 	batch.Queue(s.qUpsert, columns(up, true)...)
 	br := s.pool.SendBatch(ctx, batch)
-	inserted := map[int64]int{}
+	var inserted, upserted map[int64]int
+	var err error
 	if len(ins.Docs) > 0 {
-		rows, err := br.Query()
-		if err == nil {
-			inserted, err = returnedSeqs(rows, len(ins.Docs))
-		}
-		if err != nil {
-			_ = br.Close()
-			return target.WriteResult{}, err
-		}
+		inserted, err = nextReturned(br, len(ins.Docs))
 	}
-	rows, err := br.Query()
-	var upserted map[int64]int
 	if err == nil {
-		upserted, err = returnedSeqs(rows, len(up.Docs))
-	}
-	if err != nil {
-		_ = br.Close()
-		return target.WriteResult{}, err
+		upserted, err = nextReturned(br, len(up.Docs))
 	}
 	// Close reads the final Sync: only then is the transaction committed.
-	if err := br.Close(); err != nil {
-		return target.WriteResult{}, err
+	if cerr := br.Close(); err == nil {
+		err = cerr
 	}
-	res := updated(up, upserted)
-	if len(ins.Docs) == 0 {
-		return res, nil
-	}
-	insRes, err := s.skipped(ctx, ins, inserted)
 	if err != nil {
 		return target.WriteResult{}, err
 	}
-	return merge(insRes, res), nil
+	return s.result(ctx, ins, up, inserted, upserted)
+}
+
+// nextReturned reads what the next statement of br returned: see
+// returnedSeqs.
+func nextReturned(br pgx.BatchResults, n int) (map[int64]int, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	return returnedSeqs(rows, n)
 }
 
 // writeCopy copies the inserts of the batch in an explicit transaction:
@@ -303,18 +296,17 @@ func (s *store) writePipeline(ctx context.Context, b target.Batch) (target.Write
 		return target.WriteResult{}, err
 	}
 	ins, up := split(b)
-	if len(up.Docs) == 0 {
-		return s.skipped(ctx, b, inserted)
-	}
-	res := updated(up, upserted)
-	if len(ins.Docs) == 0 {
-		return res, nil
-	}
-	insRes, err := s.skipped(ctx, ins, inserted)
+	return s.result(ctx, ins, up, inserted, upserted)
+}
+
+// result is the outcome of a committed batch of inserts ins and updates
+// up, from the _seq values the server inserted and upserted.
+func (s *store) result(ctx context.Context, ins, up target.Batch, inserted, upserted map[int64]int) (target.WriteResult, error) {
+	res, err := s.skipped(ctx, ins, inserted)
 	if err != nil {
 		return target.WriteResult{}, err
 	}
-	return merge(insRes, res), nil
+	return merge(res, updated(up, upserted)), nil
 }
 
 // updated turns the _seq values that the upserts of the updates up
