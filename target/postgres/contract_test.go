@@ -11,12 +11,6 @@ import (
 func TestTargetContract(t *testing.T) {
 	serverURL(t)
 	for _, method := range WriteMethods() {
-		if method == methodCopy {
-			// COPY has no item-level failures: a bad row fails the batch
-			// (TestRejectedData); rows a trigger drops are items
-			// (TestTriggerSkippedRowsAreFailed).
-			continue
-		}
 		t.Run(method, func(t *testing.T) {
 			targettest.Run(t, targettest.Harness{
 				Open: func(t *testing.T) target.Target {

@@ -12,11 +12,15 @@
 // Events are stored one row each:
 //
 //	_id text PRIMARY KEY, generator_identifier text, _event_time bigint,
-//	_seq bigint, doc jsonb
+//	_seq bigint, doc jsonb, _revision bigint NOT NULL DEFAULT 0,
+//	_update_time bigint
 //
 // with b-tree indexes on (generator_identifier, _event_time), which turns
-// the freshness query into a backward index probe, and on
-// (generator_identifier, _seq) for the completeness scan.
+// the freshness query into a backward index probe, on
+// (generator_identifier, _seq) for the completeness scan, and on
+// (generator_identifier, _update_time) WHERE _update_time IS NOT NULL for
+// the reads of updates: partial, so that an insert, which leaves
+// _update_time NULL, adds no entry to it.
 //
 // The settings (Options.Settings: table, write_method, gin, unlogged,
 // max_conns, synchronous_commit) are declared, with their defaults and
@@ -35,11 +39,25 @@
 //   - copy: COPY … FROM STDIN (binary) via pgx CopyFrom, in a transaction
 //     of its own (BEGIN and COMMIT add two round trips). The fastest for
 //     large batches, but COPY has no ON CONFLICT: one duplicate _id aborts
-//     the whole batch, which is then reported as failed items of kind
-//     "unique_violation" (every item, none acknowledged).
+//     the COPY, and the batch is written again by insert, which names each
+//     duplicate.
 //   - pipeline: one single-row INSERT … ON CONFLICT DO NOTHING per event,
 //     all sent in one pgx.Batch (one round trip, one implicit transaction);
 //     duplicates are reported like insert's.
+//
+// Updates (target.Updater). A Document with a Revision above 0 is written
+// as an upsert, INSERT … ON CONFLICT (_id) DO UPDATE SET doc, _revision,
+// _update_time … RETURNING _seq, in the same transaction as the inserts of
+// its batch: insert sends the set-based insert of the inserts and a
+// set-based upsert (unnest, seven parameters) of the updates in one
+// pipeline, still one round trip; copy runs the upsert after its COPY;
+// pipeline sends a single-row upsert per update. A batch of inserts alone
+// is written exactly as before. An upsert the server did not return (a
+// BEFORE UPDATE trigger returned NULL, a rule) is a failed item of kind
+// "not_stored". An upsert the server returned is acknowledged even when a
+// trigger kept the old row (RETURN OLD): the server said it wrote the row,
+// and the reads (Revisions, Updated) show the revision it keeps, so an
+// audit counts that update as lost.
 //
 // Rows not stored. A BEFORE INSERT trigger that returns NULL makes the
 // server skip a row without an error. Such a row is a failed item of kind
@@ -223,7 +241,9 @@ func parseConfig(u *url.URL, opts target.Options) (*config, error) {
 	return cfg, nil
 }
 
-// store implements target.Target on a pgx pool.
+var _ target.Updater = (*store)(nil)
+
+// store implements target.Target and target.Updater on a pgx pool.
 type store struct {
 	pool *pgxpool.Pool
 	conn *pgwire.Conn
@@ -233,6 +253,9 @@ type store struct {
 	qDrop      string
 	qInsert    string
 	qInsertOne string
+	// qUpsert and qUpsertOne write updates: insert and pipeline shapes.
+	qUpsert    string
+	qUpsertOne string
 	// qStored finds which of some _ids are stored; qWrittenHere which of
 	// them the current transaction inserted.
 	qStored      string
@@ -241,6 +264,9 @@ type store struct {
 	qVisible     string
 	qCount       string
 	qSeqs        string
+	qUpdateFresh string
+	qRevisions   string
+	qUpdated     string
 }
 
 func newStore(pool *pgxpool.Pool, cfg *config) *store {
@@ -256,14 +282,24 @@ func newStore(pool *pgxpool.Pool, cfg *config) *store {
 	generator_identifier text NOT NULL,
 	_event_time bigint NOT NULL,
 	_seq bigint NOT NULL,
-	doc jsonb NOT NULL)`,
+	doc jsonb NOT NULL,
+	_revision bigint NOT NULL DEFAULT 0,
+	_update_time bigint)`,
 		`CREATE INDEX IF NOT EXISTS ` + idx("_gen_time_idx") + ` ON ` + tbl + ` (generator_identifier, _event_time)`,
 		`CREATE INDEX IF NOT EXISTS ` + idx("_gen_seq_idx") + ` ON ` + tbl + ` (generator_identifier, _seq)`,
+		// Partial: an insert, which has no update time, adds no entry.
+		`CREATE INDEX IF NOT EXISTS ` + idx("_gen_upd_idx") + ` ON ` + tbl + ` (generator_identifier, _update_time) WHERE _update_time IS NOT NULL`,
 	}
 	if cfg.gin != "" {
 		setup = append(setup, `CREATE INDEX IF NOT EXISTS `+idx("_doc_gin_idx")+` ON `+tbl+` USING gin (doc `+cfg.gin+`)`)
 	}
 	const cols = `(_id, generator_identifier, _event_time, _seq, doc)`
+	// An update replaces the payload and says which revision it is; the
+	// event's own columns stay as its insert wrote them.
+	const (
+		upCols = `(_id, generator_identifier, _event_time, _seq, doc, _revision, _update_time)`
+		upSet  = ` ON CONFLICT (_id) DO UPDATE SET doc = excluded.doc, _revision = excluded._revision, _update_time = excluded._update_time`
+	)
 	return &store{
 		pool:   pool,
 		conn:   &pgwire.Conn{Pool: pool, Timeout: cfg.timeout, Name: "postgres", Table: cfg.table},
@@ -273,7 +309,13 @@ func newStore(pool *pgxpool.Pool, cfg *config) *store {
 		qInsert: `INSERT INTO ` + tbl + ` ` + cols + `
 SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[]::jsonb[])
 ON CONFLICT (_id) DO NOTHING RETURNING _seq`,
-		qInsertOne:   `INSERT INTO ` + tbl + ` ` + cols + ` VALUES ($1, $2, $3, $4, $5) ON CONFLICT (_id) DO NOTHING`,
+		qInsertOne: `INSERT INTO ` + tbl + ` ` + cols + ` VALUES ($1, $2, $3, $4, $5) ON CONFLICT (_id) DO NOTHING`,
+		qUpsert: `INSERT INTO ` + tbl + ` ` + upCols + `
+SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[]::jsonb[], $6::bigint[], $7::bigint[])` + upSet + ` RETURNING _seq`,
+		qUpsertOne:   `INSERT INTO ` + tbl + ` ` + upCols + ` VALUES ($1, $2, $3, $4, $5, $6, $7)` + upSet,
+		qUpdateFresh: `SELECT max(_update_time) FROM ` + tbl + ` WHERE generator_identifier = $1 AND _update_time IS NOT NULL`,
+		qRevisions:   `SELECT _id, _revision FROM ` + tbl + ` WHERE generator_identifier = $1 AND _id = ANY($2)`,
+		qUpdated:     `SELECT _seq, _revision FROM ` + tbl + ` WHERE generator_identifier = $1 AND _update_time IS NOT NULL AND _revision > 0`,
 		qStored:      `SELECT _id FROM ` + tbl + ` WHERE _id = ANY($1)`,
 		qWrittenHere: `SELECT _id FROM ` + tbl + ` WHERE _id = ANY($1) AND xmin = pg_current_xact_id()::xid`,
 		qFreshness:   `SELECT max(_event_time) FROM ` + tbl + ` WHERE generator_identifier = $1`,
@@ -323,16 +365,41 @@ func (s *store) Teardown(ctx context.Context) error {
 }
 
 func (s *store) Freshness(ctx context.Context, generator string) (int64, bool, error) {
+	return s.newest(ctx, "freshness query on", s.qFreshness, generator)
+}
+
+// UpdateFreshness is the newest _update_time of the generator's rows, a
+// backward probe of the partial index that holds the updated rows alone.
+func (s *store) UpdateFreshness(ctx context.Context, generator string) (int64, bool, error) {
+	return s.newest(ctx, "update freshness query on", s.qUpdateFresh, generator)
+}
+
+// newest runs query, a max() over one generator's rows, which is NULL
+// when there are none.
+func (s *store) newest(ctx context.Context, op, query, generator string) (int64, bool, error) {
 	ctx, cancel := s.conn.Request(ctx)
 	defer cancel()
 	var newest *int64
-	if err := s.pool.QueryRow(ctx, s.qFreshness, generator).Scan(&newest); err != nil {
-		return 0, false, s.conn.Fail(ctx, "freshness query on", err)
+	if err := s.pool.QueryRow(ctx, query, generator).Scan(&newest); err != nil {
+		return 0, false, s.conn.Fail(ctx, op, err)
 	}
 	if newest == nil {
 		return 0, false, nil
 	}
 	return *newest, true, nil
+}
+
+// Revisions is the revision stored for each of ids that is stored.
+func (s *store) Revisions(ctx context.Context, generator string, ids []string) (map[string]int64, error) {
+	if len(ids) == 0 {
+		return map[string]int64{}, nil
+	}
+	return s.conn.Revisions(ctx, s.qRevisions, generator, ids)
+}
+
+// Updated streams the _seq and revision of the generator's updated rows.
+func (s *store) Updated(ctx context.Context, generator string, fn func(seq, revision int64)) error {
+	return s.conn.Updated(ctx, s.qUpdated, generator, fn)
 }
 
 func (s *store) Visible(ctx context.Context, generator string, ids []string) (map[string]bool, error) {

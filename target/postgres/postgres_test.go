@@ -255,6 +255,50 @@ func TestRejectedData(t *testing.T) {
 	}
 }
 
+// TestRejectedMixedBatch checks that a batch of inserts and updates is
+// one transaction with every method: a document the server refuses, an
+// insert's or an update's, fails every item, and neither the batch's
+// inserts nor its updates are stored.
+func TestRejectedMixedBatch(t *testing.T) {
+	serverURL(t)
+	for _, method := range WriteMethods() {
+		t.Run(method, func(t *testing.T) {
+			ctx := context.Background()
+			s, _ := openTest(t, map[string]string{"write_method": method}, target.Options{})
+			if err := s.Setup(ctx); err != nil {
+				t.Fatal(err)
+			}
+			gen := "mix"
+			docs := makeDocs(gen, 0, 8, "")
+			if res := write(t, s, docs[:4]); res.Acknowledged != 4 {
+				t.Fatalf("write 4 inserts: %+v", res)
+			}
+			for _, bad := range []string{"update", "insert"} {
+				mixed := append(revise(docs[:4], 1, func(seq int64) int64 { return seq }), docs[4:]...)
+				if bad == "update" {
+					mixed[1].JSON = []byte(`{"_id": broken`)
+				} else {
+					mixed[5].JSON = []byte(`{"_id": broken`)
+				}
+				res, err := s.Write(ctx, target.Batch{Generator: gen, Docs: mixed})
+				if err != nil {
+					t.Fatalf("bad %s: write: %v", bad, err)
+				}
+				if res.Acknowledged != 0 || res.Failed != len(mixed) || res.ErrorKinds["invalid_text_representation"] != len(mixed) {
+					t.Fatalf("bad %s: %+v; want all %d items failed", bad, res, len(mixed))
+				}
+				if n, err := s.Count(ctx, gen); err != nil || n != 4 {
+					t.Fatalf("bad %s: count = %d, %v; want the 4 inserted before", bad, n, err)
+				}
+				updated := 0
+				if err := s.Updated(ctx, gen, func(int64, int64) { updated++ }); err != nil || updated != 0 {
+					t.Fatalf("bad %s: %d updated rows, %v; want none", bad, updated, err)
+				}
+			}
+		})
+	}
+}
+
 func TestSetupRecreateAndGIN(t *testing.T) {
 	ctx := context.Background()
 	s, table := openTest(t, map[string]string{"gin": "true"}, target.Options{})
@@ -271,7 +315,7 @@ func TestSetupRecreateAndGIN(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{table + "_doc_gin_idx", table + "_gen_seq_idx", table + "_gen_time_idx", table + "_pkey"}
+	want := []string{table + "_doc_gin_idx", table + "_gen_seq_idx", table + "_gen_time_idx", table + "_gen_upd_idx", table + "_pkey"}
 	if !slices.Equal(indexes, want) {
 		t.Fatalf("indexes = %v, want %v", indexes, want)
 	}

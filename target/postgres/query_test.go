@@ -58,3 +58,42 @@ func TestQueriesUseTheIndexes(t *testing.T) {
 		}
 	}
 }
+
+// The reads of updates use the partial index on (generator_identifier,
+// _update_time), which holds the updated rows alone: an insert adds no
+// entry to it, so inserts pay nothing for it.
+func TestUpdateReadsUseThePartialIndex(t *testing.T) {
+	ctx := context.Background()
+	s, table := openTest(t, nil, target.Options{})
+	if err := s.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	idx := table + "_gen_upd_idx"
+	var def string
+	if err := s.pool.QueryRow(ctx, `SELECT indexdef FROM pg_indexes WHERE indexname = $1`, idx).Scan(&def); err != nil {
+		t.Fatalf("index %s: %v", idx, err)
+	}
+	if !strings.HasSuffix(def, "WHERE (_update_time IS NOT NULL)") {
+		t.Errorf("index %s is not partial: %s", idx, def)
+	}
+	for name, q := range map[string]string{"update freshness": s.qUpdateFresh, "updated": s.qUpdated} {
+		var plan []string
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
+				return err
+			}
+			rows, err := tx.Query(ctx, "EXPLAIN "+q, "g")
+			if err != nil {
+				return err
+			}
+			plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(strings.Join(plan, "\n"), idx) {
+			t.Errorf("%s: plan does not use %s:\n%s", name, idx, strings.Join(plan, "\n"))
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -59,7 +60,29 @@ func generatorOf(b target.Batch, d *target.Document) string {
 	return b.Generator
 }
 
-func (s *store) writeInsert(ctx context.Context, b target.Batch) (target.WriteResult, error) {
+// split returns the inserts and the updates of b, each in batch order. A
+// batch of inserts alone is returned as it is, without a copy.
+func split(b target.Batch) (ins, up target.Batch) {
+	first := slices.IndexFunc(b.Docs, func(d target.Document) bool { return d.Revision > 0 })
+	if first < 0 {
+		return b, target.Batch{Generator: b.Generator}
+	}
+	ins = target.Batch{Generator: b.Generator, Docs: make([]target.Document, first, len(b.Docs))}
+	copy(ins.Docs, b.Docs[:first])
+	up = target.Batch{Generator: b.Generator}
+	for _, d := range b.Docs[first:] {
+		if d.Revision > 0 {
+			up.Docs = append(up.Docs, d)
+		} else {
+			ins.Docs = append(ins.Docs, d)
+		}
+	}
+	return ins, up
+}
+
+// columns are the arrays that qInsert takes ($1…$5) and, with revisions,
+// that qUpsert takes ($1…$7).
+func columns(b target.Batch, revisions bool) []any {
 	n := len(b.Docs)
 	ids := make([]string, n)
 	gens := make([]string, n)
@@ -70,74 +93,113 @@ func (s *store) writeInsert(ctx context.Context, b target.Batch) (target.WriteRe
 		d := &b.Docs[i]
 		ids[i], gens[i], times[i], seqs[i], docs[i] = d.ID, generatorOf(b, d), d.EventTime, d.Seq, d.JSON
 	}
-	rows, err := s.pool.Query(ctx, s.qInsert, ids, gens, times, seqs, docs)
+	if !revisions {
+		return []any{ids, gens, times, seqs, docs}
+	}
+	revs := make([]int64, n)
+	updateTimes := make([]int64, n)
+	for i := range b.Docs {
+		revs[i], updateTimes[i] = b.Docs[i].Revision, b.Docs[i].UpdateTime
+	}
+	return []any{ids, gens, times, seqs, docs, revs, updateTimes}
+}
+
+// returnedSeqs counts the _seq values that a statement's RETURNING _seq
+// gave back, and closes rows.
+func returnedSeqs(rows pgx.Rows, n int) (map[int64]int, error) {
+	out := make(map[int64]int, n)
+	var seq int64
+	if _, err := pgx.ForEachRow(rows, []any{&seq}, func() error {
+		out[seq]++
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// writeInsert writes the inserts with qInsert and the updates with
+// qUpsert. A batch with both sends the two statements in one pipeline:
+// one round trip, one implicit transaction. A batch of inserts alone is
+// the one statement it has always been.
+func (s *store) writeInsert(ctx context.Context, b target.Batch) (target.WriteResult, error) {
+	ins, up := split(b)
+	if len(up.Docs) == 0 {
+		rows, err := s.pool.Query(ctx, s.qInsert, columns(b, false)...)
+		if err != nil {
+			return target.WriteResult{}, err
+		}
+		inserted, err := returnedSeqs(rows, len(b.Docs))
+		if err != nil {
+			return target.WriteResult{}, err
+		}
+		return s.skipped(ctx, b, inserted)
+	}
+	batch := &pgx.Batch{}
+	if len(ins.Docs) > 0 {
+		batch.Queue(s.qInsert, columns(ins, false)...)
+	}
+	batch.Queue(s.qUpsert, columns(up, true)...)
+	br := s.pool.SendBatch(ctx, batch)
+	var inserted, upserted map[int64]int
+	var err error
+	if len(ins.Docs) > 0 {
+		inserted, err = nextReturned(br, len(ins.Docs))
+	}
+	if err == nil {
+		upserted, err = nextReturned(br, len(up.Docs))
+	}
+	// Close reads the final Sync: only then is the transaction committed.
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return target.WriteResult{}, err
 	}
-	inserted := make(map[int64]int, n)
-	var seq int64
-	if _, err := pgx.ForEachRow(rows, []any{&seq}, func() error {
-		inserted[seq]++
-		return nil
-	}); err != nil {
-		return target.WriteResult{}, err
-	}
-	return s.skipped(ctx, b, inserted)
+	return s.result(ctx, ins, up, inserted, upserted)
 }
 
-// writeCopy copies the batch in an explicit transaction: when the server
-// stored fewer rows than were sent (a BEFORE INSERT trigger returned NULL),
-// the rows this transaction wrote are looked up before it commits, so that
-// the missing ones are named exactly. The transaction costs two round
-// trips (BEGIN, COMMIT) beside a COPY that carries the whole batch.
+// nextReturned reads what the next statement of br returned: see
+// returnedSeqs.
+func nextReturned(br pgx.BatchResults, n int) (map[int64]int, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	return returnedSeqs(rows, n)
+}
+
+// writeCopy copies the inserts of the batch in an explicit transaction:
+// when the server stored fewer rows than were sent (a BEFORE INSERT
+// trigger returned NULL), the rows this transaction wrote are looked up
+// before it commits, so that the missing ones are named exactly. COPY
+// cannot update, so the updates follow in the same transaction as one
+// qUpsert. The transaction costs two round trips (BEGIN, COMMIT) beside a
+// COPY that carries the whole batch.
 func (s *store) writeCopy(ctx context.Context, b target.Batch) (target.WriteResult, error) {
+	ins, up := split(b)
 	var res target.WriteResult
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		n, err := tx.CopyFrom(ctx, pgx.Identifier{s.cfg.table}, copyColumns,
-			pgx.CopyFromSlice(len(b.Docs), func(i int) ([]any, error) {
-				d := &b.Docs[i]
-				return []any{d.ID, generatorOf(b, d), d.EventTime, d.Seq, d.JSON}, nil
-			}))
-		if err != nil {
-			return err
-		}
-		if int(n) == len(b.Docs) {
-			res = target.WriteResult{Acknowledged: len(b.Docs)}
-			return nil
-		}
-		// COPY has no ON CONFLICT, so a row that is not there was not
-		// stored: xmin names the rows this very transaction inserted.
-		ids := make([]string, len(b.Docs))
-		for i := range b.Docs {
-			ids[i] = b.Docs[i].ID
-		}
-		rows, err := tx.Query(ctx, s.qWrittenHere, ids)
-		if err != nil {
-			return err
-		}
-		written := make(map[string]bool, n)
-		var id string
-		if _, err := pgx.ForEachRow(rows, []any{&id}, func() error {
-			written[id] = true
-			return nil
-		}); err != nil {
-			return err
-		}
 		res = target.WriteResult{}
-		for i := range b.Docs {
-			if written[b.Docs[i].ID] {
-				res.Acknowledged++
-				continue
+		if len(ins.Docs) > 0 {
+			r, err := s.copyInserts(ctx, tx, ins)
+			if err != nil {
+				return err
 			}
-			res.Failed++
-			res.FailedSeqs = append(res.FailedSeqs, b.Docs[i].Seq)
+			res = r
 		}
-		if res.Failed > 0 {
-			res.AddError(target.ErrorNotStored, res.Failed)
+		if len(up.Docs) == 0 {
+			return nil
 		}
-		if res.Acknowledged != int(n) {
-			return fmt.Errorf("copy stored %d rows but %d of the batch's _id are found", n, res.Acknowledged)
+		rows, err := tx.Query(ctx, s.qUpsert, columns(up, true)...)
+		if err != nil {
+			return err
 		}
+		upserted, err := returnedSeqs(rows, len(up.Docs))
+		if err != nil {
+			return err
+		}
+		res = merge(res, updated(up, upserted))
 		return nil
 	})
 	if err != nil {
@@ -146,16 +208,72 @@ func (s *store) writeCopy(ctx context.Context, b target.Batch) (target.WriteResu
 	return res, nil
 }
 
+// copyInserts copies b, inserts alone, within tx.
+func (s *store) copyInserts(ctx context.Context, tx pgx.Tx, b target.Batch) (target.WriteResult, error) {
+	n, err := tx.CopyFrom(ctx, pgx.Identifier{s.cfg.table}, copyColumns,
+		pgx.CopyFromSlice(len(b.Docs), func(i int) ([]any, error) {
+			d := &b.Docs[i]
+			return []any{d.ID, generatorOf(b, d), d.EventTime, d.Seq, d.JSON}, nil
+		}))
+	if err != nil {
+		return target.WriteResult{}, err
+	}
+	if int(n) == len(b.Docs) {
+		return target.WriteResult{Acknowledged: len(b.Docs)}, nil
+	}
+	// COPY has no ON CONFLICT, so a row that is not there was not
+	// stored: xmin names the rows this very transaction inserted.
+	ids := make([]string, len(b.Docs))
+	for i := range b.Docs {
+		ids[i] = b.Docs[i].ID
+	}
+	rows, err := tx.Query(ctx, s.qWrittenHere, ids)
+	if err != nil {
+		return target.WriteResult{}, err
+	}
+	written := make(map[string]bool, n)
+	var id string
+	if _, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+		written[id] = true
+		return nil
+	}); err != nil {
+		return target.WriteResult{}, err
+	}
+	var res target.WriteResult
+	for i := range b.Docs {
+		if written[b.Docs[i].ID] {
+			res.Acknowledged++
+			continue
+		}
+		res.Failed++
+		res.FailedSeqs = append(res.FailedSeqs, b.Docs[i].Seq)
+	}
+	if res.Failed > 0 {
+		res.AddError(target.ErrorNotStored, res.Failed)
+	}
+	if res.Acknowledged != int(n) {
+		return target.WriteResult{}, fmt.Errorf("copy stored %d rows but %d of the batch's _id are found", n, res.Acknowledged)
+	}
+	return res, nil
+}
+
 var copyColumns = []string{"_id", "generator_identifier", "_event_time", "_seq", "doc"}
 
+// writePipeline sends one single-row statement per event, an insert or
+// an upsert, in one pgx.Batch.
 func (s *store) writePipeline(ctx context.Context, b target.Batch) (target.WriteResult, error) {
 	batch := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(b.Docs))}
 	for i := range b.Docs {
 		d := &b.Docs[i]
+		if d.Revision > 0 {
+			batch.Queue(s.qUpsertOne, d.ID, generatorOf(b, d), d.EventTime, d.Seq, d.JSON, d.Revision, d.UpdateTime)
+			continue
+		}
 		batch.Queue(s.qInsertOne, d.ID, generatorOf(b, d), d.EventTime, d.Seq, d.JSON)
 	}
 	br := s.pool.SendBatch(ctx, batch)
 	inserted := make(map[int64]int, len(b.Docs))
+	upserted := map[int64]int{}
 	for i := range b.Docs {
 		tag, err := br.Exec()
 		if err != nil {
@@ -164,7 +282,12 @@ func (s *store) writePipeline(ctx context.Context, b target.Batch) (target.Write
 			_ = br.Close()
 			return target.WriteResult{}, err
 		}
-		if tag.RowsAffected() == 1 {
+		if tag.RowsAffected() != 1 {
+			continue
+		}
+		if b.Docs[i].Revision > 0 {
+			upserted[b.Docs[i].Seq]++
+		} else {
 			inserted[b.Docs[i].Seq]++
 		}
 	}
@@ -172,17 +295,62 @@ func (s *store) writePipeline(ctx context.Context, b target.Batch) (target.Write
 	if err := br.Close(); err != nil {
 		return target.WriteResult{}, err
 	}
-	return s.skipped(ctx, b, inserted)
+	ins, up := split(b)
+	return s.result(ctx, ins, up, inserted, upserted)
 }
 
-// skipped turns the _seq values the server inserted into a result. Every
-// other document was skipped, either by ON CONFLICT DO NOTHING (its _id
-// was already stored, or repeated within the batch) or by a BEFORE INSERT
-// trigger that returned NULL. The write has committed by now, so the
-// skipped _ids are looked up once more: one that is stored is a duplicate,
-// one that is not was not stored. The lookup runs only when rows were
-// skipped; a concurrent writer of the same _id makes it a duplicate, which
-// it is.
+// result is the outcome of a committed batch of inserts ins and updates
+// up, from the _seq values the server inserted and upserted.
+func (s *store) result(ctx context.Context, ins, up target.Batch, inserted, upserted map[int64]int) (target.WriteResult, error) {
+	res, err := s.skipped(ctx, ins, inserted)
+	if err != nil {
+		return target.WriteResult{}, err
+	}
+	return merge(res, updated(up, upserted)), nil
+}
+
+// updated turns the _seq values that the upserts of the updates up
+// returned into a result. An upsert returns its row whether it inserted
+// or updated it; one it did not return was skipped by a trigger (a BEFORE
+// UPDATE or BEFORE INSERT trigger that returned NULL) or a rule, and is
+// a failed item of kind not_stored. An upsert has no duplicates to tell
+// apart, so nothing is looked up.
+func updated(up target.Batch, upserted map[int64]int) target.WriteResult {
+	var res target.WriteResult
+	for i := range up.Docs {
+		seq := up.Docs[i].Seq
+		if upserted[seq] > 0 {
+			upserted[seq]--
+			res.Acknowledged++
+			continue
+		}
+		res.Failed++
+		res.FailedSeqs = append(res.FailedSeqs, seq)
+		res.AddError(target.ErrorNotStored, 1)
+	}
+	return res
+}
+
+// merge adds the results of two parts of one batch.
+func merge(a, b target.WriteResult) target.WriteResult {
+	a.Acknowledged += b.Acknowledged
+	a.Failed += b.Failed
+	a.Retries += b.Retries
+	a.FailedSeqs = append(a.FailedSeqs, b.FailedSeqs...)
+	for kind, n := range b.ErrorKinds {
+		a.AddError(kind, n)
+	}
+	return a
+}
+
+// skipped turns the _seq values the server inserted into a result for
+// the inserts b. Every other document was skipped, either by ON CONFLICT
+// DO NOTHING (its _id was already stored, or repeated within the batch)
+// or by a BEFORE INSERT trigger that returned NULL. The write has
+// committed by now, so the skipped _ids are looked up once more: one that
+// is stored is a duplicate, one that is not was not stored. The lookup
+// runs only when rows were skipped; a concurrent writer of the same _id
+// makes it a duplicate, which it is.
 func (s *store) skipped(ctx context.Context, b target.Batch, inserted map[int64]int) (target.WriteResult, error) {
 	var res target.WriteResult
 	var missing []int // indexes into b.Docs
