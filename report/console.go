@@ -68,6 +68,10 @@ func Console(w io.Writer, r *results.Result) {
 	row("freshness lag"+on, s.FreshnessLag, r.Freshness.NotMeasured)
 	row("visibility latency"+on, s.VisibilityLatency, r.Visibility.NotMeasured)
 	row("probe query service"+on, s.ProbeQueryService, r.Visibility.NotMeasured)
+	if u := s.Updates; u != nil {
+		row("update freshness lag"+on, u.FreshnessLag, r.Updates.Freshness.NotMeasured)
+		row("update visibility"+on, u.VisibilityLatency, r.Updates.Visibility.NotMeasured)
+	}
 	tw.Flush()
 	consoleProbes(w, r)
 	consoleEndpoints(w, r)
@@ -94,6 +98,7 @@ func Console(w io.Writer, r *results.Result) {
 	default:
 		fmt.Fprintf(w, "completeness%s: not audited (run ended early)\n", on)
 	}
+	consoleUpdates(w, r)
 	consoleVia(w, r)
 	if c := r.DriverCPU; c != nil {
 		fmt.Fprintf(w, "driver: %.1f s CPU over %.1f s (%.0f%% of one core of %d)\n", c.Seconds, c.WallS, c.CorePercent, r.Environment.Cores)
@@ -131,6 +136,50 @@ func Console(w io.Writer, r *results.Result) {
 		}
 		fmt.Fprintf(w, "  %s: %d%s\n", k, e.Count, sample)
 	}
+}
+
+// consoleUpdates accounts for an update stream: the measured phase's
+// updates, their probes, and the lost-update audit on every endpoint.
+func consoleUpdates(w io.Writer, r *results.Result) {
+	u := r.Summary.Updates
+	if u == nil {
+		return
+	}
+	v := r.Updates.Visibility
+	fmt.Fprintf(w, "updates: %d of the events due (%s): %d acknowledged, %d failed; %d probes, %d seen, %d never seen, %d dropped\n",
+		u.Dispatched, updateKeysText(r.Config), u.Acked, u.Failed, v.Probes, v.Seen, v.NeverSeen, v.Dropped)
+	for _, ep := range r.Endpoints() {
+		if ep.Updates == nil {
+			continue
+		}
+		on := ""
+		if len(r.ReadEndpoints) > 0 {
+			on = " on " + ep.Name
+		}
+		audit := ep.Updates.Audit
+		var events, current, lost, unacked int64
+		notMeasured := ep.Updates.AuditError
+		for _, a := range audit {
+			events, current, lost, unacked = events+a.Events, current+a.Current, lost+a.Lost, unacked+a.Unacknowledged
+			if a.NotMeasured != "" {
+				notMeasured = a.NotMeasured
+			}
+		}
+		switch {
+		case notMeasured != "":
+			fmt.Fprintf(w, "update audit%s: not audited: %s\n", on, notMeasured)
+		case len(audit) == 0:
+			fmt.Fprintf(w, "update audit%s: not audited (run ended early)\n", on)
+		default:
+			fmt.Fprintf(w, "update audit%s: %d events updated: %d show the revision acknowledged last, %d lost updates (an older revision), %d show a revision never acknowledged\n",
+				on, events, current, lost, unacked)
+		}
+	}
+}
+
+// updateKeysText says how a run's updates chose their events.
+func updateKeysText(c results.Config) string {
+	return fmt.Sprintf("share %.2g, keys %s", c.UpdateShare, c.UpdateKeys)
 }
 
 // consoleProbes says how the freshness and visibility figures were taken

@@ -45,7 +45,7 @@ type EndpointSummary struct {
 func (r *Result) Endpoints() []*ReadEndpoint {
 	out := []*ReadEndpoint{{
 		Name: TargetEndpoint, URL: r.Environment.TargetURL, Freshness: r.Freshness, Visibility: r.Visibility,
-		Completeness: r.Completeness, AuditError: r.AuditError, Queries: r.Queries,
+		Completeness: r.Completeness, AuditError: r.AuditError, Queries: r.Queries, Updates: r.Updates,
 	}}
 	return append(out, r.ReadEndpoints...)
 }

@@ -123,6 +123,45 @@ type Updates struct {
 	AuditError string        `json:"audit_error,omitempty"`
 }
 
+// UpdateSummary holds the headline figures of an update stream on one
+// endpoint: the measured phase's updates (dispatched = acknowledged +
+// failed), the freshness and visibility of updates, and the audit.
+type UpdateSummary struct {
+	Dispatched           int64         `json:"dispatched"`
+	Acked                int64         `json:"acked"`
+	Failed               int64         `json:"failed"`
+	FreshnessLag         stats.Summary `json:"freshness_lag"`
+	VisibilityLatency    stats.Summary `json:"visibility_latency"`
+	VisibilityResolution float64       `json:"visibility_resolution_ms"`
+	Events               int64         `json:"events_updated"`
+	Lost                 int64         `json:"lost"`
+	Unacknowledged       int64         `json:"unacknowledged"`
+	Audited              bool          `json:"audited"`
+}
+
+// summarizeUpdates derives u's summary over the generators gens, with the
+// measured phase m's counts.
+func summarizeUpdates(u *Updates, m *Phase, gens []string) *UpdateSummary {
+	if u == nil {
+		return nil
+	}
+	s := &UpdateSummary{
+		Dispatched: m.UpdatesDispatched, Acked: m.UpdatesAcked, Failed: m.UpdatesFailed,
+		FreshnessLag: u.Freshness.Lag.Summarize(), VisibilityLatency: u.Visibility.Latency.Summarize(),
+		VisibilityResolution: u.Visibility.ResolutionMs,
+		Audited:              len(u.Audit) == len(gens) && u.AuditError == "",
+	}
+	for _, a := range u.Audit {
+		s.Events += a.Events
+		s.Lost += a.Lost
+		s.Unacknowledged += a.Unacknowledged
+		if a.NotMeasured != "" {
+			s.Audited = false
+		}
+	}
+	return s
+}
+
 // ProbeLoad is the load the measurement itself puts on the target: the
 // freshness polls and the probe queries that ended in the measured
 // window, answered or failed, and the service time of those answered.

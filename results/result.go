@@ -190,25 +190,25 @@ type Environment struct {
 
 // Config is the run's configuration as written to the results file.
 type Config struct {
-	Rate           string            `json:"rate"`
-	RateUnit       string            `json:"rate_unit"` // events/s or bytes/s
-	RatePerSecond  float64           `json:"rate_per_second"`
-	BatchSize      int               `json:"batch_size"`
-	DurationS      float64           `json:"duration_s"`
-	WarmupS        float64           `json:"warmup_s"`
-	Generators     int               `json:"generators"`
-	MaxInflight    int               `json:"max_inflight"`
-	DocSize        int               `json:"doc_size"`
-	DocShape       string            `json:"doc_shape,omitempty"` // "" is rockbench, the RockBench sample's
-	Seed           uint64            `json:"seed"`
-	IDNonce        uint64            `json:"id_nonce,omitempty"` // mixed into the ids; 0 = the ids the seed alone gives
-	WriteTimeoutS  float64           `json:"write_timeout_s"`
-	WriteRetries   int               `json:"write_retries"`
-	ProbeRate      float64           `json:"probe_rate"`
+	Rate          string  `json:"rate"`
+	RateUnit      string  `json:"rate_unit"` // events/s or bytes/s
+	RatePerSecond float64 `json:"rate_per_second"`
+	BatchSize     int     `json:"batch_size"`
+	DurationS     float64 `json:"duration_s"`
+	WarmupS       float64 `json:"warmup_s"`
+	Generators    int     `json:"generators"`
+	MaxInflight   int     `json:"max_inflight"`
+	DocSize       int     `json:"doc_size"`
+	DocShape      string  `json:"doc_shape,omitempty"` // "" is rockbench, the RockBench sample's
+	Seed          uint64  `json:"seed"`
+	IDNonce       uint64  `json:"id_nonce,omitempty"` // mixed into the ids; 0 = the ids the seed alone gives
+	WriteTimeoutS float64 `json:"write_timeout_s"`
+	WriteRetries  int     `json:"write_retries"`
+	ProbeRate     float64 `json:"probe_rate"`
 	// UpdateShare is the share of events that update an event already
 	// written, UpdateKeys how they choose it (ingest.KeyChoice's form).
-	UpdateShare float64 `json:"update_share,omitempty"`
-	UpdateKeys  string  `json:"update_keys,omitempty"`
+	UpdateShare    float64           `json:"update_share,omitempty"`
+	UpdateKeys     string            `json:"update_keys,omitempty"`
 	PollIntervalS  float64           `json:"poll_interval_s"`
 	DrainS         float64           `json:"drain_s"`
 	TargetSettings map[string]string `json:"target_settings,omitempty"`
@@ -254,6 +254,9 @@ type Summary struct {
 	ReadEndpoints []EndpointSummary `json:"read_endpoints,omitempty"`
 	// VisibleEverywhere is Result.VisibleEverywhere's latency, with its
 	// resolution (p99 of its gaps, ms).
+	// Updates, with an update stream, are its headline figures on the
+	// write target.
+	Updates                     *UpdateSummary `json:"updates,omitempty"`
 	VisibleEverywhere           *stats.Summary `json:"visible_everywhere_latency,omitempty"`
 	VisibleEverywhereResolution float64        `json:"visible_everywhere_resolution_ms,omitempty"`
 }

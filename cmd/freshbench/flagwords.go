@@ -22,6 +22,7 @@ func flagFor(field string) (string, bool) {
 		"levels": "--levels", "trials": "--trials", "warm-up trials": "--warmup-trials",
 		"batch sizes": "--batch-sizes", "start rate": "--start", "refinement": "--refine", "maximum duration": "--max-duration",
 		"read endpoint": "--read-endpoint", "frontier": "--frontier",
+		"update share": "--update-share", "update keys": "--update-keys",
 		"sweep start": "--sweep-start", "sweep step": "--sweep-step", "sweep maximum": "--sweep-max", "SLO": "--slo",
 	}[field]
 	return f, ok

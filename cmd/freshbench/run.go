@@ -132,6 +132,8 @@ func (f *targetFlags) options() target.Options {
 // loadFlags describe the ingest and its measurement.
 type loadFlags struct {
 	rate, docSize, docShape, maxMemory       string
+	updateKeys                               string
+	updateShare                              float64
 	batchSize, generators, inflight, retries int
 	duration, warmup, poll, drain            time.Duration
 	seed                                     uint64
@@ -162,6 +164,8 @@ func addStreamFlags(fs *flag.FlagSet) *loadFlags {
 	fs.Float64Var(&f.probeRate, "probe-rate", 20, "probe events per second whose visibility latency is measured")
 	fs.DurationVar(&f.drain, "drain", 30*time.Second, "after the run, how long to wait for acknowledged events to become visible before the completeness audit")
 	fs.IntVar(&f.retries, "write-retries", 0, "re-sends of a write request that failed as a whole (connection refused, timeout, 5xx)")
+	fs.Float64Var(&f.updateShare, "update-share", 0, "share of the events that update an event already written instead of inserting one, in [0, 1); the rate counts both")
+	fs.StringVar(&f.updateKeys, "update-keys", ingest.KeysUniform, "which written event an update updates: uniform, recent:N (one of the newest N) or zipf:S (hot keys: the k-th oldest ∝ 1/(k+1)^S, S > 1)")
 	fs.StringVar(&f.maxMemory, "max-memory", "1GiB", "bound on the memory the batches may hold at once (batch size × doc size × (max in-flight + generators) × 2); a larger product is refused")
 	return f
 }
@@ -179,10 +183,14 @@ func (f *loadFlags) config(writeTimeout time.Duration) (bench.Config, error) {
 	if err != nil {
 		return bench.Config{}, usagef("--max-memory: %v", err)
 	}
+	keys, err := ingest.ParseKeyChoice(f.updateKeys)
+	if err != nil {
+		return bench.Config{}, usageError{err}
+	}
 	cfg := bench.Config{
 		Ingest: ingest.Config{
-			MemoryLimit: int64(memory),
-			Rate:        rate, BatchSize: f.batchSize, DocShape: f.docShape, Duration: f.duration, Warmup: f.warmup,
+			MemoryLimit: int64(memory), UpdateShare: f.updateShare, UpdateKeys: keys,
+			Rate: rate, BatchSize: f.batchSize, DocShape: f.docShape, Duration: f.duration, Warmup: f.warmup,
 			Generators: f.generators, MaxInflight: f.inflight, DocSize: int(size), Seed: f.seed,
 			WriteTimeout: writeTimeout, WriteRetries: f.retries, ProbeRate: f.probeRate,
 		},
