@@ -1,0 +1,118 @@
+package e2e
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/freshbench/freshbench/ingest"
+	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/target"
+)
+
+// An update stream on PostgreSQL whose table has a BEFORE UPDATE trigger
+// that skips some updates: for events with _seq % 7 = 0 it returns NULL
+// (the update is not stored, and the server says so: a failed item), for
+// _seq % 7 = 1 it returns OLD (the server says "updated" but keeps the
+// old row: a lost update). The trigger logs every skip in a table of its
+// own; freshbench must count exactly those, under every write method.
+func TestPostgresUpdatesSkippedByTrigger(t *testing.T) {
+	base := serverURL(t, "postgres")
+	for _, method := range []string{"insert", "copy", "pipeline"} {
+		t.Run(method, func(t *testing.T) {
+			raw := withName(t, base, "upd_"+method)
+			tgt := open(t, raw, map[string]string{"write_method": method})
+			skips := addSkippingTrigger(t, raw)
+			cfg := config(1000, 4*time.Second, 100*time.Millisecond)
+			cfg.Ingest.UpdateShare = 0.5
+			cfg.Ingest.UpdateKeys = ingest.KeyChoice{Kind: ingest.KeysRecent, Recent: 700}
+			cfg.Drain = 5 * time.Second
+			res := run(t, tgt, cfg)
+
+			ctx := context.Background()
+			var refused, keptOld int64
+			if err := skips.QueryRow(ctx, `SELECT count(*) FILTER (WHERE kind = 'null'), count(DISTINCT id) FILTER (WHERE kind = 'old') FROM fb_e2e_skips`).Scan(&refused, &keptOld); err != nil {
+				t.Fatal(err)
+			}
+			var failed, notStored, acked int64
+			for _, p := range res.Phases {
+				failed += p.UpdatesFailed
+				acked += p.UpdatesAcked
+				if e := p.Errors[target.ErrorNotStored]; e != nil {
+					notStored += e.Count
+				}
+			}
+			audit := results.UpdateAudit{}
+			for _, a := range res.Updates.Audit {
+				audit.Events += a.Events
+				audit.Lost += a.Lost
+				audit.Unacknowledged += a.Unacknowledged
+			}
+			t.Logf("%d updates acknowledged, %d failed (the trigger refused %d); %d events updated, %d lost updates (the trigger kept the old row of %d events)",
+				acked, failed, refused, audit.Events, audit.Lost, keptOld)
+			if refused == 0 || keptOld == 0 {
+				t.Fatalf("the trigger skipped %d and kept %d: the run sent too few updates to test anything", refused, keptOld)
+			}
+			if failed != refused || notStored != refused {
+				t.Errorf("updates failed %d (not_stored %d), want the %d the trigger refused", failed, notStored, refused)
+			}
+			if audit.Lost != keptOld || audit.Unacknowledged != 0 {
+				t.Errorf("audit: %d lost updates, %d unacknowledged; want the %d events whose old row the trigger kept, and none", audit.Lost, audit.Unacknowledged, keptOld)
+			}
+			if s := res.Summary; s.Missing != 0 || s.Unexpected != 0 || !s.Audited {
+				t.Errorf("inserts: missing %d, unexpected %d, audited %v; want a clean audit", s.Missing, s.Unexpected, s.Audited)
+			}
+		})
+	}
+}
+
+// addSkippingTrigger installs the trigger of TestPostgresUpdatesSkippedByTrigger
+// on the table of the target URL raw and returns a connection to read
+// its log.
+func addSkippingTrigger(t *testing.T, raw string) *pgx.Conn {
+	t.Helper()
+	ctx := context.Background()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := u.Query().Get("table")
+	u.RawQuery = ""
+	conn, err := pgx.Connect(ctx, strings.Replace(u.String(), "postgresql://", "postgres://", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	tbl, fn := pgx.Identifier{table}.Sanitize(), pgx.Identifier{table + "_skip"}.Sanitize()
+	for _, q := range []string{
+		`DROP TABLE IF EXISTS fb_e2e_skips`,
+		`CREATE UNLOGGED TABLE fb_e2e_skips (id text, rev bigint, kind text)`,
+		`CREATE FUNCTION ` + fn + `() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF NEW._seq % 7 = 0 THEN
+		INSERT INTO fb_e2e_skips VALUES (NEW._id, NEW._revision, 'null');
+		RETURN NULL;
+	END IF;
+	IF NEW._seq % 7 = 1 THEN
+		INSERT INTO fb_e2e_skips VALUES (NEW._id, NEW._revision, 'old');
+		RETURN OLD;
+	END IF;
+	RETURN NEW;
+END $$`,
+		`CREATE TRIGGER ` + fn + ` BEFORE UPDATE ON ` + tbl + ` FOR EACH ROW EXECUTE FUNCTION ` + fn + `()`,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		conn.Exec(ctx, `DROP FUNCTION IF EXISTS `+fn+`() CASCADE`)
+		conn.Exec(ctx, `DROP TABLE IF EXISTS fb_e2e_skips`)
+	})
+	return conn
+}
