@@ -192,7 +192,11 @@ func Open(ctx context.Context, u *url.URL, opts target.Options) (target.Target, 
 		pool.Close()
 		return nil, &pgwire.OpError{Op: "connect to " + cfg.redacted, Msg: describe(err, cfg.timeout), Err: err}
 	}
-	return newStore(pool, cfg), nil
+	s := newStore(pool, cfg)
+	if cfg.wal {
+		return walStore{s}, nil
+	}
+	return s, nil
 }
 
 // store implements target.Target: writes over ILP, reads over pgx.
@@ -203,22 +207,26 @@ type store struct {
 	senders *senderPool
 	http    *http.Transport // of ILP over HTTP, closed with the store
 
-	tbl        string // the quoted table name
-	qFreshness string
-	qCount     string
-	qSeqs      string
+	tbl              string // the quoted table name
+	qFreshness       string
+	qCount           string
+	qSeqs            string
+	qUpdateFreshness string
+	qUpdated         string
 }
 
 func newStore(pool *pgxpool.Pool, cfg *config) *store {
 	tbl := `"` + cfg.table + `"`
 	s := &store{
-		pool:       pool,
-		conn:       &pgwire.Conn{Pool: pool, Timeout: cfg.timeout, Name: "questdb", Table: cfg.table, Describe: describe},
-		cfg:        cfg,
-		tbl:        tbl,
-		qFreshness: `SELECT max(_event_time) FROM ` + tbl + ` WHERE generator_identifier = $1`,
-		qCount:     `SELECT count() FROM ` + tbl + ` WHERE generator_identifier = $1`,
-		qSeqs:      `SELECT _seq FROM ` + tbl + ` WHERE generator_identifier = $1`,
+		pool:             pool,
+		conn:             &pgwire.Conn{Pool: pool, Timeout: cfg.timeout, Name: "questdb", Table: cfg.table, Describe: describe},
+		cfg:              cfg,
+		tbl:              tbl,
+		qFreshness:       `SELECT max(_event_time) FROM ` + tbl + ` WHERE generator_identifier = $1`,
+		qCount:           `SELECT count() FROM ` + tbl + ` WHERE generator_identifier = $1`,
+		qSeqs:            `SELECT _seq FROM ` + tbl + ` WHERE generator_identifier = $1`,
+		qUpdateFreshness: `SELECT max(_update_time) FROM ` + tbl + ` WHERE generator_identifier = $1`,
+		qUpdated:         `SELECT _seq, _revision FROM ` + tbl + ` WHERE generator_identifier = $1 AND _revision > 0`,
 	}
 	s.http = newHTTPTransport()
 	s.senders = newSenderPool(s.newSender)
@@ -235,7 +243,9 @@ func (s *store) createTable() string {
 	generator_identifier SYMBOL INDEX,
 	_seq LONG,
 	_event_time TIMESTAMP,
-	doc VARCHAR
+	doc VARCHAR,
+	_revision LONG,
+	_update_time TIMESTAMP
 ) TIMESTAMP(_event_time) PARTITION BY ` + s.cfg.partition
 	if s.cfg.wal {
 		return ddl + ` WAL DEDUP UPSERT KEYS(_event_time, _id)`
@@ -269,16 +279,22 @@ func (s *store) Teardown(ctx context.Context) error {
 }
 
 func (s *store) Freshness(ctx context.Context, generator string) (int64, bool, error) {
+	return s.newest(ctx, "freshness query on", s.qFreshness, generator)
+}
+
+// newest runs query, the max of a timestamp column over the generator's
+// rows, the operation op, and returns it in microseconds.
+func (s *store) newest(ctx context.Context, op, query, generator string) (int64, bool, error) {
 	ctx, cancel := s.conn.Request(ctx)
 	defer cancel()
 	var newest pgtype.Timestamp
-	err := s.pool.QueryRow(ctx, s.qFreshness, generator).Scan(&newest)
+	err := s.pool.QueryRow(ctx, query, generator).Scan(&newest)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// QuestDB answers an aggregate over no rows with no row at all.
 		return 0, false, nil
 	}
 	if err != nil {
-		return 0, false, s.conn.Fail(ctx, "freshness query on", err)
+		return 0, false, s.conn.Fail(ctx, op, err)
 	}
 	if !newest.Valid {
 		return 0, false, nil

@@ -107,12 +107,18 @@ func (s *store) send(ctx context.Context, b target.Batch, rows []int, res *targe
 		if gen == "" {
 			gen = b.Generator
 		}
-		err := ls.Table(s.cfg.table).
+		row := ls.Table(s.cfg.table).
 			Symbol("generator_identifier", gen).
 			StringColumn("_id", d.ID).
 			Int64Column("_seq", d.Seq).
-			StringColumn("doc", string(d.JSON)).
-			At(ctx, time.UnixMicro(d.EventTime))
+			StringColumn("doc", string(d.JSON))
+		if d.Revision > 0 {
+			// An insert leaves both null: its line is as it was before
+			// updates, and the apply writes the two columns' null either way.
+			row = row.Int64Column("_revision", d.Revision).
+				TimestampColumn("_update_time", time.UnixMicro(d.UpdateTime))
+		}
+		err := row.At(ctx, time.UnixMicro(d.EventTime))
 		if err != nil {
 			failItems(res, b, []int{i}, "ilp_client")
 			continue
