@@ -114,3 +114,40 @@ func seesRevisions(t *testing.T, up walStore, gen string, want map[string]int64,
 		t.Errorf("%s: updated %v, want %v", when, updated, wantUpdated)
 	}
 }
+
+// A batch that mixes inserts and updates is accounted item by item, as
+// one of inserts is: a row QuestDB rejects, update or insert, is failed
+// with its _seq, and the rows sent again after the rejection keep their
+// revisions.
+func TestMixedBatchRejectionsCountedExactly(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, nil)
+	up := walStore{s}
+	gen := "mix" + randomHex(t, 4)
+	ins := docs(gen, 6, time.Now().UnixMicro())
+	if res, err := s.Write(ctx, target.Batch{Generator: gen, Docs: ins.Docs[:4]}); err != nil || res.Acknowledged != 4 {
+		t.Fatalf("write of 4 inserts: %+v, %v", res, err)
+	}
+	now := time.Now().UnixMicro()
+	b := target.Batch{Generator: gen, Docs: []target.Document{
+		targettest.Revision(ins.Docs[0], 1, now),
+		targettest.Revision(ins.Docs[1], 1, now), // rejected below
+		ins.Docs[4],
+		ins.Docs[5], // rejected below
+		targettest.Revision(ins.Docs[2], 3, now+1),
+	}}
+	b.Docs[1].EventTime, b.Docs[3].EventTime = -1, -1
+	res, err := s.Write(ctx, b)
+	slices.Sort(res.FailedSeqs)
+	if err != nil || res.Acknowledged != 3 || res.Failed != 2 || !slices.Equal(res.FailedSeqs, []int64{1, 5}) || res.ErrorKinds["ilp_invalid"] != 2 {
+		t.Fatalf("write of 3 updates and 2 inserts, one of each rejected: %+v, %v; want 3 acknowledged, seqs 1 and 5 failed as ilp_invalid", res, err)
+	}
+	if err := waitApplied(ctx, s, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{ins.Docs[0].ID: 1, ins.Docs[1].ID: 0, ins.Docs[2].ID: 3, ins.Docs[3].ID: 0, ins.Docs[4].ID: 0}
+	seesRevisions(t, up, gen, want, map[int64]int64{0: 1, 2: 3}, now+1, "after the write")
+	if got := stored(t, s, gen); !slices.Equal(got, []int64{0, 1, 2, 3, 4}) {
+		t.Errorf("stored seqs %v, want 0 … 4 once each", got)
+	}
+}
