@@ -15,10 +15,15 @@
 // Events are stored one row each, in a table Setup creates explicitly:
 //
 //	_id VARCHAR, generator_identifier SYMBOL INDEX, _seq LONG,
-//	_event_time TIMESTAMP (the designated timestamp), doc VARCHAR
+//	_event_time TIMESTAMP (the designated timestamp), doc VARCHAR,
+//	_revision LONG, _update_time TIMESTAMP
 //
 // doc is the whole event as JSON; the query workload reads its fields with
-// json_extract.
+// json_extract. _revision and _update_time are an update's (an insert
+// leaves both null, which the reads of updates take as revision 0):
+// _update_time is a TIMESTAMP like _event_time, in the same microseconds
+// as target.Document's UpdateTime, so it is stored exactly and reads as a
+// time in QuestDB's own console and time functions.
 //
 // Data latency. A WAL table (wal=true, QuestDB's default kind) commits a
 // write to its write-ahead log and acknowledges it; a separate job applies
@@ -29,10 +34,13 @@
 // transaction committed to the log (sequencerTxn) and the last applied
 // (writerTxn), from wal_tables() — is the target's server account. WAL
 // tables deduplicate on (_event_time, _id), so that a re-sent batch whose
-// first attempt did land replaces its rows instead of doubling them. A
-// table with wal=false is written directly (QuestDB takes that over TCP
-// only): a row is visible once the server commits it, and a re-send can
-// store a row twice.
+// first attempt did land replaces its rows instead of doubling them, and
+// an update (the whole row again, under its insert's _event_time and _id)
+// replaces the row stored: the target takes updates (target.Updater), and
+// a revision is visible once applied, as an insert is. A table with
+// wal=false is written directly (QuestDB takes that over TCP only): a row
+// is visible once the server commits it, a re-send can store a row twice,
+// and the target takes no updates, which would be second rows.
 package questdb
 
 import (
