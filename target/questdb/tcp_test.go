@@ -37,6 +37,8 @@ func waitCount(t *testing.T, s *store, gen string, n int64, within time.Duration
 // acknowledged: TCP has no answer. Only the audit finds it, missing. A
 // table without WAL has no row in wal_tables(), so no account.
 func TestTCPRejectionsOnlyInAudit(t *testing.T) {
+	// Mostly a wait on the server's ILP/TCP schedule: beside the others.
+	t.Parallel()
 	ctx := context.Background()
 	s := openTest(t, map[string]string{"ilp_transport": "tcp", "wal": "false"})
 	good, bad := "tcp"+randomHex(t, 4), "tcp"+randomHex(t, 4)
@@ -73,6 +75,8 @@ func TestTCPRejectionsOnlyInAudit(t *testing.T) {
 // it, and its Write fails every update item, by kind, never sending it,
 // while the inserts of the batch are stored.
 func TestNoUpdatesWithoutWAL(t *testing.T) {
+	// Mostly a wait on the server's ILP/TCP schedule: beside the others.
+	t.Parallel()
 	ctx := context.Background()
 	if _, ok := openTarget(t, nil).(target.Updater); !ok {
 		t.Errorf("a WAL table's target takes no updates")

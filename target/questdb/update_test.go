@@ -20,6 +20,8 @@ import (
 // revision has replaced the row. Over both transports: TCP commits to the
 // log on the server's own schedule, which the account shows too.
 func TestUpdateVisibleWithApply(t *testing.T) {
+	// Mostly a wait on the server's ILP/TCP schedule: beside the others.
+	t.Parallel()
 	for _, transport := range []string{transportHTTP, transportTCP} {
 		t.Run(transport, func(t *testing.T) {
 			t.Parallel()
