@@ -313,14 +313,15 @@ func (s *store) newest(ctx context.Context, op, query, generator string) (int64,
 // quote makes s an SQL string literal.
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// Visible lists the ids as literals: QuestDB binds no arrays, and one
-// parameter per id would make a new prepared statement per probe count.
-func (s *store) Visible(ctx context.Context, generator string, ids []string) (map[string]bool, error) {
-	if len(ids) == 0 {
-		return map[string]bool{}, nil
-	}
+// idsIn is the condition that _id is one of ids, listed as literals:
+// QuestDB binds no arrays, and one parameter per id would make a new
+// prepared statement per probe count. Each list of ids is a statement of
+// its own, so its query is sent unprepared (pgx.QueryExecModeExec): it
+// then does not churn pgx's statement cache and the server's prepared
+// ones.
+func idsIn(ids []string) string {
 	var b strings.Builder
-	b.WriteString(`SELECT _id FROM ` + s.tbl + ` WHERE generator_identifier = $1 AND _id IN (`)
+	b.WriteString(`_id IN (`)
 	for i, id := range ids {
 		if i > 0 {
 			b.WriteByte(',')
@@ -328,9 +329,16 @@ func (s *store) Visible(ctx context.Context, generator string, ids []string) (ma
 		b.WriteString(quote(id))
 	}
 	b.WriteByte(')')
-	// Each list of ids is a statement of its own: sent unprepared, it does
-	// not churn pgx's statement cache and the server's prepared ones.
-	return s.conn.Visible(ctx, ids, b.String(), pgx.QueryExecModeExec, generator)
+	return b.String()
+}
+
+// Visible reads which of ids a query sees (see idsIn).
+func (s *store) Visible(ctx context.Context, generator string, ids []string) (map[string]bool, error) {
+	if len(ids) == 0 {
+		return map[string]bool{}, nil
+	}
+	q := `SELECT _id FROM ` + s.tbl + ` WHERE generator_identifier = $1 AND ` + idsIn(ids)
+	return s.conn.Visible(ctx, ids, q, pgx.QueryExecModeExec, generator)
 }
 
 func (s *store) Count(ctx context.Context, generator string) (int64, error) {

@@ -2,7 +2,6 @@ package questdb
 
 import (
 	"context"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -28,24 +27,16 @@ func (s walStore) UpdateFreshness(ctx context.Context, generator string) (int64,
 }
 
 // Revisions reads each visible id's _revision, null (0) for a row as
-// inserted. Like Visible, the ids are literals, sent unprepared.
+// inserted.
 func (s walStore) Revisions(ctx context.Context, generator string, ids []string) (map[string]int64, error) {
 	out := make(map[string]int64, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
-	var b strings.Builder
-	b.WriteString(`SELECT _id, coalesce(_revision, 0) FROM ` + s.tbl + ` WHERE generator_identifier = $1 AND _id IN (`)
-	for i, id := range ids {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(quote(id))
-	}
-	b.WriteByte(')')
+	q := `SELECT _id, coalesce(_revision, 0) FROM ` + s.tbl + ` WHERE generator_identifier = $1 AND ` + idsIn(ids)
 	ctx, cancel := s.conn.Request(ctx)
 	defer cancel()
-	rows, err := s.pool.Query(ctx, b.String(), pgx.QueryExecModeExec, generator)
+	rows, err := s.pool.Query(ctx, q, pgx.QueryExecModeExec, generator)
 	if err != nil {
 		return nil, s.conn.Fail(ctx, "revision query on", err)
 	}
