@@ -2,6 +2,7 @@ package questdb
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"testing"
@@ -151,5 +152,24 @@ func TestMixedBatchRejectionsCountedExactly(t *testing.T) {
 	seesRevisions(t, up, gen, want, map[int64]int64{0: 1, 2: 3}, now+1, "after the write")
 	if got := stored(t, s, gen); !slices.Equal(got, []int64{0, 1, 2, 3, 4}) {
 		t.Errorf("stored seqs %v, want 0 … 4 once each", got)
+	}
+}
+
+// The reads of updates, like the others, give up at once on a cancelled
+// context, with an error that says so.
+func TestUpdateReadsCancelled(t *testing.T) {
+	up := walStore{openTest(t, nil)}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	calls := map[string]func() error{
+		"update freshness": func() error { _, _, err := up.UpdateFreshness(ctx, "g"); return err },
+		"revisions":        func() error { _, err := up.Revisions(ctx, "g", []string{"g-0"}); return err },
+		"updated":          func() error { return up.Updated(ctx, "g", func(int64, int64) {}) },
+	}
+	for name, call := range calls {
+		start := time.Now()
+		if err := call(); !errors.Is(err, context.Canceled) || time.Since(start) > 2*time.Second {
+			t.Errorf("%s with a cancelled context: %v after %s; want context.Canceled at once", name, err, time.Since(start))
+		}
 	}
 }
