@@ -15,10 +15,15 @@
 // Events are stored one row each, in a table Setup creates explicitly:
 //
 //	_id VARCHAR, generator_identifier SYMBOL INDEX, _seq LONG,
-//	_event_time TIMESTAMP (the designated timestamp), doc VARCHAR
+//	_event_time TIMESTAMP (the designated timestamp), doc VARCHAR,
+//	_revision LONG, _update_time TIMESTAMP
 //
 // doc is the whole event as JSON; the query workload reads its fields with
-// json_extract.
+// json_extract. _revision and _update_time are an update's (an insert
+// leaves both null, which the reads of updates take as revision 0):
+// _update_time is a TIMESTAMP like _event_time, in the same microseconds
+// as target.Document's UpdateTime, so it is stored exactly and reads as a
+// time in QuestDB's own console and time functions.
 //
 // Data latency. A WAL table (wal=true, QuestDB's default kind) commits a
 // write to its write-ahead log and acknowledges it; a separate job applies
@@ -29,10 +34,13 @@
 // transaction committed to the log (sequencerTxn) and the last applied
 // (writerTxn), from wal_tables() — is the target's server account. WAL
 // tables deduplicate on (_event_time, _id), so that a re-sent batch whose
-// first attempt did land replaces its rows instead of doubling them. A
-// table with wal=false is written directly (QuestDB takes that over TCP
-// only): a row is visible once the server commits it, and a re-send can
-// store a row twice.
+// first attempt did land replaces its rows instead of doubling them, and
+// an update (the whole row again, under its insert's _event_time and _id)
+// replaces the row stored: the target takes updates (target.Updater), and
+// a revision is visible once applied, as an insert is. A table with
+// wal=false is written directly (QuestDB takes that over TCP only): a row
+// is visible once the server commits it, a re-send can store a row twice,
+// and the target takes no updates, which would be second rows.
 package questdb
 
 import (
@@ -192,7 +200,11 @@ func Open(ctx context.Context, u *url.URL, opts target.Options) (target.Target, 
 		pool.Close()
 		return nil, &pgwire.OpError{Op: "connect to " + cfg.redacted, Msg: describe(err, cfg.timeout), Err: err}
 	}
-	return newStore(pool, cfg), nil
+	s := newStore(pool, cfg)
+	if cfg.wal {
+		return walStore{s}, nil
+	}
+	return s, nil
 }
 
 // store implements target.Target: writes over ILP, reads over pgx.
@@ -203,22 +215,26 @@ type store struct {
 	senders *senderPool
 	http    *http.Transport // of ILP over HTTP, closed with the store
 
-	tbl        string // the quoted table name
-	qFreshness string
-	qCount     string
-	qSeqs      string
+	tbl              string // the quoted table name
+	qFreshness       string
+	qCount           string
+	qSeqs            string
+	qUpdateFreshness string
+	qUpdated         string
 }
 
 func newStore(pool *pgxpool.Pool, cfg *config) *store {
 	tbl := `"` + cfg.table + `"`
 	s := &store{
-		pool:       pool,
-		conn:       &pgwire.Conn{Pool: pool, Timeout: cfg.timeout, Name: "questdb", Table: cfg.table, Describe: describe},
-		cfg:        cfg,
-		tbl:        tbl,
-		qFreshness: `SELECT max(_event_time) FROM ` + tbl + ` WHERE generator_identifier = $1`,
-		qCount:     `SELECT count() FROM ` + tbl + ` WHERE generator_identifier = $1`,
-		qSeqs:      `SELECT _seq FROM ` + tbl + ` WHERE generator_identifier = $1`,
+		pool:             pool,
+		conn:             &pgwire.Conn{Pool: pool, Timeout: cfg.timeout, Name: "questdb", Table: cfg.table, Describe: describe},
+		cfg:              cfg,
+		tbl:              tbl,
+		qFreshness:       `SELECT max(_event_time) FROM ` + tbl + ` WHERE generator_identifier = $1`,
+		qCount:           `SELECT count() FROM ` + tbl + ` WHERE generator_identifier = $1`,
+		qSeqs:            `SELECT _seq FROM ` + tbl + ` WHERE generator_identifier = $1`,
+		qUpdateFreshness: `SELECT max(_update_time) FROM ` + tbl + ` WHERE generator_identifier = $1`,
+		qUpdated:         `SELECT _seq, _revision FROM ` + tbl + ` WHERE generator_identifier = $1 AND _revision > 0`,
 	}
 	s.http = newHTTPTransport()
 	s.senders = newSenderPool(s.newSender)
@@ -235,7 +251,9 @@ func (s *store) createTable() string {
 	generator_identifier SYMBOL INDEX,
 	_seq LONG,
 	_event_time TIMESTAMP,
-	doc VARCHAR
+	doc VARCHAR,
+	_revision LONG,
+	_update_time TIMESTAMP
 ) TIMESTAMP(_event_time) PARTITION BY ` + s.cfg.partition
 	if s.cfg.wal {
 		return ddl + ` WAL DEDUP UPSERT KEYS(_event_time, _id)`
@@ -269,16 +287,22 @@ func (s *store) Teardown(ctx context.Context) error {
 }
 
 func (s *store) Freshness(ctx context.Context, generator string) (int64, bool, error) {
+	return s.newest(ctx, "freshness query on", s.qFreshness, generator)
+}
+
+// newest runs query, the max of a timestamp column over the generator's
+// rows, the operation op, and returns it in microseconds.
+func (s *store) newest(ctx context.Context, op, query, generator string) (int64, bool, error) {
 	ctx, cancel := s.conn.Request(ctx)
 	defer cancel()
 	var newest pgtype.Timestamp
-	err := s.pool.QueryRow(ctx, s.qFreshness, generator).Scan(&newest)
+	err := s.pool.QueryRow(ctx, query, generator).Scan(&newest)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// QuestDB answers an aggregate over no rows with no row at all.
 		return 0, false, nil
 	}
 	if err != nil {
-		return 0, false, s.conn.Fail(ctx, "freshness query on", err)
+		return 0, false, s.conn.Fail(ctx, op, err)
 	}
 	if !newest.Valid {
 		return 0, false, nil
@@ -289,14 +313,15 @@ func (s *store) Freshness(ctx context.Context, generator string) (int64, bool, e
 // quote makes s an SQL string literal.
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// Visible lists the ids as literals: QuestDB binds no arrays, and one
-// parameter per id would make a new prepared statement per probe count.
-func (s *store) Visible(ctx context.Context, generator string, ids []string) (map[string]bool, error) {
-	if len(ids) == 0 {
-		return map[string]bool{}, nil
-	}
+// idsIn is the condition that _id is one of ids, listed as literals:
+// QuestDB binds no arrays, and one parameter per id would make a new
+// prepared statement per probe count. Each list of ids is a statement of
+// its own, so its query is sent unprepared (pgx.QueryExecModeExec): it
+// then does not churn pgx's statement cache and the server's prepared
+// ones.
+func idsIn(ids []string) string {
 	var b strings.Builder
-	b.WriteString(`SELECT _id FROM ` + s.tbl + ` WHERE generator_identifier = $1 AND _id IN (`)
+	b.WriteString(`_id IN (`)
 	for i, id := range ids {
 		if i > 0 {
 			b.WriteByte(',')
@@ -304,9 +329,16 @@ func (s *store) Visible(ctx context.Context, generator string, ids []string) (ma
 		b.WriteString(quote(id))
 	}
 	b.WriteByte(')')
-	// Each list of ids is a statement of its own: sent unprepared, it does
-	// not churn pgx's statement cache and the server's prepared ones.
-	return s.conn.Visible(ctx, ids, b.String(), pgx.QueryExecModeExec, generator)
+	return b.String()
+}
+
+// Visible reads which of ids a query sees (see idsIn).
+func (s *store) Visible(ctx context.Context, generator string, ids []string) (map[string]bool, error) {
+	if len(ids) == 0 {
+		return map[string]bool{}, nil
+	}
+	q := `SELECT _id FROM ` + s.tbl + ` WHERE generator_identifier = $1 AND ` + idsIn(ids)
+	return s.conn.Visible(ctx, ids, q, pgx.QueryExecModeExec, generator)
 }
 
 func (s *store) Count(ctx context.Context, generator string) (int64, error) {

@@ -54,15 +54,35 @@ func withTable(tb testing.TB, raw, table string) *url.URL {
 	return u
 }
 
-// openStore opens the test server on a table of its own; the caller sets
-// it up and tears it down.
-func openStore(tb testing.TB, settings map[string]string) *store {
+// openTarget opens the test server on a table of its own, as Open returns
+// it; the caller sets it up and tears it down.
+func openTarget(tb testing.TB, settings map[string]string) target.Target {
 	tb.Helper()
 	tg, err := Open(context.Background(), withTable(tb, serverURL(tb), "fbt_"+randomHex(tb, 6)), target.Options{Settings: settings})
 	if err != nil {
 		tb.Fatalf("open: %v", err)
 	}
-	return tg.(*store)
+	return tg
+}
+
+// openStore is openTarget's store.
+func openStore(tb testing.TB, settings map[string]string) *store {
+	tb.Helper()
+	return storeOf(tb, openTarget(tb, settings))
+}
+
+// storeOf is the store of a target Open returned: itself, or a WAL
+// table's.
+func storeOf(tb testing.TB, tg target.Target) *store {
+	tb.Helper()
+	switch s := tg.(type) {
+	case *store:
+		return s
+	case walStore:
+		return s.store
+	}
+	tb.Fatalf("Open returned a %T", tg)
+	return nil
 }
 
 // openTest opens and sets up a table of its own, dropped at the end.

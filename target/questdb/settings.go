@@ -28,7 +28,7 @@ func knobs() target.Knobs {
 		{Name: "partition_by", Default: "DAY", Parse: target.OneOf(partitionings...),
 			Help: "PARTITION BY of the table on _event_time: NONE (only with wal=false), HOUR, DAY, WEEK, MONTH or YEAR"},
 		{Name: "wal", Default: "true", Parse: target.ParseBool,
-			Help: "true: a WAL table (writes are applied asynchronously, with DEDUP on _event_time and _id); false: BYPASS WAL (needs ilp_transport=tcp)"},
+			Help: "true: a WAL table (writes are applied asynchronously, with DEDUP on _event_time and _id, which replaces a row with its update); false: BYPASS WAL (needs ilp_transport=tcp; takes no updates)"},
 		{Name: "ilp_transport", Default: transportHTTP, Parse: target.OneOf(transportHTTP, transportTCP),
 			Help: "http (an answer per batch: rejected rows are named) or tcp (no answer: a rejected row is found only by the audit)"},
 		{Name: "http_port", Default: "9000", Parse: parsePort,

@@ -21,6 +21,10 @@ const maxRejections = 16
 // rejections: not stored, but never judged by the server.
 const errorAbandoned = "rejected_batch_abandoned"
 
+// ErrorKind of an update written to a table without WAL, never sent: it
+// would be stored beside its insert, not in its place (the fix: wal=true).
+const errorUpdateNeedsWAL = "update_needs_wal"
+
 // Write writes one batch: one ILP request over HTTP, or one flush on a
 // TCP connection.
 //
@@ -44,6 +48,12 @@ const errorAbandoned = "rejected_batch_abandoned"
 // every row acknowledged, and a row the server rejects is dropped with
 // no more than a line in the server's log (one it cannot parse also costs
 // the connection); only the completeness audit finds it, as missing.
+//
+// An update (Revision above 0) is the whole row again, with _revision and
+// _update_time, which a WAL table's DEDUP puts in the place of the row
+// stored under the same _event_time and _id; it is acknowledged and failed
+// as an insert is. Into a table without WAL it is never sent, failed of
+// kind update_needs_wal: it would be stored beside its insert.
 func (s *store) Write(ctx context.Context, b target.Batch) (target.WriteResult, error) {
 	if len(b.Docs) == 0 {
 		return target.WriteResult{}, nil
@@ -103,16 +113,26 @@ func (s *store) send(ctx context.Context, b target.Batch, rows []int, res *targe
 	sent := make([]int, 0, len(rows))
 	for _, i := range rows {
 		d := &b.Docs[i]
+		if d.Revision > 0 && !s.cfg.wal {
+			failItems(res, b, []int{i}, errorUpdateNeedsWAL)
+			continue
+		}
 		gen := d.Generator
 		if gen == "" {
 			gen = b.Generator
 		}
-		err := ls.Table(s.cfg.table).
+		row := ls.Table(s.cfg.table).
 			Symbol("generator_identifier", gen).
 			StringColumn("_id", d.ID).
 			Int64Column("_seq", d.Seq).
-			StringColumn("doc", string(d.JSON)).
-			At(ctx, time.UnixMicro(d.EventTime))
+			StringColumn("doc", string(d.JSON))
+		if d.Revision > 0 {
+			// An insert leaves both null: its line is as it was before
+			// updates, and the apply writes the two columns' null either way.
+			row = row.Int64Column("_revision", d.Revision).
+				TimestampColumn("_update_time", time.UnixMicro(d.UpdateTime))
+		}
+		err := row.At(ctx, time.UnixMicro(d.EventTime))
 		if err != nil {
 			failItems(res, b, []int{i}, "ilp_client")
 			continue

@@ -140,7 +140,7 @@ func TestWriteTimesOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := tg.(*store)
+	s := storeOf(t, tg)
 	defer s.Close()
 	s.cfg.httpAddr = ln.Addr().String()
 	start := time.Now()
