@@ -107,20 +107,27 @@ func TestDecodeBulkResponse(t *testing.T) {
 	type got struct {
 		status int
 		typ    string
+		result string
 	}
-	run := func(body string, want int) ([]got, int, error) {
+	runAll := func(body string, want int, all bool) ([]got, int, error) {
 		var items []got
-		n, err := decodeBulkResponse(strings.NewReader(body), want, func(i, status int, typ string) {
-			items = append(items, got{status, typ})
+		n, err := decodeBulkResponse(strings.NewReader(body), want, all, func(i, status int, typ, result string) {
+			items = append(items, got{status, typ, result})
 		})
 		return items, n, err
 	}
+	run := func(body string, want int) ([]got, int, error) { return runAll(body, want, false) }
 	items, n, err := run(`{"errors":false,"items":[{"create":{"status":201}},{"create":{"status":201}}]}`, 2)
 	if err != nil || n != 0 || items != nil {
 		t.Errorf("errors:false fast path: n=%d items=%v err=%v", n, items, err)
 	}
+	// A batch with updates reads every item's result, errors or not.
+	items, n, err = runAll(`{"errors":false,"items":[{"create":{"status":201,"result":"created"}},{"index":{"status":200,"result":"noop"}}]}`, 2, true)
+	if err != nil || n != 2 || items[0] != (got{201, "", "created"}) || items[1] != (got{200, "", "noop"}) {
+		t.Errorf("errors:false, all items: n=%d items=%v err=%v", n, items, err)
+	}
 	items, n, err = run(`{"errors":true,"items":[{"create":{"status":201}},{"create":{"status":400,"error":{"type":"mapper_parsing_exception"}}},{"create":{"status":429,"error":{"type":"es_rejected_execution_exception"}}}]}`, 3)
-	if err != nil || n != 3 || items[1] != (got{400, "mapper_parsing_exception"}) || items[2].status != 429 {
+	if err != nil || n != 3 || items[1] != (got{400, "mapper_parsing_exception", ""}) || items[2].status != 429 {
 		t.Errorf("errors:true: n=%d items=%v err=%v", n, items, err)
 	}
 	// items before errors still decode.
@@ -457,7 +464,7 @@ func BenchmarkDecodeBulkResponse(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
-				if _, err := decodeBulkResponse(strings.NewReader(body), 1000, func(int, int, string) {}); err != nil {
+				if _, err := decodeBulkResponse(strings.NewReader(body), 1000, false, func(int, int, string, string) {}); err != nil {
 					b.Fatal(err)
 				}
 			}
