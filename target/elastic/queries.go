@@ -199,7 +199,11 @@ func longSort(field string) map[string]any {
 // Updated calls fn with the _seq and revision of every document of the
 // generator that a search sees with an _update_time, paged as Seqs pages.
 func (t *Target) Updated(ctx context.Context, generator string, fn func(seq, revision int64)) error {
-	err := t.scan(ctx, generator, maxPage, []any{map[string]any{"exists": map[string]any{"field": "_update_time"}}},
+	return t.updated(ctx, generator, maxPage, fn)
+}
+
+func (t *Target) updated(ctx context.Context, generator string, page int, fn func(seq, revision int64)) error {
+	err := t.scan(ctx, generator, page, []any{map[string]any{"exists": map[string]any{"field": "_update_time"}}},
 		[]string{"_seq", "_revision"}, func(key []int64) { fn(key[0], revision(key[1])) })
 	if err != nil {
 		return fmt.Errorf("%s: updated events of generator %s: %w", t.display, generator, err)
