@@ -445,11 +445,14 @@ func decodeBulkResponse(r io.Reader, want int, all bool, item func(i, status int
 			} else if tok != json.Delim('[') {
 				return n, fmt.Errorf("items: want an array, got %v", tok)
 			}
+			// One item value for all: decoding into a fresh one per item
+			// would allocate it each time.
+			var it bulkItem
 			for dec.More() {
 				if n >= want {
 					return n, fmt.Errorf("more items than the %d documents sent", want)
 				}
-				var it bulkItem
+				it = bulkItem{}
 				if err := dec.Decode(&it); err != nil {
 					return n, fmt.Errorf("item %d: %w", n, err)
 				}
