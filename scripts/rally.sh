@@ -147,7 +147,7 @@ index_body() {
 		return
 	fi
 	printf '{%s,"mappings":{"dynamic":true,"properties":{%s}}}\n' "$settings" \
-		'"generator_identifier":{"type":"keyword"},"_event_time":{"type":"long"},"_seq":{"type":"long"},"processBy":{"type":"keyword"},"emails":{"type":"keyword"},"tags":{"type":"keyword"},"company":{"type":"keyword"},"age":{"type":"integer"}'
+		'"generator_identifier":{"type":"keyword"},"_event_time":{"type":"long"},"_seq":{"type":"long"},"_revision":{"type":"long"},"_update_time":{"type":"long"},"processBy":{"type":"keyword"},"emails":{"type":"keyword"},"tags":{"type":"keyword"},"company":{"type":"keyword"},"age":{"type":"integer"}'
 }
 
 # write_track DIR IDS writes a Rally track into DIR: DOCS documents that

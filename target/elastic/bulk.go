@@ -16,8 +16,12 @@ import (
 
 // bulkQuery trims the _bulk response to what Write reads: without it every
 // item carries _index, _id, _version, result, _shards, _seq_no and
-// _primary_term, several times the bytes to send and parse.
-const bulkQuery = "filter_path=errors,items.*.status,items.*.error.type"
+// _primary_term, several times the bytes to send and parse. A batch with
+// updates reads each item's result as well (see bulk).
+const (
+	bulkQuery        = "filter_path=errors,items.*.status,items.*.error.type"
+	bulkQueryUpdates = bulkQuery + ",items.*.result"
+)
 
 // Error kinds that Write reports for items that never got an item status.
 const (
@@ -26,18 +30,24 @@ const (
 	kindBadDocument  = "invalid_document"
 )
 
-// Documents are written with the bulk create action, not index: an _id
+// Inserts are written with the bulk create action, not index: an _id
 // that is already stored is refused (version_conflict_engine_exception)
 // instead of silently replacing the stored document. A benchmark that
 // replaced would have a repeated run overwrite the last one's events, its
 // probes "seen" at once through the old copies and its audit count them
-// as unexpected.
+// as unexpected. An update (Revision > 0) is meant to replace: it is
+// written with the index action on its _id, the servers' upsert.
 const (
-	actionPrefix = `{"create":{"_id":"`
-	actionSuffix = "\"}}\n"
-	actionNoID   = "{\"create\":{}}\n"
-	idPrefix     = `{"_id":"`
+	actionPrefix       = `{"create":{"_id":"`
+	updateActionPrefix = `{"index":{"_id":"`
+	actionSuffix       = "\"}}\n"
+	actionNoID         = "{\"create\":{}}\n"
+	idPrefix           = `{"_id":"`
 )
+
+// resultNoop is the item result of a document that the server accepted but
+// did not store: an ingest pipeline dropped it.
+const resultNoop = "noop"
 
 // errVersionConflict is the item error of a create whose _id is stored.
 const errVersionConflict = "version_conflict_engine_exception"
@@ -133,7 +143,15 @@ func (t *Target) bulk(ctx context.Context, docs []target.Document, res *target.W
 		}
 	}
 
-	hr, cancel, err := t.send(ctx, http.MethodPost, "/"+t.ip+"/_bulk", bulkQuery, body, "application/x-ndjson")
+	// An update is acknowledged only when the server stored it, which
+	// its item result says (an ingest pipeline may drop it: result noop,
+	// status 200). Inserts are not asked for it, so a batch of inserts
+	// keeps the short response and the errors:false fast path.
+	query, updates := bulkQuery, hasUpdates(docs)
+	if updates {
+		query = bulkQueryUpdates
+	}
+	hr, cancel, err := t.send(ctx, http.MethodPost, "/"+t.ip+"/_bulk", query, body, "application/x-ndjson")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -159,15 +177,17 @@ func (t *Target) bulk(ctx context.Context, docs []target.Document, res *target.W
 	}
 
 	acked := 0
-	decoded, err := decodeBulkResponse(hr.Body, len(docs), func(i, status int, errType string) {
+	decoded, err := decodeBulkResponse(hr.Body, len(docs), updates, func(i, status int, errType, result string) {
 		switch {
+		case is2xx(status) && docs[i].Revision > 0 && result == resultNoop:
+			fail(&part, docs[i], target.ErrorNotStored)
 		case is2xx(status):
 			acked++
 		case retryable(status, errType):
 			retry = append(retry, docs[i])
-			kinds = append(kinds, kindOf(status, errType))
+			kinds = append(kinds, kindOf(docs[i], status, errType))
 		default:
-			fail(&part, docs[i], kindOf(status, errType))
+			fail(&part, docs[i], kindOf(docs[i], status, errType))
 		}
 	})
 	if err != nil {
@@ -191,11 +211,22 @@ func merge(dst, src *target.WriteResult) {
 	}
 }
 
-func kindOf(status int, errType string) string {
-	if errType == errVersionConflict {
+// hasUpdates reports whether any of docs is an update.
+func hasUpdates(docs []target.Document) bool {
+	for _, d := range docs {
+		if d.Revision > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func kindOf(d target.Document, status int, errType string) string {
+	if errType == errVersionConflict && d.Revision == 0 {
 		// The one cause of a conflict on create: the _id is stored. Named
 		// as every target names it, so the ingest and the seeding can
-		// tell it from other failures.
+		// tell it from other failures. (An update replaces: its conflict
+		// is no duplicate.)
 		return target.ErrorDuplicateID
 	}
 	if errType != "" {
@@ -228,7 +259,7 @@ func bulkBodySize(docs []target.Document) int {
 }
 
 // appendBulkBody appends the NDJSON _bulk body for docs to dst: per document
-// a create action with the _id, then the source without its _id member
+// a create action (index for an update) with the _id, then the source without its _id member
 // (a metadata field, which the server rejects inside the source). It
 // returns the indexes of documents that are not JSON objects, which it
 // leaves out.
@@ -236,7 +267,7 @@ func appendBulkBody(dst []byte, docs []target.Document) ([]byte, []int) {
 	var bad []int
 	for i, d := range docs {
 		mark := len(dst)
-		dst = appendAction(dst, d.ID)
+		dst = appendAction(dst, d)
 		var ok bool
 		if dst, ok = appendSource(dst, d); !ok {
 			dst = dst[:mark]
@@ -248,17 +279,22 @@ func appendBulkBody(dst []byte, docs []target.Document) ([]byte, []int) {
 	return dst, bad
 }
 
-func appendAction(dst []byte, id string) []byte {
+func appendAction(dst []byte, d target.Document) []byte {
+	id := d.ID
 	if id == "" {
 		return append(dst, actionNoID...) // the server assigns an id
 	}
+	prefix := actionPrefix
+	if d.Revision > 0 {
+		prefix = updateActionPrefix
+	}
 	if plainID(id) {
-		dst = append(dst, actionPrefix...)
+		dst = append(dst, prefix...)
 		dst = append(dst, id...)
 		return append(dst, actionSuffix...)
 	}
-	q, _ := json.Marshal(id) // a string always marshals
-	dst = append(dst, `{"create":{"_id":`...)
+	q, _ := json.Marshal(id)                     // a string always marshals
+	dst = append(dst, prefix[:len(prefix)-1]...) // without the opening quote
 	dst = append(dst, q...)
 	return append(dst, "}}\n"...)
 }
@@ -349,15 +385,15 @@ func stripIDSlow(j []byte) ([]byte, bool) {
 }
 
 // bulkItem is one entry of the _bulk response's items, keyed by the
-// action: "create" as Write sends it ("index" is read as well, so that the
-// decoder does not depend on which action the body used).
+// action: "create" for an insert, "index" for an update.
 type bulkItem struct {
 	Create itemResult `json:"create"`
 	Index  itemResult `json:"index"`
 }
 
 type itemResult struct {
-	Status int `json:"status"`
+	Status int    `json:"status"`
+	Result string `json:"result"`
 	Error  struct {
 		Type string `json:"type"`
 	} `json:"error"`
@@ -374,9 +410,9 @@ var errNoErrorsField = errors.New(`no "errors" field`)
 
 // decodeBulkResponse streams the (filter_path-trimmed) _bulk response. When
 // "errors" is false and comes first, as servers write it, the items are not
-// decoded at all: every item succeeded. Otherwise item is called for each
-// item in order. It returns how many items it decoded.
-func decodeBulkResponse(r io.Reader, want int, item func(i, status int, errType string)) (int, error) {
+// decoded at all (every item succeeded), unless all is set. Otherwise item
+// is called for each item in order. It returns how many items it decoded.
+func decodeBulkResponse(r io.Reader, want int, all bool, item func(i, status int, errType, result string)) (int, error) {
 	dec := json.NewDecoder(r)
 	if tok, err := dec.Token(); err != nil {
 		return 0, err
@@ -400,7 +436,7 @@ func decodeBulkResponse(r io.Reader, want int, item func(i, status int, errType 
 				return n, fmt.Errorf("errors: %w", err)
 			}
 			sawErrors = true
-			if !hadErrors && !sawItems {
+			if !hadErrors && !sawItems && !all {
 				return 0, nil
 			}
 		case "items":
@@ -409,16 +445,19 @@ func decodeBulkResponse(r io.Reader, want int, item func(i, status int, errType 
 			} else if tok != json.Delim('[') {
 				return n, fmt.Errorf("items: want an array, got %v", tok)
 			}
+			// One item value for all: decoding into a fresh one per item
+			// would allocate it each time.
+			var it bulkItem
 			for dec.More() {
 				if n >= want {
 					return n, fmt.Errorf("more items than the %d documents sent", want)
 				}
-				var it bulkItem
+				it = bulkItem{}
 				if err := dec.Decode(&it); err != nil {
 					return n, fmt.Errorf("item %d: %w", n, err)
 				}
 				r := it.result()
-				item(n, r.Status, r.Error.Type)
+				item(n, r.Status, r.Error.Type, r.Result)
 				n++
 			}
 			if _, err := dec.Token(); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/elastic/go-elasticsearch/v8/esutil"
 
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/target/targettest"
 )
 
 // doc builds a document the way the generator does: _id first.
@@ -107,20 +108,27 @@ func TestDecodeBulkResponse(t *testing.T) {
 	type got struct {
 		status int
 		typ    string
+		result string
 	}
-	run := func(body string, want int) ([]got, int, error) {
+	runAll := func(body string, want int, all bool) ([]got, int, error) {
 		var items []got
-		n, err := decodeBulkResponse(strings.NewReader(body), want, func(i, status int, typ string) {
-			items = append(items, got{status, typ})
+		n, err := decodeBulkResponse(strings.NewReader(body), want, all, func(i, status int, typ, result string) {
+			items = append(items, got{status, typ, result})
 		})
 		return items, n, err
 	}
+	run := func(body string, want int) ([]got, int, error) { return runAll(body, want, false) }
 	items, n, err := run(`{"errors":false,"items":[{"create":{"status":201}},{"create":{"status":201}}]}`, 2)
 	if err != nil || n != 0 || items != nil {
 		t.Errorf("errors:false fast path: n=%d items=%v err=%v", n, items, err)
 	}
+	// A batch with updates reads every item's result, errors or not.
+	items, n, err = runAll(`{"errors":false,"items":[{"create":{"status":201,"result":"created"}},{"index":{"status":200,"result":"noop"}}]}`, 2, true)
+	if err != nil || n != 2 || items[0] != (got{201, "", "created"}) || items[1] != (got{200, "", "noop"}) {
+		t.Errorf("errors:false, all items: n=%d items=%v err=%v", n, items, err)
+	}
 	items, n, err = run(`{"errors":true,"items":[{"create":{"status":201}},{"create":{"status":400,"error":{"type":"mapper_parsing_exception"}}},{"create":{"status":429,"error":{"type":"es_rejected_execution_exception"}}}]}`, 3)
-	if err != nil || n != 3 || items[1] != (got{400, "mapper_parsing_exception"}) || items[2].status != 429 {
+	if err != nil || n != 3 || items[1] != (got{400, "mapper_parsing_exception", ""}) || items[2].status != 429 {
 		t.Errorf("errors:true: n=%d items=%v err=%v", n, items, err)
 	}
 	// items before errors still decode.
@@ -143,12 +151,16 @@ func TestDecodeBulkResponse(t *testing.T) {
 }
 
 // fakeServer answers _bulk requests from a script of item statuses, one
-// entry per request; it records the ids of every request.
+// entry per request; it records the ids, the actions, the sources and the
+// query of every request.
 type fakeServer struct {
-	mu      sync.Mutex
-	script  []func(ids []string) (int, string)
-	reqIDs  [][]string
-	product string
+	mu         sync.Mutex
+	script     []func(ids []string) (int, string)
+	reqIDs     [][]string
+	reqActions [][]string
+	reqSources [][]string
+	reqQueries []string
+	product    string
 }
 
 func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -159,25 +171,31 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	var ids []string
+	var ids, actions, sources []string
 	sc := bufio.NewScanner(r.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for i := 0; sc.Scan(); i++ {
-		if i%2 == 0 {
-			var a struct {
-				Create struct {
-					ID string `json:"_id"`
-				} `json:"create"`
-			}
-			if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
-				http.Error(w, err.Error(), 400)
-				return
-			}
-			ids = append(ids, a.Create.ID)
+		if i%2 == 1 {
+			sources = append(sources, sc.Text())
+			continue
+		}
+		var a map[string]struct {
+			ID string `json:"_id"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &a); err != nil || len(a) != 1 {
+			http.Error(w, fmt.Sprintf("action line %q: %v", sc.Bytes(), err), 400)
+			return
+		}
+		for action, meta := range a {
+			actions = append(actions, action)
+			ids = append(ids, meta.ID)
 		}
 	}
 	f.mu.Lock()
 	f.reqIDs = append(f.reqIDs, ids)
+	f.reqActions = append(f.reqActions, actions)
+	f.reqSources = append(f.reqSources, sources)
+	f.reqQueries = append(f.reqQueries, r.URL.RawQuery)
 	step := f.script[0]
 	if len(f.script) > 1 {
 		f.script = f.script[1:]
@@ -265,6 +283,125 @@ func TestWriteRetriesRejectedItems(t *testing.T) {
 			}
 			if got := fmt.Sprint(f.reqIDs); got != "[[ok busy broken busy2] [busy busy2]]" {
 				t.Errorf("requests %s", got)
+			}
+		})
+	}
+}
+
+// outcome is one item's answer in a fake _bulk response.
+type outcome struct {
+	status  int
+	errType string
+	result  string
+}
+
+// itemsByID builds a bulk response that answers each id with its outcome
+// under the action the request used (index for an update).
+func itemsByID(f *fakeServer, out func(id string) outcome) func(ids []string) (int, string) {
+	return func(ids []string) (int, string) {
+		f.mu.Lock()
+		actions := f.reqActions[len(f.reqActions)-1]
+		f.mu.Unlock()
+		var b strings.Builder
+		errs := false
+		for i, id := range ids {
+			o := out(id)
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{%q:{"status":%d`, actions[i], o.status)
+			if o.result != "" {
+				fmt.Fprintf(&b, `,"result":%q`, o.result)
+			}
+			if o.errType != "" {
+				errs = true
+				fmt.Fprintf(&b, `,"error":{"type":%q}`, o.errType)
+			}
+			b.WriteString("}}")
+		}
+		return 200, fmt.Sprintf(`{"errors":%v,"items":[%s]}`, errs, b.String())
+	}
+}
+
+// An update goes out as an index action with the whole document (less its
+// _id) and is acknowledged only when stored: a failed update item, or one
+// the server dropped (result noop), is a failed item with its _seq, and a
+// rejected one is re-sent as an update. A batch of inserts is written as
+// before, create actions and the short response.
+func TestWriteUpdates(t *testing.T) {
+	for _, product := range []string{Elasticsearch, OpenSearch} {
+		t.Run(product, func(t *testing.T) {
+			f := &fakeServer{}
+			answer := func(busy outcome) func(ids []string) (int, string) {
+				return itemsByID(f, func(id string) outcome {
+					switch id {
+					case "ins":
+						return outcome{201, "", "created"}
+					case "new":
+						return outcome{201, "", "created"}
+					case "conflict":
+						return outcome{409, "version_conflict_engine_exception", ""}
+					case "mapper":
+						return outcome{400, "document_parsing_exception", ""}
+					case "busy":
+						return busy
+					case "dropped":
+						return outcome{200, "", "noop"}
+					}
+					return outcome{200, "", "updated"}
+				})
+			}
+			f.script = []func([]string) (int, string){
+				answer(outcome{429, "es_rejected_execution_exception", ""}),
+				answer(outcome{200, "", "updated"}),
+			}
+			tg := openFake(t, product, f, map[string]string{"max_retries": "1"})
+			upd := func(id string, seq int64) target.Document {
+				return targettest.Revision(doc(id, "g", seq, ""), 1, 1_700_000_001_000_000+seq)
+			}
+			b := target.Batch{Generator: "g", Docs: []target.Document{
+				doc("ins", "g", 0, ""), upd("ok", 1), upd("new", 2), upd("conflict", 3), upd("mapper", 4), upd("busy", 5), upd("dropped", 6),
+			}}
+			res, err := tg.Write(context.Background(), b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Acknowledged != 4 || res.Failed != 3 || res.Retries != 1 {
+				t.Errorf("result %+v, want 4 acknowledged (ins, ok, new, busy), 3 failed, 1 retry", res)
+			}
+			if fmt.Sprint(res.FailedSeqs) != "[3 4 6]" {
+				t.Errorf("failed seqs %v, want [3 4 6]", res.FailedSeqs)
+			}
+			if res.ErrorKinds["version_conflict_engine_exception"] != 1 || res.ErrorKinds["document_parsing_exception"] != 1 || res.ErrorKinds[target.ErrorNotStored] != 1 {
+				t.Errorf("kinds %v, want one version conflict (an update's is no duplicate), one parsing failure, one not stored", res.ErrorKinds)
+			}
+			if got := fmt.Sprint(f.reqActions); got != "[[create index index index index index index] [index]]" {
+				t.Errorf("actions %s, want create for the insert and index for every update, the re-sent one too", got)
+			}
+			if got := fmt.Sprint(f.reqIDs); got != "[[ins ok new conflict mapper busy dropped] [busy]]" {
+				t.Errorf("requests %s", got)
+			}
+			for i, d := range b.Docs {
+				want := "{" + strings.TrimPrefix(string(d.JSON), fmt.Sprintf(`{"_id":%q,`, d.ID))
+				if got := f.reqSources[0][i]; got != want {
+					t.Errorf("source of %s = %s, want the document less its _id: %s", d.ID, got, want)
+				}
+			}
+			if f.reqSources[1][0] != f.reqSources[0][5] {
+				t.Errorf("re-sent source %s, want %s", f.reqSources[1][0], f.reqSources[0][5])
+			}
+			if !strings.Contains(f.reqQueries[0], "items.*.result") {
+				t.Errorf("query %q of a batch with updates does not ask for the item results", f.reqQueries[0])
+			}
+
+			// Inserts alone: create actions and the short response, as before.
+			f.script = []func([]string) (int, string){items(func(string) (int, string) { return 201, "" })}
+			res, err = tg.Write(context.Background(), target.Batch{Generator: "g", Docs: []target.Document{doc("i1", "g", 7, ""), doc("i2", "g", 8, "")}})
+			if err != nil || res.Acknowledged != 2 || res.Failed != 0 {
+				t.Errorf("inserts: %+v %v", res, err)
+			}
+			if got, q := fmt.Sprint(f.reqActions[2]), f.reqQueries[2]; got != "[create create]" || q != bulkQuery {
+				t.Errorf("inserts went out as %s with query %q, want create actions with %q", got, q, bulkQuery)
 			}
 		})
 	}
@@ -457,7 +594,7 @@ func BenchmarkDecodeBulkResponse(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
-				if _, err := decodeBulkResponse(strings.NewReader(body), 1000, func(int, int, string) {}); err != nil {
+				if _, err := decodeBulkResponse(strings.NewReader(body), 1000, false, func(int, int, string, string) {}); err != nil {
 					b.Fatal(err)
 				}
 			}

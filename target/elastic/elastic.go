@@ -48,20 +48,25 @@
 // probes would find none of its documents.
 //
 // With mapping=dynamic the probes filter on generator_identifier.keyword,
-// the keyword subfield that dynamic mapping adds to a string; _event_time
-// and _seq are mapped as long from their integer values either way.
+// the keyword subfield that dynamic mapping adds to a string; _event_time,
+// _seq, _revision and _update_time are mapped as long from their integer
+// values either way.
 //
 // # Measurement rules
 //
-// Freshness, Visible, Count and Seqs are plain searches: none of them
+// Freshness, Visible, Count and Seqs, and the update probes
+// UpdateFreshness, Revisions and Updated, are plain searches: none of them
 // refreshes the index or uses a real-time GET, because what is measured is
 // when a search sees an event.
 //
-// Write uses the bulk create action: a document whose _id is already
-// stored is refused, as a failed item of kind target.ErrorDuplicateID with
-// its _seq, and the stored document stays as it was. (The index action
-// would replace it silently, and a repeated run on a reused index would
-// then overwrite the last run's events.)
+// Write uses the bulk create action for inserts: a document whose _id is
+// already stored is refused, as a failed item of kind
+// target.ErrorDuplicateID with its _seq, and the stored document stays as
+// it was. (The index action would replace it silently, and a repeated run
+// on a reused index would then overwrite the last run's events.) An update
+// (target.Updater) is written with the index action, which replaces the
+// document stored under its _id; one that an ingest pipeline dropped is a
+// failed item of kind target.ErrorNotStored.
 package elastic
 
 import (
@@ -273,7 +278,10 @@ type Target struct {
 	httpTr  *http.Transport
 }
 
-var _ target.Target = (*Target)(nil)
+var (
+	_ target.Target  = (*Target)(nil)
+	_ target.Updater = (*Target)(nil)
+)
 
 func open(_ context.Context, u *url.URL, opts target.Options, getenv func(string) string) (*Target, error) {
 	cfg, err := parseConfig(u, opts, getenv)
@@ -542,6 +550,8 @@ func (t *Target) indexDefinition() map[string]any {
 			"generator_identifier": kw,
 			"_event_time":          long,
 			"_seq":                 long,
+			"_revision":            long,
+			"_update_time":         long,
 			"processBy":            kw,
 			"emails":               kw,
 			"tags":                 kw,
