@@ -142,6 +142,8 @@ var tinyScales = map[string]struct {
 	"client-calibration-2016": {"0.05", []string{"--trials", "1", "--warmup-trials", "0"}},
 	// One step: a peak search at this scale would go on for its 20.
 	"es-vs-rockset-2023": {"0.003", []string{"--max-steps", "1"}},
+	// One sweep step.
+	"qps-20k": {"0.02", []string{"--sweep-max", "40"}},
 }
 
 // Every preset runs end to end at a tiny scale: those that fit any target
@@ -188,6 +190,10 @@ func TestPresetsRunTiny(t *testing.T) {
 			r := readResult(t, out)
 			if r.Workload == nil || r.Workload.Source != workload.PresetPrefix+p.Name() || r.Workload.Flags["scale"] != tiny.scale {
 				t.Errorf("workload recorded %+v", r.Workload)
+			}
+			updates := slices.ContainsFunc(p.Flags, func(e workload.Entry) bool { return e.Name == "update-share" })
+			if u := r.Summary.Updates; updates && (u == nil || u.Acked == 0 || !u.Audited || u.Lost != 0) {
+				t.Errorf("a preset with updates measured none, or lost some: %+v", u)
 			}
 			if !strings.Contains(stdout, "workload: preset:"+p.Name()+" at scale "+tiny.scale+"; replays ") {
 				t.Errorf("the console does not name the preset:\n%s", stdout)
