@@ -116,3 +116,36 @@ END $$`,
 	})
 	return conn
 }
+
+// On Elasticsearch with a 1 s refresh, an update's revision becomes
+// searchable at a refresh, as an insert does: the visibility of updates
+// follows the inserts' (both wait for the same refreshes), far above the
+// poll interval that a check of the event rather than of its revision
+// would show (the updated event was visible long before), and every
+// updated event ends at the revision acknowledged last.
+func TestElasticsearchUpdatesWaitForRefresh(t *testing.T) {
+	raw := withName(t, serverURL(t, "elasticsearch"), "upd")
+	tgt := open(t, raw, map[string]string{"refresh_interval": "1s"})
+	cfg := config(1000, 8*time.Second, 100*time.Millisecond)
+	cfg.Ingest.Warmup = 2 * time.Second
+	cfg.Ingest.UpdateShare = 0.5
+	cfg.Ingest.UpdateKeys = ingest.KeyChoice{Kind: ingest.KeysUniform}
+	res := run(t, tgt, cfg)
+	ins, upd := res.Summary.VisibilityLatency, res.Summary.Updates.VisibilityLatency
+	t.Logf("visibility p50: inserts %.0f ms, updates %.0f ms (%d update probes); update freshness lag p50 %.0f ms",
+		ins.P50Ms, upd.P50Ms, upd.Count, res.Summary.Updates.FreshnessLag.P50Ms)
+	if upd.Count < 20 || res.Updates.Visibility.NeverSeen != 0 {
+		t.Fatalf("%d update probes measured, %d never seen", upd.Count, res.Updates.Visibility.NeverSeen)
+	}
+	// A revision written at a uniform instant of a 1 s refresh cycle
+	// waits half a cycle on average: well above the 100 ms poll.
+	if upd.P50Ms < 300 {
+		t.Errorf("update visibility p50 %.0f ms: below half a refresh period, as if the event, not its revision, had been looked for", upd.P50Ms)
+	}
+	if r := upd.P50Ms / ins.P50Ms; r < 0.75 || r > 1.33 {
+		t.Errorf("update visibility p50 %.0f ms against the inserts' %.0f ms: both wait for the same refreshes", upd.P50Ms, ins.P50Ms)
+	}
+	if u := res.Summary.Updates; !u.Audited || u.Lost != 0 || u.Unacknowledged != 0 || u.Events == 0 || u.Failed != 0 {
+		t.Errorf("update audit %+v: want every updated event at the revision acknowledged last", u)
+	}
+}
