@@ -55,10 +55,12 @@ func Merge(inputs []Input) (*results.Result, error) {
 		SchemaVersion: results.SchemaVersion, Kind: results.KindMerged, Command: "merge",
 		Tool: ref.Tool, Environment: environment(ins), Config: config(ins),
 		Phases: phases(ins), Series: series(ins, func(r *results.Result) []stats.Point { return r.Series }), Merged: merged(ins),
-		ReadEndpoints: readEndpoints(ins), VisibleEverywhere: everywhere(ins),
+		ReadEndpoints:            readEndpoints(ins),
+		VisibleEverywhere:        everywhere(ins, func(r *results.Result) *results.Visibility { return r.VisibleEverywhere }),
+		UpdatesVisibleEverywhere: everywhere(ins, func(r *results.Result) *results.Visibility { return r.UpdatesVisibleEverywhere }),
 	}
 	target := endpoint(ins, 0)
-	res.Freshness, res.Visibility, res.Queries = target.Freshness, target.Visibility, target.Queries
+	res.Freshness, res.Visibility, res.Queries, res.Updates = target.Freshness, target.Visibility, target.Queries, target.Updates
 	var longest float64
 	var audit []string
 	var rates results.Summary // the sums of the instances' target and achieved rates
@@ -227,6 +229,8 @@ var mustAgree = []setting{
 		}
 		return strconv.Quote(strings.Join(kv, ","))
 	}},
+	{"update share", func(r *results.Result) string { return num(r.Config.UpdateShare) }},
+	{"update keys", func(r *results.Result) string { return r.Config.UpdateKeys }},
 	{"query mode", queryField(func(q *results.Queries) string { return q.Mode })},
 	{"mix", queryField(func(q *results.Queries) string { return q.Mix })},
 	{"limit", queryField(func(q *results.Queries) string { return strconv.Itoa(q.Limit) })},
@@ -423,6 +427,9 @@ func phases(ins []Input) []*results.Phase {
 			m.Failed += p.Failed
 			m.AckedOnRetry += p.AckedOnRetry
 			m.Retries += p.Retries
+			m.UpdatesDispatched += p.UpdatesDispatched
+			m.UpdatesAcked += p.UpdatesAcked
+			m.UpdatesFailed += p.UpdatesFailed
 			m.Throughput += p.Throughput
 			m.ThroughputBytes += p.ThroughputBytes
 			addErrors(m.Errors, p.Errors)
@@ -454,7 +461,34 @@ func endpoint(ins []Input, i int) *results.ReadEndpoint {
 	e.URL = strings.Join(urls, ", ")
 	e.Visibility.SetResolution()
 	e.Queries = queries(ins, func(r *results.Result) *results.Queries { return r.Endpoints()[i].Queries })
+	e.Updates = updates(ins, i)
 	return e
+}
+
+// updates merges the update figures of the i-th endpoint of every
+// instance, their audits joined (each instance's generators are its
+// own); nil without an update stream.
+func updates(ins []Input, i int) *results.Updates {
+	if ins[0].Result.Endpoints()[i].Updates == nil {
+		return nil
+	}
+	u := &results.Updates{Freshness: newFreshness(), Visibility: newVisibility()}
+	var audit []string
+	for _, in := range ins {
+		x := in.Result.Endpoints()[i].Updates
+		if x == nil {
+			continue
+		}
+		addFreshness(&u.Freshness, x.Freshness)
+		addVisibility(&u.Visibility, x.Visibility)
+		u.Audit = append(u.Audit, x.Audit...)
+		if x.AuditError != "" {
+			audit = append(audit, fmt.Sprintf("instance %d (%s): %s", in.Result.Experiment.Instance, in.Name, x.AuditError))
+		}
+	}
+	u.Visibility.SetResolution()
+	u.AuditError = strings.Join(audit, "; ")
+	return u
 }
 
 // readEndpoints merges each read endpoint of the instances, with its
@@ -478,16 +512,16 @@ func readEndpoints(ins []Input) []*results.ReadEndpoint {
 	return out
 }
 
-// everywhere adds up the instances' probes visible everywhere: each
-// instance's probes are its own, so their histograms add exactly. Nil
-// without read endpoints.
-func everywhere(ins []Input) *results.Visibility {
-	if ins[0].Result.VisibleEverywhere == nil {
+// everywhere adds up the instances' probes visible everywhere (of
+// inserts or of updates, as of picks): each instance's probes are its
+// own, so their histograms add exactly. Nil without read endpoints.
+func everywhere(ins []Input, of func(*results.Result) *results.Visibility) *results.Visibility {
+	if of(ins[0].Result) == nil {
 		return nil
 	}
 	v := newVisibility()
 	for _, in := range ins {
-		x := in.Result.VisibleEverywhere
+		x := of(in.Result)
 		if x == nil {
 			continue
 		}

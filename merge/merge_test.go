@@ -307,6 +307,7 @@ func TestMergeRuns(t *testing.T) {
 				// every sample the observer sees.
 				Rate: pace.Rate{PerSecond: 500 * float64(i+1), Unit: pace.Events}, BatchSize: 10, Duration: 2 * time.Second,
 				Generators: 2, MaxInflight: 16, DocSize: 500, WriteTimeout: 5 * time.Second, ProbeRate: 50,
+				UpdateShare: 0.3,
 			},
 			PollInterval: 50 * time.Millisecond, Drain: 10 * time.Second, Observer: recs[i],
 			Experiment: &results.Experiment{Name: "three", Instance: i, Instances: n, StartAt: start},
@@ -347,6 +348,18 @@ func TestMergeRuns(t *testing.T) {
 	}
 	if !res.StartedAt.Equal(start) {
 		t.Errorf("merged start %s, want the common start %s", res.StartedAt, start)
+	}
+	// The update stream's figures merge as the inserts' do.
+	updVis := stats.NewHistogram()
+	var updAcked, audited int64
+	for _, r := range rs {
+		updVis.Merge(r.Updates.Visibility.Latency)
+		updAcked += r.Phase(results.PhaseMeasured).UpdatesAcked
+		audited += int64(len(r.Updates.Audit))
+	}
+	sameHistogram(t, "update visibility", res.Updates.Visibility.Latency, updVis)
+	if u := res.Summary.Updates; u == nil || u.Acked != updAcked || updAcked == 0 || !u.Audited || u.Lost != 0 || int64(len(res.Updates.Audit)) != audited {
+		t.Errorf("merged updates %+v (%d audits), want %d acknowledged over %d audited generators, none lost", u, len(res.Updates.Audit), updAcked, audited)
 	}
 }
 
