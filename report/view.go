@@ -156,6 +156,9 @@ func buildView(res *results.Result) *htmlView {
 	if e := detail.VisibleEverywhere; e != nil && e.NotMeasured == "" {
 		v.Percentiles = append(v.Percentiles, percentileChart("Visible everywhere", "event time → seen on every endpoint (the latest)", "c-vis", e.Latency))
 	}
+	if u := detail.Updates; u != nil && u.Visibility.NotMeasured == "" {
+		v.Percentiles = append(v.Percentiles, percentileChart("Update visibility", "update time → first query that saw that revision or a later one", "c-vis", u.Visibility.Latency))
+	}
 	v.Endpoints = endpointSection(detail)
 	v.Latencies = []latencyRow{
 		latency("Write latency", s.WriteLatency),
@@ -165,6 +168,11 @@ func buildView(res *results.Result) *htmlView {
 		latency("Freshness query service", summarize(detail.Freshness.QueryService)),
 		latency("Visibility latency", s.VisibilityLatency),
 		latency("Probe query service", s.ProbeQueryService),
+	}
+	if u := s.Updates; u != nil {
+		v.Latencies = append(v.Latencies,
+			latency("Update freshness lag", u.FreshnessLag),
+			latency("Update visibility", u.VisibilityLatency))
 	}
 	v.Phases = phaseRows(detail)
 	v.Errors = errorRows(detail)
@@ -321,6 +329,17 @@ func notices(res, detail *results.Result) []notice {
 			parts = append(parts, count(s.Missing)+" acknowledged events never became visible (lost writes)")
 		}
 		out = append(out, notice{"warn", strings.Join(parts, "; ") + "."})
+	}
+	if u := detail.Summary.Updates; u != nil {
+		level, lost := "ok", "none lost"
+		if u.Lost > 0 || u.Failed > 0 {
+			level, lost = "warn", count(u.Lost)+" lost updates (an older revision shows than the one acknowledged last)"
+		}
+		if !u.Audited {
+			level, lost = "warn", "not audited"
+		}
+		out = append(out, notice{level, fmt.Sprintf("Updates: %s of the measured events (share %.2g, keys %s), %s acknowledged, %s failed; %s events updated, %s.",
+			count(u.Dispatched), detail.Config.UpdateShare, detail.Config.UpdateKeys, count(u.Acked), count(u.Failed), count(u.Events), lost)})
 	}
 	if c := res.Ceiling; c != nil && c.Warning != "" {
 		out = append(out, notice{"warn", capitalize(c.Warning) + "."})
