@@ -211,6 +211,7 @@ func judge(step *results.Result, c Config, rule stats.Rule) stats.Verdict {
 		InflightEvents: int64(c.Ingest.MaxInflight) * int64(c.Ingest.BatchSize),
 		Audited:        s.Audited, Missing: s.Missing,
 	}
+	f.Audited, f.LostUpdates = updateAudit(step.Updates, f.Audited)
 	if c.Ingest.Rate.Unit == pace.Bytes {
 		f.TargetPerSec, f.AchievedPerSec = s.TargetMBPerSec, s.AchievedMBPerSec
 	}
@@ -224,12 +225,32 @@ func judge(step *results.Result, c Config, rule stats.Rule) stats.Verdict {
 	f.FreshnessFailed = step.Freshness.Censored
 	for i, e := range step.ReadEndpoints {
 		es := s.ReadEndpoints[i]
+		audited, lost := updateAudit(e.Updates, es.Audited)
 		f.ReadEndpoints = append(f.ReadEndpoints, stats.EndpointFigures{
-			Name: e.Name, FreshnessLag: e.Freshness.Lag, FreshnessFailed: e.Freshness.Censored, Audited: es.Audited, Missing: es.Missing,
-			Series: measuredSeries(e.Series, c.Ingest),
+			Name: e.Name, FreshnessLag: e.Freshness.Lag, FreshnessFailed: e.Freshness.Censored, Audited: audited, Missing: es.Missing,
+			LostUpdates: lost, Series: measuredSeries(e.Series, c.Ingest),
 		})
 	}
 	return rule.Judge(f)
+}
+
+// updateAudit folds an endpoint's update audit, if it has one, into
+// whether it was audited, and counts its lost updates.
+func updateAudit(u *results.Updates, audited bool) (bool, int64) {
+	if u == nil {
+		return audited, 0
+	}
+	if len(u.Audit) == 0 || u.AuditError != "" {
+		audited = false
+	}
+	var lost int64
+	for _, a := range u.Audit {
+		lost += a.Lost
+		if a.NotMeasured != "" {
+			audited = false
+		}
+	}
+	return audited, lost
 }
 
 // measuredSeries keeps the intervals that lie wholly in the measured

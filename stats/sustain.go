@@ -94,6 +94,9 @@ type StepFigures struct {
 	// and how many acknowledged events were missing (lost writes).
 	Audited bool
 	Missing int64
+	// LostUpdates, with an update stream, are the updated events that
+	// show an older revision than the one acknowledged last.
+	LostUpdates int64
 	// ReadEndpoints are the figures of the endpoints read apart from the
 	// write target (replicas, standbys): each is held to the rules on
 	// lost writes, failed freshness polls, the SLO and the freshness
@@ -109,6 +112,7 @@ type EndpointFigures struct {
 	FreshnessFailed int64
 	Audited         bool
 	Missing         int64
+	LostUpdates     int64
 	// Series is the endpoint's own measured part, in order: its freshness
 	// lag's trend is judged as the target's.
 	Series []Point
@@ -191,7 +195,7 @@ func (r Rule) Judge(f StepFigures) Verdict {
 	if v.ErrorRate > r.MaxErrorRate {
 		fail("error rate %.2f%% (> %.2f%%)", 100*v.ErrorRate, 100*r.MaxErrorRate)
 	}
-	own := EndpointFigures{FreshnessLag: f.FreshnessLag, FreshnessFailed: f.FreshnessFailed, Audited: f.Audited, Missing: f.Missing}
+	own := EndpointFigures{FreshnessLag: f.FreshnessLag, FreshnessFailed: f.FreshnessFailed, Audited: f.Audited, Missing: f.Missing, LostUpdates: f.LostUpdates}
 	r.judgeEndpoint(own, f.Series, "", fail)
 	for _, e := range f.ReadEndpoints {
 		r.judgeEndpoint(e, nil, "on read endpoint "+e.Name+": ", fail)
@@ -228,6 +232,8 @@ func (r Rule) judgeEndpoint(e EndpointFigures, series []Point, prefix string, fa
 		failf("completeness not audited after the drain: lost writes cannot be ruled out")
 	case e.Missing > 0:
 		failf("%d acknowledged events missing after the drain: lost writes", e.Missing)
+	case e.LostUpdates > 0:
+		failf("%d updated events show an older revision than the one acknowledged last: lost updates", e.LostUpdates)
 	}
 	var polls int64
 	if e.FreshnessLag != nil {

@@ -399,3 +399,18 @@ func TestFitTrendCoverage(t *testing.T) {
 		}
 	}
 }
+
+// Lost updates make a step unsustainable, as lost writes do, on the
+// target and on a read endpoint.
+func TestJudgeLostUpdates(t *testing.T) {
+	rule := DefaultRule()
+	f := figures(stepSeries(30, func(int) float64 { return 300 }))
+	if v := rule.Judge(f); !v.Sustainable {
+		t.Fatalf("a steady step: %v", v.Reasons)
+	}
+	f.LostUpdates = 3
+	if v := rule.Judge(f); v.Sustainable || !strings.Contains(strings.Join(v.Reasons, "; "), "3 updated events show an older revision") {
+		t.Errorf("a step with 3 lost updates: sustainable %v, %v", v.Sustainable, v.Reasons)
+	}
+}
+
