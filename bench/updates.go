@@ -35,6 +35,9 @@ func newUpdateProbes(eps []ReadEndpoint, cfg Config, window *probe.Window) (*upd
 	}
 	u := &updateProbes{eps: eps}
 	for _, e := range eps {
+		if _, piped := e.Reader.(target.Piped); piped {
+			return nil, invalid.New("update share", cfg.Ingest.UpdateShare, "0: writes through an intermediary (--via) are inserts only")
+		}
 		up, ok := e.Reader.(target.Updater)
 		if !ok {
 			what := "the target"
