@@ -18,6 +18,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,9 +41,11 @@ const DefaultStreamEvents = 1_000_000
 
 // Config is a data set and how to load it.
 type Config struct {
-	Events  int64  // size of the data set in events
-	DocSize int    // serialized bytes per event
-	Seed    uint64 // names the data set; 0 means DefaultSeed
+	Events  int64 // size of the data set in events
+	DocSize int   // serialized bytes per event
+	// DocShape is docgen.ShapeRockBench ("") or docgen.ShapeNested.
+	DocShape string
+	Seed     uint64 // names the data set; 0 means DefaultSeed
 	// StreamEvents is the size of each stream; 0 means DefaultStreamEvents.
 	// Earlier events are recognized only under the same seed and stream size.
 	StreamEvents int64
@@ -71,6 +75,10 @@ func (c Config) Validate() error {
 		return invalid.New("events", c.Events, "a positive number of events (or a size in bytes)")
 	case c.DocSize < docgen.MinDocSize || c.DocSize > docgen.MaxDocSize:
 		return invalid.New("document size", c.DocSize, fmt.Sprintf("%d..%d bytes", docgen.MinDocSize, docgen.MaxDocSize))
+	case c.DocShape != "" && !slices.Contains(docgen.Shapes, c.DocShape):
+		return invalid.New("document shape", c.DocShape, strings.Join(docgen.Shapes, " or "))
+	case c.DocShape == docgen.ShapeNested && c.DocSize < docgen.MinNestedSize:
+		return invalid.New("document size", c.DocSize, fmt.Sprintf("at least %d bytes for the nested shape", docgen.MinNestedSize))
 	case c.StreamEvents < 0:
 		return fmt.Errorf("stream size %d: want a positive number of events", c.StreamEvents)
 	case c.BatchSize <= 0:
@@ -125,7 +133,7 @@ func Survey(ctx context.Context, tgt target.Target, cfg Config) (*Plan, error) {
 	p := &Plan{Config: cfg}
 	n := int((cfg.Events + cfg.StreamEvents - 1) / cfg.StreamEvents)
 	for k := 0; k <= n; k++ {
-		g, err := docgen.New(docgen.Config{DocSize: cfg.DocSize, Seed: cfg.Seed, Index: k})
+		g, err := docgen.New(docgen.Config{DocSize: cfg.DocSize, Shape: cfg.DocShape, Seed: cfg.Seed, Index: k})
 		if err != nil {
 			return nil, err
 		}
@@ -300,7 +308,7 @@ func (l *loader) fail(err error) {
 // ones to the writers in batches. Events the target already has are
 // generated too, unsent: the generator's output depends on all before.
 func (l *loader) produce(ctx context.Context, s *Stream, out chan<- *batch) error {
-	g, err := docgen.New(docgen.Config{DocSize: l.cfg.DocSize, Seed: l.cfg.Seed, Index: s.Index})
+	g, err := docgen.New(docgen.Config{DocSize: l.cfg.DocSize, Shape: l.cfg.DocShape, Seed: l.cfg.Seed, Index: s.Index})
 	if err != nil {
 		return err
 	}

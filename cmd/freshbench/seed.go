@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/freshbench/freshbench/docgen"
 	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/seed"
@@ -20,10 +21,11 @@ func seedCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	events := fs.Int64("events", 0, "size of the data set in events")
 	size := fs.String("bytes", "", "size of the data set in serialized bytes instead, e.g. 10GB (MB = 10^6 bytes)")
 	docSize := fs.String("doc-size", "1KB", "serialized size of one event (1KB = 1000 bytes)")
+	docShape := fs.String("doc-shape", docgen.ShapeRockBench, "shape of the events: rockbench or nested (the 20K-QPS study's, about 9 KB: give --doc-size 9KB); a resume takes the same shape")
 	batchSize := fs.Int("batch-size", 500, "events per write request")
 	inflight := fs.Int("max-inflight", 8, "bound on concurrent write requests")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "streams generated at once")
-	dataSet := fs.Uint64("seed", seed.DefaultSeed, "names the data set: the same seed and doc size resume it, another seed loads another")
+	dataSet := fs.Uint64("seed", seed.DefaultSeed, "names the data set: the same seed, doc size and shape resume it, another seed loads another")
 	retries := fs.Int("write-retries", 3, "re-sends of a write request that failed as a whole; then the seed stops")
 	wait := fs.Duration("wait", 2*time.Minute, "after loading, how long to wait for the whole data set to become visible (0: do not wait)")
 	dryRun := fs.Bool("dry-run", false, "say what the target has and what would be written, and write nothing")
@@ -35,7 +37,7 @@ func seedCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	cfg.BatchSize, cfg.MaxInflight, cfg.Parallel = *batchSize, *inflight, *parallel
+	cfg.BatchSize, cfg.MaxInflight, cfg.Parallel, cfg.DocShape = *batchSize, *inflight, *parallel, *docShape
 	cfg.WriteTimeout, cfg.WriteRetries = tf.requestTimeout, *retries
 	if err := cfg.Validate(); err != nil {
 		return usageError{err}

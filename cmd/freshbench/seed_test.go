@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,6 +22,8 @@ func TestSeedBadInput(t *testing.T) {
 		{"seed 0", []string{"seed", "--data-dir", dir, "--events", "10", "--seed", "0"}, "--seed 0: want a non-zero number"},
 		{"no parallelism", []string{"seed", "--data-dir", dir, "--events", "10", "--parallel", "0"}, "--parallel 0"},
 		{"negative wait", []string{"seed", "--data-dir", dir, "--events", "10", "--wait", "-1s"}, "--wait -1s"},
+		{"unknown shape", []string{"seed", "--data-dir", dir, "--events", "10", "--doc-shape", "flat"}, "--doc-shape flat: want rockbench or nested"},
+		{"nested too small", []string{"seed", "--data-dir", dir, "--events", "10", "--doc-shape", "nested"}, "--doc-size 1000: want at least 2000 bytes for the nested shape"},
 		{"unknown target", []string{"seed", "--events", "10", "--target", "nosuch://x"}, `--target: bad target URL: unknown scheme "nosuch"`},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantUsageError(t, c.args, c.want) })
@@ -55,5 +58,28 @@ func TestSeedCommand(t *testing.T) {
 	code, out, _ = freshbench(t, "seed", "--data-dir", dir, "--events", "8000", "--doc-size", "500", "--dry-run")
 	if code != 0 || !strings.Contains(out, "holds 5000 of them: 0 stream(s) complete, 1 partial") || !strings.Contains(out, "to write: 3000 events") || strings.Contains(out, "wrote") {
 		t.Errorf("dry run of a larger data set: exit code %d\n%s", code, out)
+	}
+}
+
+// --doc-shape nested seeds the 20K-QPS study's documents, whose query
+// fields the query workload filters on.
+func TestSeedNestedShape(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	code, out, errOut := freshbench(t, "seed", "--data-dir", dir, "--events", "200", "--doc-shape", "nested", "--doc-size", "9KB", "--quiet")
+	if code != 0 || !strings.Contains(out, "visible: 200 of 200 events") {
+		t.Fatalf("exit code %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "freshbench.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n, nested int
+	var avg float64
+	if err := db.QueryRow(`SELECT count(*), count(*) FILTER (WHERE json_type(doc, '$.emails') = 'array' AND json_extract(doc, '$.processBy') IS NOT NULL), avg(length(doc)) FROM freshbench_events`).Scan(&n, &nested, &avg); err != nil {
+		t.Fatal(err)
+	}
+	if n != 200 || nested != 200 || avg < 8700 || avg > 9300 {
+		t.Errorf("%d documents, %d with processBy and an emails array, %.0f bytes on average; want 200 nested documents of about 9,000 bytes", n, nested, avg)
 	}
 }
