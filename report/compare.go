@@ -38,7 +38,7 @@ func Compare(w io.Writer, names []string, rs []*results.Result) {
 	}
 	fmt.Fprintf(w, "freshbench compare: %d results, baseline %s\n\n", len(rs), labels[0])
 	compareFigures(w, labels, rs)
-	fmt.Fprintln(w, "\nratio = value / baseline; for latencies, failed and missing events lower is better.")
+	fmt.Fprintln(w, "\nratio = value / baseline; for latencies, failed and missing events and lost updates lower is better.")
 	if len(levelMetrics(rs)) > 0 {
 		fmt.Fprintln(w, "at a level: the median over the level's trials (warm-up trials and trials cut short left out).")
 	}
@@ -115,6 +115,27 @@ func compareMetrics(rs []*results.Result) []metric {
 			s := sum(r)
 			return float64(s.Missing), s.Audited
 		}, intText},
+	}
+	if slices.ContainsFunc(rs, func(r *results.Result) bool { return detailResult(r).Summary.Updates != nil }) {
+		upd := func(f func(*results.UpdateSummary) (float64, bool)) func(*results.Result) (float64, bool) {
+			return func(r *results.Result) (float64, bool) {
+				if u := sum(r).Updates; u != nil {
+					return f(u)
+				}
+				return 0, false
+			}
+		}
+		updLat := func(h func(*results.UpdateSummary) stats.Summary, q func(stats.Summary) float64) func(*results.Result) (float64, bool) {
+			return upd(func(u *results.UpdateSummary) (float64, bool) { s := h(u); return q(s), s.Count > 0 })
+		}
+		updVis := func(u *results.UpdateSummary) stats.Summary { return u.VisibilityLatency }
+		updFresh := func(u *results.UpdateSummary) stats.Summary { return u.FreshnessLag }
+		list = append(list,
+			metric{"update freshness lag p95 ms", updLat(updFresh, p95), ms},
+			metric{"update visibility p50 ms", updLat(updVis, p50), ms},
+			metric{"update visibility p95 ms", updLat(updVis, p95), ms},
+			metric{"lost updates", upd(func(u *results.UpdateSummary) (float64, bool) { return float64(u.Lost), u.Audited }), intText},
+		)
 	}
 	list = append(list, endpointMetrics(rs)...)
 	// Levels runs have their figures per level, none of a single run's
