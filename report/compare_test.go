@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/stats"
 )
 
 // twoResults are the same run against two databases that differ in
@@ -147,5 +148,23 @@ func TestComparePeakAndMissingFigures(t *testing.T) {
 func TestCompareNothing(t *testing.T) {
 	if out := compareText(nil); !strings.Contains(out, "no results") {
 		t.Errorf("Compare of nothing = %q", out)
+	}
+}
+
+// Runs with an update stream show its figures side by side; one without
+// shows none of them ("-").
+func TestCompareUpdates(t *testing.T) {
+	a, b := twoResults()
+	if out := compareText([]string{"es", "os"}, a, b); strings.Contains(out, "update visibility p50 ms") {
+		t.Fatalf("update rows without any update stream:\n%s", out)
+	}
+	b.Summary.Updates = &results.UpdateSummary{Audited: true, Lost: 7,
+		VisibilityLatency: stats.Summary{Count: 10, P50Ms: 400, P95Ms: 900}, FreshnessLag: stats.Summary{Count: 5, P95Ms: 300}}
+	out := compareText([]string{"es", "os"}, a, b)
+	if got := row(t, out, "lost updates"); strings.Join(got, " ") != "- 7 -" {
+		t.Errorf("lost updates row = %q", got)
+	}
+	if got := row(t, out, "update visibility p50 ms"); got[1] != "400" {
+		t.Errorf("update visibility p50 row = %q", got)
 	}
 }
