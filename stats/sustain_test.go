@@ -413,4 +413,3 @@ func TestJudgeLostUpdates(t *testing.T) {
 		t.Errorf("a step with 3 lost updates: sustainable %v, %v", v.Sustainable, v.Reasons)
 	}
 }
-
