@@ -151,7 +151,7 @@ func (p *pool) draw(kind target.QueryKind, missShare float64) (v string, miss, o
 	case target.QueryAggregate:
 		return f.Company, false, true
 	}
-	return f.Generator, false, true
+	return f.Generator, false, true // newest, bucket
 }
 
 // missValue is a value of kind's field that no generated document has

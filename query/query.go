@@ -1,7 +1,8 @@
 // Package query is freshbench's query workload: parameterized queries of
-// several kinds (point lookup, array membership, aggregation, newest-N),
-// mixed by weight, with parameter values drawn from documents actually
-// written, sent to a target alone or beside a streaming ingest.
+// several kinds (point lookup, array membership, aggregation, newest-N,
+// events per second), mixed by weight, with parameter values drawn from
+// documents actually written, sent to a target alone or beside a
+// streaming ingest.
 //
 // Two ways to load the target:
 //

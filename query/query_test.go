@@ -254,6 +254,13 @@ func TestParseMix(t *testing.T) {
 	if got := m.String(); got != "point=4,array=3,newest=1" {
 		t.Errorf("mix %q", got)
 	}
+	if m, err := query.ParseMix("bucket=2,newest"); err != nil || m.String() != "bucket=2,newest=1" {
+		t.Errorf("ParseMix(bucket=2,newest) = %v, %v", m, err)
+	}
+	// The default stays what earlier runs measured.
+	if got := query.DefaultMix().String(); got != "point=4,array=3,aggregate=2,newest=1" {
+		t.Errorf("default mix %q", got)
+	}
 	for _, bad := range []string{"", "point=0", "lookup=1", "point=x", "point=-1", "point=1,point=2"} {
 		if _, err := query.ParseMix(bad); err == nil || !strings.Contains(err.Error(), "kind=weight") {
 			t.Errorf("ParseMix(%q) = %v, want an error that says what is accepted", bad, err)

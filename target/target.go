@@ -245,11 +245,18 @@ const (
 	// QueryNewest: the documents of generator Value with the highest
 	// _event_time, newest first, whole.
 	QueryNewest QueryKind = "newest"
+	// QueryBucket: over the documents of generator Value, the number of
+	// documents per second of _event_time (the bucket of t holds
+	// floor(t / 1,000,000) seconds since the epoch, UTC), the newest
+	// bucket first; one row per second that holds a document, none for
+	// an empty second. A time-bucketed aggregate, as a real-time
+	// analytics store serves it (QuestDB's SAMPLE BY).
+	QueryBucket QueryKind = "bucket"
 )
 
 // QueryKinds lists every kind, in the order reports show them.
 func QueryKinds() []QueryKind {
-	return []QueryKind{QueryPoint, QueryArray, QueryAggregate, QueryNewest}
+	return []QueryKind{QueryPoint, QueryArray, QueryAggregate, QueryNewest, QueryBucket}
 }
 
 // Query is one parameterized query of the query workload.

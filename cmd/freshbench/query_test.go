@@ -83,7 +83,7 @@ func TestQueryCommand(t *testing.T) {
 	defer cancel()
 	var stdout bytes.Buffer
 	var stderr lockedBuffer
-	code = Main(ctx, []string{"query", "--data-dir", data, "--concurrency", "2", "--mix", "point,newest",
+	code = Main(ctx, []string{"query", "--data-dir", data, "--concurrency", "2", "--mix", "point,newest,bucket",
 		"--duration", "30s", "--warmup", "0s", "--out", alone, "--metrics-addr="}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("query alone: exit code %d\nstderr: %s", code, stderr.String())

@@ -18,21 +18,37 @@ import (
 // follow from it.
 const n = 30
 
+// buckets is the number of seconds that hold events of Documents: event
+// i falls in the second (i+2)/4 of them (the last holds event n-1).
+const buckets = (n-1+2)/4 + 1
+
+// inSecond is where in its second an event falls: event i at microsecond
+// inSecond[(i+2)%4], so every second but the first holds its first and
+// last microsecond, its middle and its second microsecond, and the first
+// only the last two (the earliest event is not on a whole second). An
+// empty second lies between any two that hold events. A bucket bounded anywhere but at whole seconds
+// (rounded rather than floored, offset, aligned to the first event,
+// another width), or an empty second returned as a bucket, changes the
+// number of buckets.
+var inSecond = [4]int64{0, 999_999, 500_000, 1}
+
 // Documents returns the n events of generator gen that Check queries.
 // Event i has processBy pb<i%3>, the emails e<i%5> and all, company
-// c<i%2> and the tags t0 and t<1+i%4>, each value suffixed with gen so
-// that other tests' documents in a shared index never match.
+// c<i%2>, the tags t0 and t<1+i%4>, each value suffixed with gen so that
+// other tests' documents in a shared index never match, and an
+// _event_time in every other second of those that ended just before now.
 func Documents(gen string) target.Batch {
 	b := target.Batch{Generator: gen}
-	base := time.Now().UnixMicro()
+	first := time.Now().Unix() - 2*buckets
 	for i := range n {
 		id := fmt.Sprintf("%s-%d", gen, i)
+		at := (first+2*int64((i+2)/4))*1_000_000 + inSecond[(i+2)%4]
 		// %q quotes as JSON does for the plain ASCII used here.
 		j := fmt.Sprintf(`{"_id":%q,"_event_time":%d,"generator_identifier":%q,"_seq":%d,"processBy":%q,"emails":[%q,%q],"company":%q,"tags":[%q,%q],"age":%d}`,
-			id, base+int64(i), gen, i, fmt.Sprintf("pb%d-%s", i%3, gen),
+			id, at, gen, i, fmt.Sprintf("pb%d-%s", i%3, gen),
 			fmt.Sprintf("e%d-%s@querytest.invalid", i%5, gen), "all-"+gen+"@querytest.invalid",
 			fmt.Sprintf("c%d-%s", i%2, gen), "t0-"+gen, fmt.Sprintf("t%d-%s", 1+i%4, gen), 20+i)
-		b.Docs = append(b.Docs, target.Document{ID: id, Generator: gen, Seq: int64(i), EventTime: base + int64(i), JSON: []byte(j)})
+		b.Docs = append(b.Docs, target.Document{ID: id, Generator: gen, Seq: int64(i), EventTime: at, JSON: []byte(j)})
 	}
 	return b
 }
@@ -94,6 +110,9 @@ func Check(t *testing.T, tgt target.Target, gen string) {
 		{target.QueryNewest, gen, 7, 7},
 		{target.QueryNewest, gen, 100, n},
 		{target.QueryNewest, gen + "0", 10, 0},
+		{target.QueryBucket, gen, 100, buckets},
+		{target.QueryBucket, gen, 3, 3},
+		{target.QueryBucket, gen + "0", 10, 0},
 	}
 	for _, c := range cases {
 		query := target.Query{Kind: c.kind, Value: c.value, Limit: c.limit}

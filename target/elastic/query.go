@@ -77,6 +77,22 @@ func queryBody(q target.Query) map[string]any {
 			"size": q.Limit, "track_total_hits": false, "query": term("generator_identifier"),
 			"sort": []any{map[string]any{"_event_time": map[string]any{"order": "desc"}}},
 		}
+	case target.QueryBucket:
+		// A histogram of the long _event_time (µs) by whole seconds, as
+		// the source of a composite aggregation: that returns only
+		// buckets that hold documents, newest first, and at most size of
+		// them, keeping no more than that many per shard, where a plain
+		// histogram builds every second of the generator's history (and
+		// fails past search.max_buckets) before any can be cut.
+		return map[string]any{
+			"size": 0, "track_total_hits": false, "query": term("generator_identifier"),
+			"aggs": map[string]any{"seconds": map[string]any{"composite": map[string]any{
+				"size": q.Limit,
+				"sources": []any{map[string]any{"second": map[string]any{"histogram": map[string]any{
+					"field": "_event_time", "interval": 1_000_000, "order": "desc",
+				}}}},
+			}}},
+		}
 	}
 	return nil
 }
@@ -96,13 +112,19 @@ func (t *Target) Query(ctx context.Context, q target.Query) (int, error) {
 			Tags struct {
 				Buckets []json.RawMessage `json:"buckets"`
 			} `json:"tags"`
+			Seconds struct {
+				Buckets []json.RawMessage `json:"buckets"`
+			} `json:"seconds"`
 		} `json:"aggregations"`
 	}
 	if err := t.search(ctx, "_search", body, &out); err != nil {
 		return 0, fmt.Errorf("%s: %s query: %w", t.display, q.Kind, err)
 	}
-	if q.Kind == target.QueryAggregate {
+	switch q.Kind {
+	case target.QueryAggregate:
 		return len(out.Aggregations.Tags.Buckets), nil
+	case target.QueryBucket:
+		return len(out.Aggregations.Seconds.Buckets), nil
 	}
 	return len(out.Hits.Hits), nil
 }

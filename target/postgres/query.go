@@ -62,6 +62,12 @@ func (s *store) statement(kind target.QueryKind) string {
 			` WHERE doc->>'company' = $1 GROUP BY tag ORDER BY n DESC, tag LIMIT $2`
 	case target.QueryNewest:
 		return `SELECT doc FROM ` + tbl + ` WHERE generator_identifier = $1 ORDER BY _event_time DESC LIMIT $2`
+	case target.QueryBucket:
+		// _event_time is a bigint of µs: integer division floors it to
+		// its second (it is never negative). The (generator, _event_time)
+		// index covers the query.
+		return `SELECT _event_time / 1000000 AS second, count(*) AS n FROM ` + tbl +
+			` WHERE generator_identifier = $1 GROUP BY second ORDER BY second DESC LIMIT $2`
 	}
 	return ""
 }

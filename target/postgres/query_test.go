@@ -59,6 +59,43 @@ func TestQueriesUseTheIndexes(t *testing.T) {
 	}
 }
 
+// The bucket query reads only the (generator_identifier, _event_time)
+// index: it holds every column the query needs. On a table whose
+// visibility map is set, as autovacuum keeps an ingested table's, the
+// plan is an index-only scan of it.
+func TestBucketQueryScansTheTimeIndexOnly(t *testing.T) {
+	ctx := context.Background()
+	s, table := openTest(t, nil, target.Options{})
+	if err := s.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b := querytest.Documents("g")
+	if res, err := s.Write(ctx, b); err != nil || res.Acknowledged != len(b.Docs) {
+		t.Fatalf("write: %+v %v", res, err)
+	}
+	if _, err := s.pool.Exec(ctx, `VACUUM (ANALYZE) `+pgx.Identifier{table}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	var plan []string
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, "EXPLAIN "+s.statement(target.QueryBucket), "g", 10)
+		if err != nil {
+			return err
+		}
+		plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Index Only Scan using " + table + "_gen_time_idx"; !strings.Contains(strings.Join(plan, "\n"), want) {
+		t.Errorf("bucket: plan has no %s:\n%s", want, strings.Join(plan, "\n"))
+	}
+}
+
 // The reads of updates use the partial index on (generator_identifier,
 // _update_time), which holds the updated rows alone: an insert adds no
 // entry to it, so inserts pay nothing for it.

@@ -22,8 +22,8 @@ const (
 
 // SetupQueries has nothing to prepare: the filtered fields live in the
 // JSON of doc, read with json_extract, which no index serves; each query
-// scans the table (newest uses the generator's symbol index and the
-// designated timestamp's order).
+// scans the table (newest and bucket use the generator's symbol index
+// and the designated timestamp's order).
 func (s *store) SetupQueries(context.Context) error { return nil }
 
 // statement is the SQL of a kind; $1 is the parameter, $2 the limit.
@@ -40,6 +40,13 @@ func (s *store) statement(kind target.QueryKind) string {
 			` WHERE tag IS NOT NULL ORDER BY n DESC, tag LIMIT $2`
 	case target.QueryNewest:
 		return `SELECT doc FROM ` + s.tbl + ` WHERE generator_identifier = $1 ORDER BY _event_time DESC LIMIT $2`
+	case target.QueryBucket:
+		// SAMPLE BY on the designated timestamp, with no FILL: only
+		// seconds that hold rows. ALIGN TO CALENDAR (UTC, the default,
+		// said so that a change of default cannot move the buckets)
+		// starts each at a whole second, not at the first row.
+		return `SELECT _event_time, count() AS n FROM ` + s.tbl + ` WHERE generator_identifier = $1` +
+			` SAMPLE BY 1s ALIGN TO CALENDAR ORDER BY _event_time DESC LIMIT $2`
 	}
 	return ""
 }

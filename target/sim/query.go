@@ -16,8 +16,8 @@ func (t *Target) SetupQueries(context.Context) error { return nil }
 // Query answers after QueryDelay, with unbounded concurrency, and, with a
 // query cost and a capacity, once the one queue it shares with the writes
 // has done its share of work. The simulated database keeps no payload: it
-// answers newest-N from the events it holds, and every other kind with no
-// row.
+// answers newest-N and the buckets per second from the events it holds
+// (their _event_time), and every other kind with no row.
 func (t *Target) Query(ctx context.Context, q target.Query) (int, error) {
 	if err := sleep(ctx, t.occupy(t.cfg.QueryCost)); err != nil {
 		return 0, err
@@ -25,12 +25,26 @@ func (t *Target) Query(ctx context.Context, q target.Query) (int, error) {
 	if err := t.query(ctx); err != nil {
 		return 0, err
 	}
-	if q.Kind != target.QueryNewest {
-		return 0, nil
-	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return min(q.Limit, len(t.visible(q.Value, time.Now()))), nil
+	switch q.Kind {
+	case target.QueryNewest:
+		return min(q.Limit, len(t.visible(q.Value, time.Now()))), nil
+	case target.QueryBucket:
+		return seconds(t.visible(q.Value, time.Now()), q.Limit), nil
+	}
+	return 0, nil
+}
+
+// seconds counts the distinct seconds of _event_time among evs, up to
+// limit: the rows of a bucket query, whichever seconds they are. Newest
+// written first, so that a long history is not read once limit is met.
+func seconds(evs []event, limit int) int {
+	seen := map[int64]bool{}
+	for i := len(evs) - 1; i >= 0 && len(seen) < limit; i-- {
+		seen[evs[i].eventTime/1_000_000] = true
+	}
+	return len(seen)
 }
 
 // QueryText describes q; nothing is sent anywhere.

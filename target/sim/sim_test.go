@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/freshbench/freshbench/query/querytest"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/targettest"
 )
@@ -181,5 +182,40 @@ func TestUpdateDelayAndLostUpdates(t *testing.T) {
 	}
 	if len(got) != 2 || got[0] != 1 || got[2] != 1 {
 		t.Errorf("updated %v, want seqs 0 and 2 at revision 1", got)
+	}
+}
+
+// The simulated database answers the bucket query from the _event_time
+// of the events it holds: one row per second that holds a visible event,
+// at most the limit, none before the events are visible.
+func TestBucketQuery(t *testing.T) {
+	ctx := context.Background()
+	tgt := New(Config{VisibilityDelay: 100 * time.Millisecond})
+	b := querytest.Documents("g")
+	if _, err := tgt.Write(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	secs := map[int64]bool{}
+	for _, d := range b.Docs {
+		secs[d.EventTime/1_000_000] = true
+	}
+	rows := func(gen string, limit int) int {
+		n, err := tgt.Query(ctx, target.Query{Kind: target.QueryBucket, Value: gen, Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := rows("g", 100); n != 0 {
+		t.Errorf("before the events are visible: %d rows, want 0", n)
+	}
+	time.Sleep(100 * time.Millisecond)
+	for _, c := range []struct {
+		gen         string
+		limit, want int
+	}{{"g", 100, len(secs)}, {"g", 3, 3}, {"g0", 10, 0}} {
+		if n := rows(c.gen, c.limit); n != c.want {
+			t.Errorf("bucket %q limit %d: %d rows, want %d", c.gen, c.limit, n, c.want)
+		}
 	}
 }

@@ -39,6 +39,12 @@ func (t *Target) statement(kind target.QueryKind) string {
 			` WHERE json_extract(doc, '$.company') = ? GROUP BY tag.value ORDER BY n DESC, tag.value LIMIT ?`
 	case target.QueryNewest:
 		return `SELECT doc FROM ` + t.table + ` WHERE generator_identifier = ? ORDER BY _event_time DESC LIMIT ?`
+	case target.QueryBucket:
+		// _event_time is an INTEGER of µs: integer division floors it to
+		// its second (it is never negative). The (generator, _event_time)
+		// index covers the query.
+		return `SELECT _event_time / 1000000 AS second, count(*) AS n FROM ` + t.table +
+			` WHERE generator_identifier = ? GROUP BY second ORDER BY second DESC LIMIT ?`
 	}
 	return ""
 }
@@ -56,7 +62,7 @@ func (t *Target) Query(ctx context.Context, q target.Query) (int, error) {
 	defer rows.Close()
 	n := 0
 	cols := 1
-	if q.Kind == target.QueryAggregate {
+	if q.Kind == target.QueryAggregate || q.Kind == target.QueryBucket {
 		cols = 2
 	}
 	dest := make([]any, cols)

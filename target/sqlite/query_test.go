@@ -39,6 +39,7 @@ func TestQueriesUseTheIndexes(t *testing.T) {
 		target.QueryPoint:     "freshbench_events_processby",
 		target.QueryAggregate: "freshbench_events_company",
 		target.QueryNewest:    "freshbench_events_gen_time",
+		target.QueryBucket:    "COVERING INDEX freshbench_events_gen_time",
 	} {
 		rows, err := tgt.readers.QueryContext(ctx, "EXPLAIN QUERY PLAN "+tgt.statement(kind), "v", 10)
 		if err != nil {
