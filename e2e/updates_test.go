@@ -24,18 +24,21 @@ func TestPostgresUpdatesSkippedByTrigger(t *testing.T) {
 	base := serverURL(t, "postgres")
 	for _, method := range []string{"insert", "copy", "pipeline"} {
 		t.Run(method, func(t *testing.T) {
+			t.Parallel() // each on a table of its own
 			raw := withName(t, base, "upd_"+method)
 			tgt := open(t, raw, map[string]string{"write_method": method})
-			skips := addSkippingTrigger(t, raw)
-			cfg := config(1000, 4*time.Second, 100*time.Millisecond)
+			skips, log := addSkippingTrigger(t, raw)
+			cfg := config(1000, 3*time.Second, 100*time.Millisecond)
 			cfg.Ingest.UpdateShare = 0.5
 			cfg.Ingest.UpdateKeys = ingest.KeyChoice{Kind: ingest.KeysRecent, Recent: 700}
-			cfg.Drain = 5 * time.Second
+			// The probes of lost updates are never seen: the drain waits
+			// its whole length, and 2 s is plenty on this server.
+			cfg.Drain = 2 * time.Second
 			res := run(t, tgt, cfg)
 
 			ctx := context.Background()
 			var refused, keptOld int64
-			if err := skips.QueryRow(ctx, `SELECT count(*) FILTER (WHERE kind = 'null'), count(DISTINCT id) FILTER (WHERE kind = 'old') FROM fb_e2e_skips`).Scan(&refused, &keptOld); err != nil {
+			if err := skips.QueryRow(ctx, `SELECT count(*) FILTER (WHERE kind = 'null'), count(DISTINCT id) FILTER (WHERE kind = 'old') FROM `+log).Scan(&refused, &keptOld); err != nil {
 				t.Fatal(err)
 			}
 			var failed, notStored, acked int64
@@ -72,8 +75,8 @@ func TestPostgresUpdatesSkippedByTrigger(t *testing.T) {
 
 // addSkippingTrigger installs the trigger of TestPostgresUpdatesSkippedByTrigger
 // on the table of the target URL raw and returns a connection to read
-// its log.
-func addSkippingTrigger(t *testing.T, raw string) *pgx.Conn {
+// its log, and the log table's name.
+func addSkippingTrigger(t *testing.T, raw string) (*pgx.Conn, string) {
 	t.Helper()
 	ctx := context.Background()
 	u, err := url.Parse(raw)
@@ -87,18 +90,17 @@ func addSkippingTrigger(t *testing.T, raw string) *pgx.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close(context.Background()) })
-	tbl, fn := pgx.Identifier{table}.Sanitize(), pgx.Identifier{table + "_skip"}.Sanitize()
+	tbl, fn, log := pgx.Identifier{table}.Sanitize(), pgx.Identifier{table + "_skip"}.Sanitize(), pgx.Identifier{table + "_skips"}.Sanitize()
 	for _, q := range []string{
-		`DROP TABLE IF EXISTS fb_e2e_skips`,
-		`CREATE UNLOGGED TABLE fb_e2e_skips (id text, rev bigint, kind text)`,
+		`CREATE UNLOGGED TABLE ` + log + ` (id text, rev bigint, kind text)`,
 		`CREATE FUNCTION ` + fn + `() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
 	IF NEW._seq % 7 = 0 THEN
-		INSERT INTO fb_e2e_skips VALUES (NEW._id, NEW._revision, 'null');
+		INSERT INTO ` + log + ` VALUES (NEW._id, NEW._revision, 'null');
 		RETURN NULL;
 	END IF;
 	IF NEW._seq % 7 = 1 THEN
-		INSERT INTO fb_e2e_skips VALUES (NEW._id, NEW._revision, 'old');
+		INSERT INTO ` + log + ` VALUES (NEW._id, NEW._revision, 'old');
 		RETURN OLD;
 	END IF;
 	RETURN NEW;
@@ -112,9 +114,9 @@ END $$`,
 	t.Cleanup(func() {
 		ctx := context.Background()
 		conn.Exec(ctx, `DROP FUNCTION IF EXISTS `+fn+`() CASCADE`)
-		conn.Exec(ctx, `DROP TABLE IF EXISTS fb_e2e_skips`)
+		conn.Exec(ctx, `DROP TABLE IF EXISTS `+log)
 	})
-	return conn
+	return conn, log
 }
 
 // On Elasticsearch with a 1 s refresh, an update's revision becomes
