@@ -34,23 +34,7 @@ func (s walStore) Revisions(ctx context.Context, generator string, ids []string)
 		return out, nil
 	}
 	q := `SELECT _id, coalesce(_revision, 0) FROM ` + s.tbl + ` WHERE generator_identifier = $1 AND ` + idsIn(ids)
-	ctx, cancel := s.conn.Request(ctx)
-	defer cancel()
-	rows, err := s.pool.Query(ctx, q, pgx.QueryExecModeExec, generator)
-	if err != nil {
-		return nil, s.conn.Fail(ctx, "revision query on", err)
-	}
-	var (
-		id  string
-		rev int64
-	)
-	if _, err := pgx.ForEachRow(rows, []any{&id, &rev}, func() error {
-		out[id] = rev
-		return nil
-	}); err != nil {
-		return nil, s.conn.Fail(ctx, "revision query on", err)
-	}
-	return out, nil
+	return s.conn.Revisions(ctx, q, pgx.QueryExecModeExec, generator)
 }
 
 // Updated streams the _seq and _revision of the generator's updated rows

@@ -229,13 +229,8 @@ func (t *Target) Visible(ctx context.Context, gen string, ids []string) (map[str
 	if len(ids) == 0 {
 		return out, nil
 	}
-	args := make([]any, 0, len(ids)+1)
-	args = append(args, gen)
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	q := `SELECT _id FROM ` + t.table + ` WHERE generator_identifier = ? AND _id IN (?` + strings.Repeat(",?", len(ids)-1) + `)`
-	rows, err := t.readers.QueryContext(ctx, q, args...)
+	in, args := idsIn(gen, ids)
+	rows, err := t.readers.QueryContext(ctx, `SELECT _id FROM `+t.table+` WHERE generator_identifier = ? AND `+in, args...)
 	if err != nil {
 		return nil, t.wrap("visibility query", err)
 	}
@@ -248,6 +243,17 @@ func (t *Target) Visible(ctx context.Context, gen string, ids []string) (map[str
 		out[id] = true
 	}
 	return out, t.wrapNil("visibility query", rows.Err())
+}
+
+// idsIn is the condition "_id is one of ids" (not empty) and the
+// arguments of a query that filters on generator gen first.
+func idsIn(gen string, ids []string) (string, []any) {
+	args := make([]any, 0, len(ids)+1)
+	args = append(args, gen)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	return `_id IN (?` + strings.Repeat(",?", len(ids)-1) + `)`, args
 }
 
 func (t *Target) wrapNil(op string, err error) error {
@@ -295,13 +301,8 @@ func (t *Target) Revisions(ctx context.Context, gen string, ids []string) (map[s
 	if len(ids) == 0 {
 		return out, nil
 	}
-	args := make([]any, 0, len(ids)+1)
-	args = append(args, gen)
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	q := `SELECT _id, _revision FROM ` + t.table + ` WHERE generator_identifier = ? AND _id IN (?` + strings.Repeat(",?", len(ids)-1) + `)`
-	rows, err := t.readers.QueryContext(ctx, q, args...)
+	in, args := idsIn(gen, ids)
+	rows, err := t.readers.QueryContext(ctx, `SELECT _id, _revision FROM `+t.table+` WHERE generator_identifier = ? AND `+in, args...)
 	if err != nil {
 		return nil, t.wrap("revision query", err)
 	}
