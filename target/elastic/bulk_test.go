@@ -601,3 +601,38 @@ func BenchmarkDecodeBulkResponse(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSortPage measures decoding one audit page of 10,000 hits, as
+// the server answers it with the page filter (filtered) and without it
+// (full: _index, _id and _score beside each sort value).
+func BenchmarkSortPage(b *testing.B) {
+	var full, filtered strings.Builder
+	full.WriteString(`{"took":3,"timed_out":false,"hits":{"max_score":null,"hits":[`)
+	filtered.WriteString(`{"hits":{"hits":[`)
+	for i := range maxPage {
+		if i > 0 {
+			full.WriteByte(',')
+			filtered.WriteByte(',')
+		}
+		fmt.Fprintf(&full, `{"_index":"freshbench","_id":"%08x-1111-4222-8333-%012x","_score":null,"sort":[%d]}`, i, i, 1_000_000+i)
+		fmt.Fprintf(&filtered, `{"sort":[%d]}`, 1_000_000+i)
+	}
+	full.WriteString(`]}}`)
+	filtered.WriteString(`]}}`)
+	for _, c := range []struct{ name, body string }{{"full", full.String()}, {"filtered", filtered.String()}} {
+		b.Run(c.name, func(b *testing.B) {
+			body := []byte(c.body)
+			b.ReportAllocs()
+			for b.Loop() {
+				var p sortPage
+				if err := json.Unmarshal(body, &p); err != nil {
+					b.Fatal(err)
+				}
+				keys, err := p.keys(1)
+				if err != nil || len(keys) != maxPage {
+					b.Fatal(len(keys), err)
+				}
+			}
+		})
+	}
+}
