@@ -557,6 +557,61 @@ func (f filter) keepUnder(p string) bool {
 	return false
 }
 
+// apply returns the members of the response v that f keeps, as the
+// server does: arrays are filtered element by element, and an object or
+// array left empty is left out (the whole response becomes {}).
+func (f filter) apply(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("noop: encode response: %v", err)) // maps, slices, strings and numbers
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var generic any
+	if err := dec.Decode(&generic); err != nil {
+		panic(fmt.Sprintf("noop: decode response: %v", err))
+	}
+	kept, ok := f.prune(generic, "")
+	if !ok {
+		return map[string]any{}
+	}
+	return kept
+}
+
+// prune keeps what f keeps of v, found at the dotted path p, and reports
+// whether anything is left.
+func (f filter) prune(v any, p string) (any, bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, m := range v {
+			child := k
+			if p != "" {
+				child = p + "." + k
+			}
+			switch {
+			case f.keep(child):
+				out[k] = m
+			case f.keepUnder(child):
+				if kept, ok := f.prune(m, child); ok {
+					out[k] = kept
+				}
+			}
+		}
+		return out, len(out) > 0
+	case []any:
+		var out []any
+		for _, e := range v {
+			if kept, ok := f.prune(e, p); ok {
+				out = append(out, kept)
+			}
+		}
+		return out, len(out) > 0
+	default:
+		return nil, false // a leaf that no pattern reached
+	}
+}
+
 func matchSegments(pat, segs []string) bool {
 	for i := range pat {
 		if ok, err := path.Match(pat[i], segs[i]); err != nil || !ok {

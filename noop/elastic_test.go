@@ -149,6 +149,30 @@ func TestBulkItems(t *testing.T) {
 	}
 }
 
+// filter_path trims a search response as the server would: the audit's
+// pages ask for the sort values alone, and a filter that keeps nothing
+// leaves {}.
+func TestSearchFilterPath(t *testing.T) {
+	srv := start(t)
+	base := httpBase(srv)
+	body := `{"create":{"_id":"a1"}}` + "\n" + `{"generator_identifier":"g","_event_time":7,"_seq":3}` + "\n" +
+		`{"create":{"_id":"a2"}}` + "\n" + `{"generator_identifier":"g","_event_time":9,"_seq":4}` + "\n"
+	if status, out := do(t, http.MethodPost, base+"/idx/_bulk", body); status != http.StatusOK {
+		t.Fatalf("bulk: status %d: %s", status, out)
+	}
+	page := `{"size":10,"_source":false,"query":{"bool":{"filter":[{"term":{"generator_identifier":"g"}}]}},"sort":[{"_seq":{"order":"asc"}}]}`
+	for _, c := range []struct{ filter, want string }{
+		{"hits.hits.sort", `{"hits":{"hits":[{"sort":[3]},{"sort":[4]}]}}`},
+		{"took,hits.hits.sort", `{"hits":{"hits":[{"sort":[3]},{"sort":[4]}]},"took":0}`},
+		{"nothing", `{}`},
+	} {
+		status, out := do(t, http.MethodPost, base+"/idx/_search?filter_path="+c.filter, page)
+		if status != http.StatusOK || string(out) != c.want {
+			t.Errorf("filter_path=%s: status %d, %s; want %s", c.filter, status, out, c.want)
+		}
+	}
+}
+
 // The probes' view: a generator's newest _event_time, its count and
 // _seq values, and the first _id of each write request, visible once
 // the write is acknowledged and not before; an _id the server was never

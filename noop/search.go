@@ -320,6 +320,10 @@ func (h *elastic) search(w http.ResponseWriter, r *http.Request, index string) {
 	if len(aggs) > 0 {
 		out["aggregations"] = h.aggregations(index, sel, aggs)
 	}
+	if f := newFilter(r.URL.Query().Get("filter_path")); len(f) > 0 {
+		writeJSON(w, http.StatusOK, f.apply(out))
+		return
+	}
 	writeJSON(w, http.StatusOK, out)
 }
 

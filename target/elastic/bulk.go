@@ -122,7 +122,10 @@ func (t *Target) bulk(ctx context.Context, docs []target.Document, res *target.W
 			merge(res, &part)
 		}
 	}()
-	body, bad := appendBulkBody(make([]byte, 0, bulkBodySize(docs)), docs)
+	body := t.bodies.get(bulkBodySize(docs))
+	defer t.bodies.put(body) // deferred first: runs after the response is closed
+	var bad []int
+	body.b, bad = appendBulkBody(body.b, docs)
 	if len(bad) > 0 {
 		// Documents that are not a JSON object cannot be framed: they were
 		// left out of the body and are counted here, and the items of the

@@ -500,7 +500,8 @@ func (discardTransport) Perform(req *http.Request) (*http.Response, error) {
 // BenchmarkBulkBody compares ways of turning a batch of 1000 documents of
 // about 1.25 KB into a _bulk body. MB/s counts body bytes.
 //
-//	handbuilt:         appendBulkBody (what Write does)
+//	handbuilt:         appendBulkBody into a new buffer
+//	pooled:            appendBulkBody into a recycled buffer (what Write does)
 //	json-roundtrip:    decode each document, delete _id, re-encode, with a
 //	                   json-encoded action line: the obvious generic way
 //	esutil-indexer:    go-elasticsearch's esutil.BulkIndexer fed the
@@ -519,6 +520,20 @@ func BenchmarkBulkBody(b *testing.B) {
 			if len(out) != int(size) {
 				b.Fatal("size changed")
 			}
+		}
+	})
+
+	b.Run("pooled", func(b *testing.B) {
+		var bodies bodyPool
+		b.SetBytes(size)
+		b.ReportAllocs()
+		for b.Loop() {
+			body := bodies.get(bulkBodySize(docs))
+			body.b, _ = appendBulkBody(body.b, docs)
+			if len(body.b) != int(size) {
+				b.Fatal("size changed")
+			}
+			bodies.put(body)
 		}
 	})
 
@@ -596,6 +611,41 @@ func BenchmarkDecodeBulkResponse(b *testing.B) {
 			for b.Loop() {
 				if _, err := decodeBulkResponse(strings.NewReader(body), 1000, false, func(int, int, string, string) {}); err != nil {
 					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSortPage measures decoding one audit page of 10,000 hits, as
+// the server answers it with the page filter (filtered) and without it
+// (full: _index, _id and _score beside each sort value).
+func BenchmarkSortPage(b *testing.B) {
+	var full, filtered strings.Builder
+	full.WriteString(`{"took":3,"timed_out":false,"hits":{"max_score":null,"hits":[`)
+	filtered.WriteString(`{"hits":{"hits":[`)
+	for i := range maxPage {
+		if i > 0 {
+			full.WriteByte(',')
+			filtered.WriteByte(',')
+		}
+		fmt.Fprintf(&full, `{"_index":"freshbench","_id":"%08x-1111-4222-8333-%012x","_score":null,"sort":[%d]}`, i, i, 1_000_000+i)
+		fmt.Fprintf(&filtered, `{"sort":[%d]}`, 1_000_000+i)
+	}
+	full.WriteString(`]}}`)
+	filtered.WriteString(`]}}`)
+	for _, c := range []struct{ name, body string }{{"full", full.String()}, {"filtered", filtered.String()}} {
+		b.Run(c.name, func(b *testing.B) {
+			body := []byte(c.body)
+			b.ReportAllocs()
+			for b.Loop() {
+				var p sortPage
+				if err := json.Unmarshal(body, &p); err != nil {
+					b.Fatal(err)
+				}
+				keys, err := p.keys(1)
+				if err != nil || len(keys) != maxPage {
+					b.Fatal(len(keys), err)
 				}
 			}
 		})

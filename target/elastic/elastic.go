@@ -276,6 +276,7 @@ type Target struct {
 	ip      string // escaped index name for request paths
 	client  performer
 	httpTr  *http.Transport
+	bodies  bodyPool // _bulk bodies
 }
 
 var (
@@ -402,22 +403,19 @@ const maxSmallBody = 64 << 20
 
 // send performs one request with the per-request timeout and returns the
 // open response; the caller must close its body and call cancel.
-func (t *Target) send(ctx context.Context, method, path, query string, body []byte, contentType string) (*http.Response, context.CancelFunc, error) {
+func (t *Target) send(ctx context.Context, method, path, query string, body *requestBody, contentType string) (*http.Response, context.CancelFunc, error) {
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.timeout)
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
 	addr := t.base + path
 	if query != "" {
 		addr += "?" + query
 	}
-	req, err := http.NewRequestWithContext(ctx, method, addr, rd)
+	req, err := http.NewRequestWithContext(ctx, method, addr, nil)
 	if err != nil {
 		cancel()
 		return nil, nil, err
 	}
 	if body != nil {
+		body.attach(req)
 		req.Header.Set("Content-Type", contentType)
 	}
 	req.Header.Set("Accept", "application/json")
@@ -439,7 +437,11 @@ func (t *Target) send(ctx context.Context, method, path, query string, body []by
 
 // do performs a request with a JSON body (or none) and reads the response.
 func (t *Target) do(ctx context.Context, method, path, query string, body []byte) (response, error) {
-	res, cancel, err := t.send(ctx, method, path, query, body, "application/json")
+	var rb *requestBody
+	if body != nil {
+		rb = &requestBody{b: body}
+	}
+	res, cancel, err := t.send(ctx, method, path, query, rb, "application/json")
 	if err != nil {
 		return response{}, err
 	}

@@ -25,11 +25,16 @@ func (t *Target) generatorFilter(generator string, more ...any) map[string]any {
 // response into out. A target opened with ReadLocal asks for the copies
 // on the node it talks to.
 func (t *Target) search(ctx context.Context, endpoint string, body map[string]any, out any) error {
+	return t.searchWith(ctx, endpoint, t.searchParams(), body, out)
+}
+
+// searchWith is search with the URL parameters given.
+func (t *Target) searchWith(ctx context.Context, endpoint, params string, body map[string]any, out any) error {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return fmt.Errorf("encode query: %w", err)
 	}
-	res, err := t.do(ctx, http.MethodPost, "/"+t.ip+"/"+endpoint, t.searchParams(), b)
+	res, err := t.do(ctx, http.MethodPost, "/"+t.ip+"/"+endpoint, params, b)
 	if err != nil {
 		return err
 	}
@@ -257,32 +262,13 @@ func (t *Target) scan(ctx context.Context, generator string, page int, filter []
 		if after != nil {
 			body["search_after"] = after
 		}
-		var out struct {
-			Hits struct {
-				Hits []struct {
-					Sort []json.Number `json:"sort"`
-				} `json:"hits"`
-			} `json:"hits"`
-		}
-		if err := t.search(ctx, "_search", body, &out); err != nil {
+		var out sortPage
+		if err := t.searchWith(ctx, "_search", sortPageParams(t.searchParams()), body, &out); err != nil {
 			return err
 		}
-		hits := out.Hits.Hits
-		keys := make([][]int64, len(hits))
-		for i, h := range hits {
-			if len(h.Sort) != len(fields) {
-				// Documents without a field sort last with a sentinel; a
-				// missing sort value means the response is not understood.
-				return fmt.Errorf("hit with %d sort values, want %d", len(h.Sort), len(fields))
-			}
-			keys[i] = make([]int64, len(fields))
-			for j, v := range h.Sort {
-				n, err := v.Int64()
-				if err != nil {
-					return fmt.Errorf("sort value %q: %w", v, err)
-				}
-				keys[i][j] = n
-			}
+		keys, err := out.keys(len(fields))
+		if err != nil {
+			return err
 		}
 		// Documents without _seq sort last, as MaxInt64.
 		emit := func(key []int64) {
@@ -325,6 +311,45 @@ func (t *Target) scan(ctx context.Context, generator string, page int, filter []
 		after = slices.Clone(last)
 		after[len(after)-1]--
 	}
+}
+
+// sortPageFilter trims a scan page to the sort values: the audit reads
+// every stored event once, and each hit's _index, _id and _score would
+// otherwise be most of the bytes to send and decode.
+const sortPageFilter = "filter_path=hits.hits.sort"
+
+// sortPageParams adds sortPageFilter to a search's URL parameters.
+func sortPageParams(params string) string {
+	if params == "" {
+		return sortPageFilter
+	}
+	return params + "&" + sortPageFilter
+}
+
+// sortPage is a scan page: per hit, its sort values. They are decoded
+// as int64 directly (sort values of long fields are JSON integers, a
+// missing one ±MaxInt64), which spares a string per value.
+type sortPage struct {
+	Hits struct {
+		Hits []struct {
+			Sort []int64 `json:"sort"`
+		} `json:"hits"`
+	} `json:"hits"`
+}
+
+// keys returns the sort values of the page's hits, n per hit.
+func (p *sortPage) keys(n int) ([][]int64, error) {
+	hits := p.Hits.Hits
+	keys := make([][]int64, len(hits))
+	for i, h := range hits {
+		if len(h.Sort) != n {
+			// Documents without a field sort last with a sentinel; a
+			// missing sort value means the response is not understood.
+			return nil, fmt.Errorf("hit with %d sort values, want %d", len(h.Sort), n)
+		}
+		keys[i] = h.Sort
+	}
+	return keys, nil
 }
 
 // keyFilter matches the documents whose fields have the values of key; a
