@@ -174,21 +174,8 @@ func (g *Generator) Next(buf []byte, eventTime int64) (target.Document, []byte) 
 	seq := g.seq
 	g.seq++
 
-	buf = append(buf, `{"_id":"`...)
-	buf = append(buf, id...)
-	buf = append(buf, `","_event_time":`...)
-	buf = strconv.AppendInt(buf, eventTime, 10)
-	buf = append(buf, `,"generator_identifier":"`...)
-	buf = append(buf, g.id...)
-	buf = append(buf, `","_seq":`...)
-	buf = strconv.AppendInt(buf, seq, 10)
-	if g.nested {
-		buf = g.appendNested(buf, start+g.size)
-	} else {
-		buf = g.appendPayload(buf, start+g.size)
-	}
-	buf = append(buf, '}')
-
+	buf = g.appendHead(buf, id, eventTime, seq)
+	buf = g.appendBody(buf, start)
 	end := len(buf)
 	return target.Document{
 		ID:        id,
@@ -197,6 +184,30 @@ func (g *Generator) Next(buf []byte, eventTime int64) (target.Document, []byte) 
 		EventTime: eventTime,
 		JSON:      buf[start:end:end], // capped so an append by the caller cannot run into the next document
 	}, buf
+}
+
+// appendHead appends the fields every event starts with, _id first (see
+// target.Document).
+func (g *Generator) appendHead(buf []byte, id string, eventTime, seq int64) []byte {
+	buf = append(buf, `{"_id":"`...)
+	buf = append(buf, id...)
+	buf = append(buf, `","_event_time":`...)
+	buf = strconv.AppendInt(buf, eventTime, 10)
+	buf = append(buf, `,"generator_identifier":"`...)
+	buf = append(buf, g.id...)
+	buf = append(buf, `","_seq":`...)
+	return strconv.AppendInt(buf, seq, 10)
+}
+
+// appendBody appends the payload that fills the document begun at start
+// to the generator's size, and closes it.
+func (g *Generator) appendBody(buf []byte, start int) []byte {
+	if g.nested {
+		buf = g.appendNested(buf, start+g.size)
+	} else {
+		buf = g.appendPayload(buf, start+g.size)
+	}
+	return append(buf, '}')
 }
 
 // Key is what an update keeps of the event it updates.
@@ -213,24 +224,12 @@ type Key struct {
 // does not move.
 func (g *Generator) Revise(buf []byte, k Key, revision, updateTime int64) (target.Document, []byte) {
 	start := len(buf)
-	buf = append(buf, `{"_id":"`...)
-	buf = append(buf, k.ID...)
-	buf = append(buf, `","_event_time":`...)
-	buf = strconv.AppendInt(buf, k.EventTime, 10)
-	buf = append(buf, `,"generator_identifier":"`...)
-	buf = append(buf, g.id...)
-	buf = append(buf, `","_seq":`...)
-	buf = strconv.AppendInt(buf, k.Seq, 10)
+	buf = g.appendHead(buf, k.ID, k.EventTime, k.Seq)
 	buf = append(buf, `,"_revision":`...)
 	buf = strconv.AppendInt(buf, revision, 10)
 	buf = append(buf, `,"_update_time":`...)
 	buf = strconv.AppendInt(buf, updateTime, 10)
-	if g.nested {
-		buf = g.appendNested(buf, start+g.size)
-	} else {
-		buf = g.appendPayload(buf, start+g.size)
-	}
-	buf = append(buf, '}')
+	buf = g.appendBody(buf, start)
 	end := len(buf)
 	return target.Document{
 		ID: k.ID, Generator: g.id, Seq: k.Seq, EventTime: k.EventTime,
