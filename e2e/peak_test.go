@@ -21,8 +21,16 @@ func TestPeakSearch(t *testing.T) {
 			run := config(250, 6*time.Second, 100*time.Millisecond)
 			run.Ingest.BatchSize = 10 // 125 batches in the first step: one acknowledged after its end costs < 1 % of the achieved rate
 			run.Drain = 10 * time.Second
+			// Room for a server's stall (a GC, a merge) on a busy machine:
+			// 32 batches in flight cover 1.3 s of this step.
+			run.Ingest.MaxInflight = 32
 			cfg := bench.PeakConfig{Run: run, Increase: bench.RateStep{Factor: 2}, MaxSteps: 3, Rule: stats.DefaultRule()}
 			cfg.Rule.MaxGrowth = 0 // 5 s steps are too short to judge a trend (about 20 s are needed)
+			// The late-share bound itself is tested in stats; here a few
+			// late batches of a 5 s step under CPU hogs (seen: 5 % of 62,
+			// timer jitter and a write p99 of 207 ms) must not hide
+			// whether the search completes.
+			cfg.Rule.MaxLateShare = 0.15
 			res, err := bench.SearchPeak(context.Background(), tgt, cfg)
 			if err != nil {
 				t.Fatal(err)
