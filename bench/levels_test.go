@@ -137,8 +137,11 @@ func TestRunLevelsFollowsTheTarget(t *testing.T) {
 			t.Errorf("level %d: the warm-up trial achieved %v events/s, want at most the slow target's 300", i+1, a)
 		}
 		// The warm-up trial's 300 events/s is in no figure, not even
-		// the lowest.
-		if a := l.Achieved; a.Min < 0.8*c.achieved || a.Median < 0.97*c.achieved || a.Max > 1.02*c.achieved {
+		// the lowest. The bound that tells the levels apart is the upper
+		// one (the capacity, not the target); below, a 1 s measured part
+		// on a busy machine can lose a stall's worth (seen: a median of
+		// 1,880 of 2,000 under two CPU hogs and the e2e lane).
+		if a := l.Achieved; a.Min < 0.8*c.achieved || a.Median < 0.85*c.achieved || a.Max > 1.02*c.achieved {
 			t.Errorf("level %d: achieved %+v events/s, want about %v", i+1, a, c.achieved)
 		}
 		vis, ok := l.Latency(results.LatencyVisibility)
