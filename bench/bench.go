@@ -316,18 +316,26 @@ func endpoints(tgt target.Target, reads []ReadEndpoint) []ReadEndpoint {
 }
 
 // audit compares what r shows of every generator with what the ledger
-// acknowledged, each endpoint within its own bound, so that one that
-// hangs costs the others nothing.
+// acknowledged.
 func audit(ctx context.Context, ledger *probe.Ledger, r target.Reader, gens []string) ([]results.Completeness, string) {
+	return auditEach(ctx, gens, func(ctx context.Context, g string) (results.Completeness, error) {
+		return ledger.Audit(ctx, r, g)
+	})
+}
+
+// auditEach audits every generator in turn, each endpoint within its own
+// bound, so that one that hangs costs the others nothing; the first
+// error ends it and is returned as text, with the audits before it.
+func auditEach[T any](ctx context.Context, gens []string, audit func(context.Context, string) (T, error)) ([]T, string) {
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
 	defer cancel()
-	var out []results.Completeness
+	var out []T
 	for _, g := range gens {
-		c, err := ledger.Audit(actx, r, g)
+		a, err := audit(actx, g)
 		if err != nil {
 			return out, err.Error()
 		}
-		out = append(out, c)
+		out = append(out, a)
 	}
 	return out, ""
 }

@@ -120,23 +120,10 @@ func (u *updateProbes) finish(ctx context.Context, ledger *probe.Ledger, gens []
 	for i := range u.eps {
 		out[i] = &results.Updates{Freshness: u.fresh[i].Result(), Visibility: seen[i]}
 		if !interrupted {
-			out[i].Audit, out[i].AuditError = auditUpdates(ctx, ledger, u.ups[i], gens)
+			out[i].Audit, out[i].AuditError = auditEach(ctx, gens, func(ctx context.Context, g string) (results.UpdateAudit, error) {
+				return ledger.AuditUpdates(ctx, u.ups[i], g)
+			})
 		}
 	}
 	return out, everywhere
-}
-
-// auditUpdates is audit's counterpart for updates.
-func auditUpdates(ctx context.Context, ledger *probe.Ledger, up target.Updater, gens []string) ([]results.UpdateAudit, string) {
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
-	defer cancel()
-	var out []results.UpdateAudit
-	for _, g := range gens {
-		a, err := ledger.AuditUpdates(actx, up, g)
-		if err != nil {
-			return out, err.Error()
-		}
-		out = append(out, a)
-	}
-	return out, ""
 }

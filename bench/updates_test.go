@@ -2,11 +2,13 @@ package bench
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/freshbench/freshbench/ingest"
 	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/sim"
 )
 
@@ -118,3 +120,70 @@ func TestUpdatesRefusedByTargetWithoutThem(t *testing.T) {
 type noUpdates struct{ *sim.Target }
 
 func (noUpdates) UpdateFreshness() {}
+
+// A write that fails as a whole after the database stored it (a timeout
+// after the commit): its updates are failed, exactly those, their events
+// are free to be updated again, none is a lost update, and the revisions
+// it stored show in the audit as unacknowledged.
+func TestUpdatesStoredByAFailedWrite(t *testing.T) {
+	cfg := simConfig(3 * time.Second)
+	cfg.Ingest.UpdateShare = 0.5
+	cfg.Drain = time.Second
+	tgt := &failAfterStoring{Target: sim.New(sim.Config{VisibilityDelay: 20 * time.Millisecond})}
+	res, err := Run(context.Background(), tgt, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dispatched, failed int64
+	for _, p := range res.Phases {
+		dispatched += p.UpdatesDispatched
+		failed += p.UpdatesFailed
+	}
+	var lost, unacked int64
+	for _, a := range res.Updates.Audit {
+		lost += a.Lost
+		unacked += a.Unacknowledged
+	}
+	tgt.mu.Lock()
+	want := tgt.failedUpdates
+	tgt.mu.Unlock()
+	t.Logf("%d updates dispatched, %d failed (%d in the writes that failed after storing); %d unacknowledged revisions shown, %d lost", dispatched, failed, want, unacked, lost)
+	if want == 0 || failed != want {
+		t.Errorf("%d updates failed, want the %d of the writes that failed after storing", failed, want)
+	}
+	if dispatched < 4*want {
+		t.Errorf("%d updates dispatched: the events of the failed writes were not freed for later updates", dispatched)
+	}
+	if lost != 0 || unacked == 0 || unacked > want {
+		t.Errorf("audit: %d lost, %d unacknowledged; want none lost and some (at most %d) unacknowledged", lost, unacked, want)
+	}
+}
+
+// failAfterStoring stores every write but answers every 5th one that
+// holds updates with an error, as a client timeout after the commit.
+type failAfterStoring struct {
+	*sim.Target
+	mu            sync.Mutex
+	withUpdates   int
+	failedUpdates int64
+}
+
+func (f *failAfterStoring) Write(ctx context.Context, b target.Batch) (target.WriteResult, error) {
+	res, err := f.Target.Write(ctx, b)
+	updates := 0
+	for _, d := range b.Docs {
+		if d.Revision > 0 {
+			updates++
+		}
+	}
+	if err != nil || updates == 0 {
+		return res, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.withUpdates++; f.withUpdates%5 == 0 {
+		f.failedUpdates += int64(updates)
+		return target.WriteResult{}, context.DeadlineExceeded
+	}
+	return res, nil
+}

@@ -308,8 +308,8 @@ func (in *Ingester) build(s *sender, intended time.Time) built {
 	w := built{buf: bb, probe: -1, updateProbe: -1}
 	eventTime := intended.UnixMicro()
 	for range in.cfg.BatchSize {
-		if s.keys != nil && s.keys.wants(in.cfg.UpdateShare) {
-			if k, rev, at, ok := s.keys.take(); ok {
+		if s.keys != nil {
+			if k, rev, at, ok := s.keys.take(in.cfg.UpdateShare); ok {
 				if w.updateProbe < 0 {
 					w.updateProbe = len(bb.Docs)
 				}
@@ -334,6 +334,7 @@ func (in *Ingester) write(ctx context.Context, s *sender, w built, d dispatch.Du
 	b := w.batch
 	a := WriteBatch(ctx, in.w, b, in.cfg.WriteTimeout, in.cfg.WriteRetries)
 	ack := time.Now()
+	updatesAcked := 0
 	if len(w.updates) == 0 {
 		if in.ledger != nil && len(a.AckedSeqs) > 0 {
 			in.ledger.Acked(b.Generator, a.AckedSeqs)
@@ -347,12 +348,12 @@ func (in *Ingester) write(ctx context.Context, s *sender, w built, d dispatch.Du
 			in.probes.Drop(b.Generator, b.Docs[w.probe].ID, 0)
 		}
 	} else {
-		in.settle(s, w, a)
+		updatesAcked = in.settle(s, w, a)
 	}
 	in.account.written(outcome{
 		due: d, ack: ack, bytes: a.AckedBytes, acked: a.Acked, failed: a.Failed,
 		ackedOnRetry: a.AckedOnRetry, retries: a.Retries, errorKinds: a.ErrorKinds, sample: a.Sample,
-		updates: len(w.updates), updatesAcked: a.ackedUpdates(b.Docs, w.updates),
+		updates: len(w.updates), updatesAcked: updatesAcked,
 	})
 	in.series.Written(ack, int64(a.Acked), int64(a.AckedBytes), int64(a.Failed), ack.Sub(d.Intended))
 	in.obs.Written(b.Generator, a.Acked, a.Failed, a.AckedBytes, a.ErrorKinds, ack.Sub(d.Intended), ack.Sub(d.Sent))
@@ -377,8 +378,8 @@ func ackedKeys(docs []target.Document, acked []int64) []docgen.Key {
 // settle books the outcome of a batch with updates: its acknowledged
 // inserts and revisions go to the ledger, the inserts join the key pool,
 // the updated events are free to be updated again, and a probe whose
-// write failed is dropped.
-func (in *Ingester) settle(s *sender, w built, a Attempt) {
+// write failed is dropped. It returns how many updates were acknowledged.
+func (in *Ingester) settle(s *sender, w built, a Attempt) (updatesAcked int) {
 	b := w.batch
 	acked := make(map[int64]bool, len(a.AckedSeqs))
 	for _, seq := range a.AckedSeqs {
@@ -410,13 +411,13 @@ func (in *Ingester) settle(s *sender, w built, a Attempt) {
 	for _, u := range w.updates {
 		s.keys.done(u.key, b.Docs[u.doc].ID)
 	}
-	if in.probes == nil {
-		return
+	if in.probes != nil {
+		if w.probe >= 0 && !acked[b.Docs[w.probe].Seq] {
+			in.probes.Drop(b.Generator, b.Docs[w.probe].ID, 0)
+		}
+		if u := w.updateProbe; u >= 0 && !acked[b.Docs[u].Seq] {
+			in.probes.Drop(b.Generator, b.Docs[u].ID, b.Docs[u].Revision)
+		}
 	}
-	if w.probe >= 0 && !acked[b.Docs[w.probe].Seq] {
-		in.probes.Drop(b.Generator, b.Docs[w.probe].ID, 0)
-	}
-	if u := w.updateProbe; u >= 0 && !acked[b.Docs[u].Seq] {
-		in.probes.Drop(b.Generator, b.Docs[u].ID, b.Docs[u].Revision)
-	}
+	return len(seqs)
 }

@@ -128,13 +128,15 @@ func (p *keyPool) add(keys []docgen.Key) {
 	}
 }
 
-// take chooses an event to update and marks it in flight; false when none
-// is free. The returned index and revision identify the update for done.
-func (p *keyPool) take() (docgen.Key, int64, int, bool) {
+// take decides, for a share of updates, whether the next event is an
+// update and, if so, chooses the event to update and marks it in flight;
+// false for an insert (not drawn as an update, or no event free). The
+// returned index and revision identify the update for done.
+func (p *keyPool) take(share float64) (docgen.Key, int64, int, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := len(p.keys)
-	if n == 0 {
+	if p.rng.Float64() >= share || n == 0 {
 		return docgen.Key{}, 0, 0, false
 	}
 	for range retriesPerDraw {
@@ -166,12 +168,4 @@ func (p *keyPool) done(i int, id string) {
 	if i < len(p.keys) && p.keys[i].ID == id {
 		p.keys[i].busy = false
 	}
-}
-
-// wants reports whether the next event should be an update, for a share
-// of updates.
-func (p *keyPool) wants(share float64) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.rng.Float64() < share
 }

@@ -125,21 +125,3 @@ func WriteBatch(ctx context.Context, w target.Writer, b target.Batch, timeout ti
 // ErrorUnaccounted is the error kind of events a target neither
 // acknowledged nor reported failed.
 const ErrorUnaccounted = "unaccounted"
-
-// ackedUpdates counts the acknowledged events among a batch's updates.
-func (a Attempt) ackedUpdates(docs []target.Document, updates []update) int {
-	if len(updates) == 0 {
-		return 0
-	}
-	acked := make(map[int64]bool, len(a.AckedSeqs))
-	for _, s := range a.AckedSeqs {
-		acked[s] = true
-	}
-	n := 0
-	for _, u := range updates {
-		if acked[docs[u.doc].Seq] {
-			n++
-		}
-	}
-	return n
-}
