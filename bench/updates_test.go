@@ -127,17 +127,20 @@ func (noUpdates) UpdateFreshness() {}
 // it stored show in the audit as unacknowledged.
 func TestUpdatesStoredByAFailedWrite(t *testing.T) {
 	cfg := simConfig(3 * time.Second)
-	cfg.Ingest.UpdateShare = 0.5
+	// Few keys: were the events of a failed write never freed, the pool
+	// would soon hold only events in flight and updates would stop.
+	cfg.Ingest.UpdateShare, cfg.Ingest.UpdateKeys = 0.5, ingest.KeyChoice{Kind: ingest.KeysRecent, Recent: 50}
 	cfg.Drain = time.Second
 	tgt := &failAfterStoring{Target: sim.New(sim.Config{VisibilityDelay: 20 * time.Millisecond})}
 	res, err := Run(context.Background(), tgt, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dispatched, failed int64
+	var dispatched, failed, events int64
 	for _, p := range res.Phases {
 		dispatched += p.UpdatesDispatched
 		failed += p.UpdatesFailed
+		events += p.Dispatched
 	}
 	var lost, unacked int64
 	for _, a := range res.Updates.Audit {
@@ -151,8 +154,8 @@ func TestUpdatesStoredByAFailedWrite(t *testing.T) {
 	if want == 0 || failed != want {
 		t.Errorf("%d updates failed, want the %d of the writes that failed after storing", failed, want)
 	}
-	if dispatched < 4*want {
-		t.Errorf("%d updates dispatched: the events of the failed writes were not freed for later updates", dispatched)
+	if dispatched < events*4/10 {
+		t.Errorf("%d updates of %d events dispatched, want about half: the events of the failed writes were not freed for later updates", dispatched, events)
 	}
 	if lost != 0 || unacked == 0 || unacked > want {
 		t.Errorf("audit: %d lost, %d unacknowledged; want none lost and some (at most %d) unacknowledged", lost, unacked, want)
