@@ -2,13 +2,16 @@ package ingest
 
 import (
 	"context"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/freshbench/freshbench/docgen"
 	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
+	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/sim"
 )
 
@@ -44,5 +47,36 @@ func BenchmarkDriver(b *testing.B) {
 			b.ReportMetric(float64(bytes)/elapsed.Seconds()/1e6, "MB/s")
 			b.ReportMetric(float64(events)/elapsed.Seconds(), "events/s")
 		})
+	}
+}
+
+// BenchmarkKeyPoolMemory reports the heap a key pool holds per
+// acknowledged event, the figure docs/measurement.md gives.
+func BenchmarkKeyPoolMemory(b *testing.B) {
+	const n = 1_000_000
+	g, err := docgen.New(docgen.Config{Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys := make([]docgen.Key, 0, 1000)
+	var buf []byte
+	for b.Loop() {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		p := newKeyPool(KeyChoice{Kind: KeysUniform}, 1)
+		for i := 0; i < n; i += 1000 {
+			keys, buf = keys[:0], buf[:0]
+			for range 1000 {
+				var d target.Document
+				d, buf = g.Next(buf, 1)
+				keys = append(keys, docgen.Key{ID: d.ID, Seq: d.Seq, EventTime: d.EventTime})
+			}
+			p.add(keys)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "B/key")
+		runtime.KeepAlive(p)
 	}
 }

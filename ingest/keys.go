@@ -77,7 +77,7 @@ func (k KeyChoice) String() string {
 // network's, and "the revision acknowledged last" would not say which one
 // the database should hold.
 //
-// Memory: one entry (about 90 bytes with its _id) per acknowledged event,
+// Memory: one entry (about 100 bytes with its _id, BenchmarkKeyPoolMemory) per acknowledged event,
 // or per event of the newest N with KeysRecent.
 type keyPool struct {
 	choice KeyChoice
