@@ -20,7 +20,8 @@ const maxContentLength = 100 << 20
 
 // elastic answers the REST calls of freshbench's elasticsearch and
 // opensearch targets: the root info, index create, exists, delete and
-// field mapping, _bulk, _search and _count. One handler serves both
+// field mapping, _bulk, _search and _count; and cluster health and an
+// empty nodes info and stats, which Rally's races read. One handler serves both
 // products: the calls are the same, and the Elasticsearch client's
 // product check is met by the X-Elastic-Product header, which the
 // OpenSearch client ignores.
@@ -55,6 +56,10 @@ func (h *elastic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.count(w, r, parts[0])
 	case len(parts) == 4 && parts[1] == "_mapping" && parts[2] == "field" && m == http.MethodGet:
 		h.fieldMapping(w, parts[0], strings.Split(parts[3], ","))
+	case len(parts) >= 2 && len(parts) <= 3 && parts[0] == "_cluster" && parts[1] == "health" && m == http.MethodGet:
+		h.clusterHealth(w)
+	case parts[0] == "_nodes" && m == http.MethodGet:
+		h.nodes(w)
 	default:
 		// Elasticsearch's own answer to a call it has no handler for.
 		writeJSON(w, http.StatusBadRequest, map[string]any{
@@ -98,6 +103,26 @@ func (h *elastic) root(w http.ResponseWriter) {
 		"name": "freshbench-noop", "cluster_name": "freshbench-noop",
 		"version": map[string]any{"number": h.version, "build_flavor": "noop"},
 		"tagline": "freshbench noop: acknowledges every write, keeps no document",
+	})
+}
+
+// clusterHealth answers green at once: the server is ready as soon as it
+// listens. Rally asks before a race, to wait for the REST layer.
+func (h *elastic) clusterHealth(w http.ResponseWriter) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"cluster_name": "freshbench-noop", "status": "green", "timed_out": false,
+		"number_of_nodes": 1, "number_of_data_nodes": 1,
+		"relocating_shards": 0, "initializing_shards": 0, "unassigned_shards": 0,
+	})
+}
+
+// nodes answers the nodes info and stats calls with no node: the server
+// runs no JVM and has no figures of its own. Rally's telemetry reads
+// them at the start and end of a race, and fails the race on an error.
+func (h *elastic) nodes(w http.ResponseWriter) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"_nodes":       map[string]any{"total": 0, "successful": 0, "failed": 0},
+		"cluster_name": "freshbench-noop", "nodes": map[string]any{},
 	})
 }
 

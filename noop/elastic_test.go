@@ -257,3 +257,52 @@ func TestElasticDroppedConnection(t *testing.T) {
 		t.Errorf("%d events booked from requests cut short", n)
 	}
 }
+
+// Rally waits for a green cluster before a race and reads the nodes info
+// and stats when it starts and ends, and fails the race on an error: the
+// server answers green and with no node, and a call it has no handler
+// for still gets Elasticsearch's 400.
+func TestRallyCalls(t *testing.T) {
+	base := httpBase(start(t))
+	for _, path := range []string{"/_cluster/health?wait_for_nodes=%3E%3D1", "/_cluster/health/idx"} {
+		status, body := do(t, http.MethodGet, base+path, "")
+		var h struct{ Status string }
+		if err := json.Unmarshal(body, &h); err != nil || status != http.StatusOK || h.Status != "green" {
+			t.Errorf("GET %s: %d %s (%v): want 200 and status green", path, status, body, err)
+		}
+	}
+	for _, path := range []string{"/_nodes/_all", "/_nodes/stats/jvm", "/_nodes/stats/_all"} {
+		status, body := do(t, http.MethodGet, base+path, "")
+		var n struct{ Nodes map[string]any }
+		if err := json.Unmarshal(body, &n); err != nil || status != http.StatusOK || n.Nodes == nil || len(n.Nodes) != 0 {
+			t.Errorf("GET %s: %d %s (%v): want 200 and no node", path, status, body, err)
+		}
+	}
+	if status, body := do(t, http.MethodGet, base+"/_cluster/settings", ""); status != http.StatusBadRequest {
+		t.Errorf("GET /_cluster/settings: %d %s: want 400, no handler", status, body)
+	}
+}
+
+// A search of an index pattern that matches no index finds nothing, as
+// Elasticsearch's default allow_no_indices has it (Rally searches
+// .ml-anomalies-* when a race ends); one that matches an index is
+// refused, since the server searches one index at a time.
+func TestSearchPattern(t *testing.T) {
+	base := httpBase(start(t))
+	if status, body := do(t, http.MethodPut, base+"/logs-a", ""); status != http.StatusOK {
+		t.Fatalf("create index: %d %s", status, body)
+	}
+	status, body := do(t, http.MethodPost, base+"/.ml-anomalies-*/_search", `{"size":0}`)
+	var r struct {
+		Hits struct {
+			Total struct{ Value int }
+			Hits  []any
+		}
+	}
+	if err := json.Unmarshal(body, &r); err != nil || status != http.StatusOK || r.Hits.Total.Value != 0 || r.Hits.Hits == nil {
+		t.Errorf("search of a pattern matching nothing: %d %s (%v): want 200 and no hit", status, body, err)
+	}
+	if status, body := do(t, http.MethodPost, base+"/logs-*/_search", `{}`); status != http.StatusBadRequest {
+		t.Errorf("search of a pattern matching logs-a: %d %s: want 400", status, body)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // searchRequest is the part of a _search or _count body the server reads.
@@ -256,6 +257,10 @@ func (h *elastic) search(w http.ResponseWriter, r *http.Request, index string) {
 	if !ok {
 		return
 	}
+	if strings.Contains(index, "*") {
+		h.searchPattern(w, index)
+		return
+	}
 	if !h.store.exists(index) {
 		noSuchIndex(w, index)
 		return
@@ -325,6 +330,23 @@ func (h *elastic) search(w http.ResponseWriter, r *http.Request, index string) {
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// searchPattern answers a search of an index pattern, which freshbench
+// never sends and Rally's telemetry does (.ml-anomalies-* when a race
+// ends). A pattern that matches no index finds nothing, as the server's
+// default allow_no_indices has it; the server reads no other pattern.
+func (h *elastic) searchPattern(w http.ResponseWriter, pattern string) {
+	if h.store.matchesAny(pattern) {
+		esError(w, http.StatusBadRequest, "illegal_argument_exception",
+			"freshbench noop searches one index at a time, not the pattern ["+pattern+"]")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"took": 0, "timed_out": false,
+		"_shards": map[string]any{"total": 0, "successful": 0, "skipped": 0, "failed": 0},
+		"hits":    map[string]any{"total": map[string]any{"value": 0, "relation": "eq"}, "max_score": nil, "hits": []any{}},
+	})
 }
 
 // total is how many documents the selection matches.

@@ -1,6 +1,7 @@
 package noop
 
 import (
+	"path"
 	"slices"
 	"sort"
 	"sync"
@@ -102,6 +103,19 @@ func (s *store) exists(name string) bool {
 	defer s.mu.Unlock()
 	_, ok := s.colls[name]
 	return ok
+}
+
+// matchesAny reports whether an index pattern (path.Match's syntax, whose
+// * is the server's) matches a collection's name.
+func (s *store) matchesAny(pattern string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name := range s.colls {
+		if ok, _ := path.Match(pattern, name); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // drop forgets the collection and reports whether it existed.

@@ -117,6 +117,16 @@ config() {
 		whole "FRESHBENCH_RALLY_RUNS in-flight bound" "${w#*/}" 1
 	done
 
+	NOOP_PORT=${FRESHBENCH_RALLY_NOOP_PORT:-19777}
+	whole FRESHBENCH_RALLY_NOOP_PORT "$NOOP_PORT" 1
+	((NOOP_PORT <= 65535)) || bad "FRESHBENCH_RALLY_NOOP_PORT=$NOOP_PORT: want a port, 1 to 65535"
+	read -ra DRIVER_LIST <<<"${FRESHBENCH_RALLY_DRIVER_RUNS:-50/1 500/2}"
+	for w in "${DRIVER_LIST[@]}"; do
+		[[ $w =~ ^[0-9]+/[0-9]+$ ]] || bad "FRESHBENCH_RALLY_DRIVER_RUNS: $w: want BATCH/CLIENTS, e.g. 50/1"
+		whole "FRESHBENCH_RALLY_DRIVER_RUNS batch" "${w%/*}" 1
+		whole "FRESHBENCH_RALLY_DRIVER_RUNS clients" "${w#*/}" 1
+	done
+
 	CACHE=${FRESHBENCH_CACHE:-${HOME:-/tmp}/.cache/freshbench}/rally
 	WORK=$CACHE/work
 }
@@ -173,6 +183,18 @@ write_track() {
 	((got == lines)) || die "documents.json has $got lines, want $lines"
 	! grep -q '^{"_id"' "$dir/documents.json" || die "documents.json: a document kept its _id member"
 	index_body >"$dir/index.json"
+	# Against the no-op server (NOOP=true) Rally's corpus loops, since at
+	# its pace any corpus of a sensible size would run out, and the script
+	# creates the index: Rally's index tasks read cluster settings, which
+	# the no-op server does not keep.
+	local looped=false setup='
+    {"operation": {"operation-type": "delete-index"}},
+    {"operation": {"operation-type": "create-index"}},
+    {"operation": {"operation-type": "cluster-health", "index": "'"$RALLY_INDEX"'",
+      "request-params": {"wait_for_status": "green"}, "retry-until-success": true}},'
+	if [[ ${NOOP:-false} == true ]]; then
+		looped=true setup=
+	fi
 	cat >"$dir/track.json" <<EOF
 {
   "version": 2,
@@ -187,12 +209,8 @@ write_track() {
       "includes-action-and-meta-data": $meta
     }]
   }],
-  "schedule": [
-    {"operation": {"operation-type": "delete-index"}},
-    {"operation": {"operation-type": "create-index"}},
-    {"operation": {"operation-type": "cluster-health", "index": "$RALLY_INDEX",
-      "request-params": {"wait_for_status": "green"}, "retry-until-success": true}},
-    {"operation": {"name": "bulk", "operation-type": "bulk", "bulk-size": $BATCH},
+  "schedule": [$setup
+    {"operation": {"name": "bulk", "operation-type": "bulk", "bulk-size": $BATCH, "looped": $looped},
       "clients": $CLIENTS, "warmup-time-period": $WARMUP, "time-period": $DURATION}
   ]
 }
@@ -280,33 +298,82 @@ EOF
 	ESRALLY_CMD=("$PY" "$wrapper")
 }
 
-# rally_race IDS races Rally on the track of IDS and writes its CSV report.
+# rally_cpu PID prints the CPU seconds that Rally's processes used while
+# the race PID ran: those whose command line names the wrapper. Rally's
+# actors detach from the process that starts them, so neither the shell's
+# times nor the children's resource usage count them; the script reads
+# each process's utime and stime in /proc, five times a second, and keeps
+# the last value seen. It stops once PID and every actor have ended.
+rally_cpu() {
+	# The wrapper's path goes through the environment: a process whose
+	# arguments name esrally would make Rally refuse to start.
+	RALLY_WRAPPER=$CACHE/esrally-local.py "$PY" -c '
+import os, sys, time
+race, wrapper = int(sys.argv[1]), os.environ["RALLY_WRAPPER"].encode()
+tick = os.sysconf("SC_CLK_TCK")
+used = {}
+while True:
+    seen = False
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open(f"/proc/{p}/cmdline", "rb") as f:
+                if wrapper not in f.read():
+                    continue
+            with open(f"/proc/{p}/stat") as f:
+                st = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        seen = True
+        used[p] = (int(st[11]) + int(st[12])) / tick
+    try:
+        with open(f"/proc/{race}/stat") as f:
+            running = f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        running = False
+    if not seen and not running:
+        break
+    time.sleep(0.2)
+print(f"{sum(used.values()):.2f}")' "$1"
+}
+
+# rally_race IDS [NAME] races Rally on the track of IDS and writes its CSV
+# report to rally-NAME.csv (NAME defaults to IDS) and the CPU seconds of
+# all of Rally's processes, start-up included, to rally-NAME.cpu.
 rally_race() {
-	local ids=$1 dir=$WORK/track-$1
+	local ids=$1 name=${2:-$1} dir=$WORK/track-$1
 	log "building the track for Rally ($ids ids) in $dir"
 	write_track "$dir" "$ids"
 	RALLY_CMD=("${ESRALLY_CMD[@]}" race --pipeline=benchmark-only --target-hosts="$HOST:$PORT" --track-path="$dir"
 		--distribution-version="$ES_VERSION" --offline --on-error=abort
-		--report-format=csv --report-file="$WORK/rally-$ids.csv")
-	log "racing Rally ($ids ids): $((WARMUP + DURATION)) s at most; log in $WORK/rally-$ids.log"
-	rm -f "$WORK/rally-$ids.csv"
+		--report-format=csv --report-file="$WORK/rally-$name.csv")
+	log "racing Rally ($ids ids, batch $BATCH, $CLIENTS clients): $((WARMUP + DURATION)) s at most; log in $WORK/rally-$name.log"
+	rm -f "$WORK/rally-$name.csv" "$WORK/rally-$name.cpu"
 	# RALLY_HOME keeps Rally's configuration, logs and races (~/.rally)
 	# in the cache. --distribution-version: the version Rally would ask
 	# GET / for, which this server's distribution does not serve.
-	if ! RALLY_HOME=$CACHE/home "${RALLY_CMD[@]}" >"$WORK/rally-$ids.log" 2>&1 </dev/null; then
-		tail -n 30 "$WORK/rally-$ids.log" >&2
+	RALLY_HOME=$CACHE/home "${RALLY_CMD[@]}" >"$WORK/rally-$name.log" 2>&1 </dev/null &
+	local pid=$! rc=0
+	rally_cpu "$pid" >"$WORK/rally-$name.cpu"
+	wait "$pid" || rc=$?
+	if ((rc != 0)); then
+		tail -n 30 "$WORK/rally-$name.log" >&2
 		die "Rally failed ($ids ids); its own log is in $CACHE/home/.rally/logs"
 	fi
-	# Rally stops when its corpus runs out, before the time it was given.
-	local stored
-	curl -s -o /dev/null --max-time 60 -X POST "http://$HOST:$PORT/$RALLY_INDEX/_refresh" || true
-	stored=$(curl -s --max-time 60 "http://$HOST:$PORT/$RALLY_INDEX/_count?filter_path=count" | tr -dc 0-9)
-	if [[ $stored == "$DOCS" ]]; then
-		NOTES+=("Rally ($ids ids) indexed all $DOCS documents of its corpus: it stopped before $((WARMUP + DURATION)) s; set FRESHBENCH_RALLY_DOCS higher")
+	COMMANDS+=("RALLY_HOME=$CACHE/home ${RALLY_CMD[*]}")
+	rm -f "$dir"/documents.json*
+	# A looped corpus never runs out; otherwise Rally stops when its
+	# corpus does, before the time it was given.
+	if [[ ${NOOP:-false} != true ]]; then
+		local stored
+		curl -s -o /dev/null --max-time 60 -X POST "http://$HOST:$PORT/$RALLY_INDEX/_refresh" || true
+		stored=$(curl -s --max-time 60 "http://$HOST:$PORT/$RALLY_INDEX/_count?filter_path=count" | tr -dc 0-9)
+		if [[ $stored == "$DOCS" ]]; then
+			NOTES+=("Rally ($ids ids) indexed all $DOCS documents of its corpus: it stopped before $((WARMUP + DURATION)) s; set FRESHBENCH_RALLY_DOCS higher")
+		fi
 	fi
 	delete_index "$RALLY_INDEX"
-	rm -f "$dir"/documents.json*
-	COMMANDS+=("RALLY_HOME=$CACHE/home ${RALLY_CMD[*]}")
 }
 
 # freshbench_run RATE INFLIGHT runs freshbench at that target rate and
@@ -402,13 +469,142 @@ race() {
 	done
 }
 
+# start_noop starts freshbench's no-op server on NOOP_PORT, points PORT at
+# it, and stops it when the script exits.
+start_noop() {
+	"$FB" noop --http-listen "$HOST:$NOOP_PORT" --postgres-listen= >"$WORK/noop.log" 2>&1 </dev/null &
+	NOOP_PID=$!
+	trap 'kill "$NOOP_PID" 2>/dev/null || true' EXIT
+	PORT=$NOOP_PORT
+	local i
+	for ((i = 0; i < 100; i++)); do
+		curl -sf --max-time 1 -o /dev/null "http://$HOST:$PORT/" && return
+		kill -0 "$NOOP_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	tail -n 5 "$WORK/noop.log" >&2
+	die "freshbench noop did not serve on $HOST:$PORT (is the port taken? set FRESHBENCH_RALLY_NOOP_PORT)"
+}
+
+# rally_rate NAME prints Rally's mean bulk throughput in rally-NAME.csv.
+rally_rate() {
+	"$PY" -c '
+import csv, sys
+for row in csv.reader(open(sys.argv[1])):
+    if len(row) >= 3 and row[0] == "Mean Throughput" and row[1] == "bulk":
+        print(round(float(row[2])))' "$WORK/rally-$1.csv"
+}
+
+# driver measures what each tool costs itself: Rally and freshbench drive
+# freshbench's no-op server, which acknowledges every request at once, so
+# the server is not the limit and each tool's own CPU is what is left.
+driver() {
+	command -v curl >/dev/null || die "curl not found on PATH"
+	esrally_venv
+	freshbench_bin
+	mkdir -p "$WORK" "$CACHE/home"
+	esrally_wrapper
+	start_noop
+	# The no-op server answers as Elasticsearch 8 does; Rally needs only
+	# a version to choose the API it speaks.
+	ES_VERSION=8.19.0
+	COMMANDS=()
+	NOTES=()
+	NOOP=true
+	curl -sf --max-time 10 -o /dev/null -X PUT "http://$HOST:$PORT/$RALLY_INDEX" || die "could not create the index $RALLY_INDEX on freshbench noop"
+	local load_before started r rate batches=()
+	load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+	started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+	for r in "${DRIVER_LIST[@]}"; do
+		BATCH=${r%/*} CLIENTS=${r#*/}
+		batches+=("$BATCH")
+		rally_race client "noop-$BATCH-$CLIENTS"
+	done
+	# freshbench's ceiling, and its CPU there, per batch size.
+	local cal=("$FB" calibrate --target "elasticsearch://$HOST:$PORT/freshbench-calibrate"
+		--batch-sizes "$(IFS=,; echo "${batches[*]}")" --doc-size "$DOC_SIZE"
+		--calibration "$WORK/calibration.json" --metrics-addr= --quiet --out "$WORK/calibrate.json")
+	log "calibrating freshbench (batch sizes ${batches[*]}): a few minutes"
+	"${cal[@]}" >"$WORK/calibrate.log" 2>&1 </dev/null || {
+		tail -n 30 "$WORK/calibrate.log" >&2
+		die "freshbench calibrate failed"
+	}
+	COMMANDS+=("${cal[*]}")
+	# freshbench at the rate Rally achieved, batch for batch: the same work
+	# a second, so CPU per event compares like with like.
+	for r in "${DRIVER_LIST[@]}"; do
+		BATCH=${r%/*} CLIENTS=${r#*/}
+		rate=$(rally_rate "noop-$BATCH-$CLIENTS")
+		[[ -n $rate ]] || die "Rally's report rally-noop-$BATCH-$CLIENTS.csv has no bulk throughput"
+		local cmd=("$FB" run --target "elasticsearch://$HOST:$PORT/freshbench-driver-$BATCH" --recreate
+			--rate "$rate" --batch-size "$BATCH" --doc-size "$DOC_SIZE"
+			--duration "$((WARMUP + DURATION))s" --warmup "${WARMUP}s"
+			--metrics-addr= --quiet --out "$WORK/freshbench-noop-$BATCH.json")
+		log "running freshbench at Rally's $rate events/s, batch $BATCH: $((WARMUP + DURATION)) s and the audit"
+		"${cmd[@]}" >"$WORK/freshbench-noop-$BATCH.log" 2>&1 </dev/null || {
+			tail -n 30 "$WORK/freshbench-noop-$BATCH.log" >&2
+			die "freshbench failed (batch $BATCH at $rate events/s)"
+		}
+		COMMANDS+=("${cmd[*]}")
+	done
+
+	echo "One sitting from $started to $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname) ($(nproc) cores), against freshbench noop on $HOST:$PORT;"
+	echo "documents of $DOC_SIZE; Rally: client ids, its corpus looped, $WARMUP s warm-up, then $DURATION s."
+	echo "Load average (1, 5, 15 min): $load_before before, $(cut -d' ' -f1-3 /proc/loadavg) after."
+	echo
+	driver_table
+	echo
+	echo "Commands, in order (reports and results in $WORK):"
+	for r in "${COMMANDS[@]}"; do
+		echo "  $r"
+	done
+}
+
+# driver_table prints the Markdown table of the driver sitting in WORK.
+driver_table() {
+	"$PY" - "$WORK" "$VERSION" "$WARMUP" "$DURATION" "${DRIVER_LIST[*]}" <<'EOF'
+import csv, json, os, sys
+work, version, warmup, duration, runs = sys.argv[1:]
+seconds = float(warmup) + float(duration)
+with open(os.path.join(work, "calibrate.json")) as f:
+    cal = {c["batch_size"]: c for c in json.load(f)["calibration"]["points"] if c["found"]}
+print("| batch | tool | how | events/s | CPU s per 100k events | esrally's CPU ÷ this |")
+print("|---|---|---|---|---|---|")
+for r in runs.split():
+    batch, clients = (int(x) for x in r.split("/"))
+    m = {}
+    with open(os.path.join(work, f"rally-noop-{batch}-{clients}.csv")) as f:
+        for row in csv.reader(f):
+            if len(row) >= 3 and row[1] == "bulk":
+                try:
+                    m[row[0]] = float(row[2])
+                except ValueError:
+                    pass
+    with open(os.path.join(work, f"rally-noop-{batch}-{clients}.cpu")) as f:
+        rally_cpu = float(f.read())
+    rally_rate = m["Mean Throughput"]
+    # Rally's CPU includes its start-up and warm-up: so do its documents.
+    rally = rally_cpu / (rally_rate * seconds) * 1e5
+    print(f"| {batch} | esrally {version} | unthrottled, {clients} client(s), start-up included | {rally_rate:,.0f} | {rally:.2f} | 1 |")
+    with open(os.path.join(work, f"freshbench-noop-{batch}.json")) as f:
+        res = json.load(f)
+    fb = res["driver_cpu"]["cpu_s"] / res["summary"]["events_acked"] * 1e5
+    print(f"| {batch} | freshbench run | at esrally's rate, start-up and audit included | {res['summary']['achieved_events_per_s']:,.0f} | {fb:.2f} | {rally / fb:.1f} |")
+    c = cal.get(batch)
+    if c:
+        cc = c["cpu_per_100k_events_s"]
+        print(f"| {batch} | freshbench calibrate | its ceiling ({c['ceiling_events_per_s'] / rally_rate:.1f}× esrally's rate) | {c['ceiling_events_per_s']:,.0f} | {cc:.2f} | {rally / cc:.1f} |")
+EOF
+}
+
 config
 case ${1:-} in
 race) race ;;
+driver) driver ;;
 track)
 	[[ $# -eq 2 && -n $2 ]] || bad "usage: $0 track DIR"
 	freshbench_bin
 	write_track "$2" "${IDS_LIST[0]}"
 	;;
-*) bad "usage: $0 race|track DIR" ;;
+*) bad "usage: $0 race|driver|track DIR" ;;
 esac
