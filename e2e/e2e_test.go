@@ -106,7 +106,9 @@ func serverURL(t *testing.T, name string) string {
 func withName(t *testing.T, raw, name string) string {
 	t.Helper()
 	name = fmt.Sprintf("fb_e2e_%s_%d", name, time.Now().UnixNano()%1e9)
-	if strings.HasPrefix(raw, "postgres") {
+	// SQL targets name their table in the query; search engines, the index
+	// in the path.
+	if strings.HasPrefix(raw, "postgres") || strings.HasPrefix(raw, "questdb") {
 		sep := "?"
 		if strings.Contains(raw, "?") {
 			sep = "&"

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -21,9 +22,9 @@ import (
 	"github.com/freshbench/freshbench/via"
 )
 
-// The Kafka-fronted pipeline of scripts/kafka.sh: events are produced to
-// a topic, Kafka Connect's Debezium JDBC sink writes them into
-// PostgreSQL, and freshbench reads them there.
+// The Kafka-fronted pipelines of scripts/kafka.sh: events are produced to
+// a topic, Kafka Connect's Debezium JDBC sink writes them into PostgreSQL
+// or, over its PostgreSQL wire, QuestDB, and freshbench reads them there.
 
 // kafkaEnv returns the broker (kafka://host:port) and the Connect REST
 // API of scripts/kafka.sh, or skips (fails when
@@ -43,53 +44,100 @@ func kafkaEnv(t *testing.T) (broker, connect string) {
 	return strings.TrimSuffix(broker, "/"), strings.TrimSuffix(connect, "/")
 }
 
-// sinkPipeline is a PostgreSQL table of the test's own, a topic of the
-// same name, a Debezium JDBC sink connector from the topic into the
-// table, and the target that writes through the topic and reads the
-// table. All are removed when the test ends.
+// sinkDB is a database the Debezium JDBC sink writes into.
+type sinkDB struct {
+	// url is the freshbench URL of its test server (or skips).
+	url func(t *testing.T) string
+	// config is the connector's connection to the server of the target
+	// URL u and how it writes rows.
+	config func(u *url.URL) map[string]string
+}
+
+// postgresSink upserts on _id: a record delivered twice (Kafka Connect is
+// at-least-once) replaces its row.
+var postgresSink = sinkDB{
+	url: func(t *testing.T) string { return serverURL(t, "postgres") },
+	config: func(u *url.URL) map[string]string {
+		pass, _ := u.User.Password()
+		if pass == "" {
+			pass = os.Getenv("PGPASSWORD")
+		}
+		return map[string]string{
+			"connection.url":      fmt.Sprintf("jdbc:postgresql://%s%s", u.Host, u.Path),
+			"connection.username": u.User.Username(), "connection.password": pass,
+			"insert.mode": "upsert", "primary.key.mode": "record_value", "primary.key.fields": "_id",
+		}
+	},
+}
+
+// questdbSink writes over QuestDB's PostgreSQL wire with plain inserts:
+// QuestDB has no ON CONFLICT, and the target's WAL table deduplicates on
+// (_event_time, _id) instead, so that a record delivered twice replaces
+// its row as well.
+var questdbSink = sinkDB{
+	url: func(t *testing.T) string { return questdbURL(t).String() },
+	config: func(u *url.URL) map[string]string {
+		// QuestDB's defaults, which the target uses too when the URL
+		// gives no credentials.
+		user, pass := "admin", "quest"
+		if u.User != nil {
+			user = u.User.Username()
+			if p, ok := u.User.Password(); ok {
+				pass = p
+			}
+		}
+		return map[string]string{
+			"connection.url":      fmt.Sprintf("jdbc:postgresql://%s/qdb", u.Host),
+			"connection.username": user, "connection.password": pass,
+			"insert.mode": "insert", "primary.key.mode": "none",
+			// Hibernate finds the dialect from the server's pg_settings,
+			// which QuestDB does not have; named, it needs none.
+			"hibernate.dialect": "org.hibernate.dialect.PostgreSQLDialect",
+		}
+	},
+}
+
+// sinkPipeline is a table of the test's own, a topic of the same name, a
+// Debezium JDBC sink connector from the topic into the table, and the
+// target that writes through the topic and reads the table. All are
+// removed when the test ends.
 type sinkPipeline struct {
 	tgt       target.Target
 	kafka     *via.Kafka
 	connect   string // REST API
 	connector string
 	table     string
-	pgURL     string
+	url       string // the target's
 }
 
-func newSinkPipeline(t *testing.T, name string) *sinkPipeline {
+func newSinkPipeline(t *testing.T, db sinkDB, name string) *sinkPipeline {
 	t.Helper()
 	broker, connect := kafkaEnv(t)
-	raw := withName(t, serverURL(t, "postgres"), name)
+	raw := withName(t, db.url(t), name)
 	u, err := url.Parse(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	table := u.Query().Get("table")
-	db := open(t, raw, nil)
-	p := &sinkPipeline{connect: connect, connector: strings.ReplaceAll(table, "_", "-"), table: table, pgURL: raw}
+	tgt := open(t, raw, nil)
+	p := &sinkPipeline{connect: connect, connector: strings.ReplaceAll(table, "_", "-"), table: table, url: raw}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	p.kafka, err = via.Open(ctx, broker+"/"+table+"?format=row&group=connect-"+p.connector, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.tgt = p.kafka.Wrap(db)
+	p.tgt = p.kafka.Wrap(tgt)
 	t.Cleanup(p.kafka.Close)
 
-	pass, _ := u.User.Password()
-	if pass == "" {
-		pass = os.Getenv("PGPASSWORD")
-	}
-	cfg := map[string]string{
+	cfg := db.config(u)
+	maps.Copy(cfg, map[string]string{
 		"connector.class": "io.debezium.connector.jdbc.JdbcSinkConnector",
 		"tasks.max":       "1",
 		"topics":          table,
-		"connection.url":  fmt.Sprintf("jdbc:postgresql://%s%s", u.Host, u.Path),
 		// The table is the target's own: the sink writes its rows.
-		"connection.username": u.User.Username(), "connection.password": pass,
 		"collection.name.format": table, "schema.evolution": "none",
-		"insert.mode": "upsert", "primary.key.mode": "record_value", "primary.key.fields": "_id",
-	}
+	})
 	body, _ := json.Marshal(map[string]any{"name": p.connector, "config": cfg})
 	p.rest(t, http.MethodPost, "/connectors", body, http.StatusCreated)
 	t.Cleanup(func() { p.rest(t, http.MethodDelete, "/connectors/"+p.connector, nil, http.StatusNoContent) })
@@ -158,7 +206,28 @@ func kafkaAccount(t *testing.T, res *results.Result) (start, end *results.KafkaA
 // Through Kafka and the sink, every acknowledged event shows up in the
 // database once, and the run records the topic and its offsets.
 func TestViaKafkaConnectLosesNothing(t *testing.T) {
-	p := newSinkPipeline(t, "via")
+	testSinkLosesNothing(t, newSinkPipeline(t, postgresSink, "via"))
+}
+
+// The same into QuestDB, whose own account of the table's WAL shows the
+// sink's transactions: each commits a batch of records the sink consumed.
+func TestViaKafkaConnectQuestDBLosesNothing(t *testing.T) {
+	p := newSinkPipeline(t, questdbSink, "qvia")
+	res := testSinkLosesNothing(t, p)
+	a := res.ServerAccount
+	if len(a.WALApply) != 1 || a.WALApply[0].Table != p.table {
+		t.Fatalf("wal_apply %+v: want the table's WAL over the measured phase", a.WALApply)
+	}
+	w := a.WALApply[0]
+	if w.Committed < 1 || w.Committed > res.Summary.EventsAcked {
+		t.Errorf("wal_apply %+v: %d transactions committed by the sink for %d events acknowledged; want 1 to one per event",
+			w, w.Committed, res.Summary.EventsAcked)
+	}
+	t.Logf("QuestDB's WAL over the measured phase: %+v", w)
+}
+
+func testSinkLosesNothing(t *testing.T, p *sinkPipeline) *results.Result {
+	t.Helper()
 	cfg := pipelineConfig(1000, 8*time.Second)
 	res := run(t, p.tgt, cfg)
 	checkAccounting(t, cfg, res)
@@ -167,10 +236,11 @@ func TestViaKafkaConnectLosesNothing(t *testing.T) {
 		t.Errorf("audited %v, missing %d, unexpected %d, duplicates %d, failed %d; want an audited run with all 0",
 			sum.Audited, sum.Missing, sum.Unexpected, sum.Duplicates, sum.EventsFailed)
 	}
-	if sum.VisibilityLatency.Count == 0 || res.Visibility.NeverSeen != 0 {
-		t.Errorf("visibility: %d probes, %d never seen; want every probe seen", sum.VisibilityLatency.Count, res.Visibility.NeverSeen)
+	if sum.FreshnessLag.Count == 0 || sum.VisibilityLatency.Count == 0 || res.Visibility.NeverSeen != 0 {
+		t.Errorf("freshness lag: %d samples; visibility: %d probes, %d never seen; want both measured, every probe seen",
+			sum.FreshnessLag.Count, sum.VisibilityLatency.Count, res.Visibility.NeverSeen)
 	}
-	bench.Describe(context.Background(), "run", p.tgt, p.pgURL).Apply(res)
+	bench.Describe(context.Background(), "run", p.tgt, p.url).Apply(res)
 	if !strings.HasSuffix(res.Config.Via, "/"+p.table+"?format=row&group=connect-"+p.connector) ||
 		res.Config.ViaSettings["format"] != "row" || res.Config.TargetSettings["table"] != p.table {
 		t.Errorf("config: via %q %v, target settings %v; want the topic's URL and settings beside the table's", res.Config.Via, res.Config.ViaSettings, res.Config.TargetSettings)
@@ -199,13 +269,78 @@ func TestViaKafkaConnectLosesNothing(t *testing.T) {
 	if lag != 0 {
 		t.Errorf("20 s after the drain, the sink's group still lags %d records; want 0", lag)
 	}
+	return res
+}
+
+// Kafka Connect delivers at least once: a sink that restarts from older
+// offsets (after a crash; rewound here) writes records again. Into QuestDB
+// the sink only inserts, and the WAL table's DEDUP UPSERT KEYS(_event_time,
+// _id) keep one row per event: once the whole topic has been delivered a
+// second time, QuestDB's WAL shows the sink's new transactions and every
+// event is still stored once.
+func TestViaKafkaConnectQuestDBRedelivered(t *testing.T) {
+	p := newSinkPipeline(t, questdbSink, "qredo")
+	cfg := pipelineConfig(500, 4*time.Second)
+	res := run(t, p.tgt, cfg)
+	if res.Summary.EventsFailed != 0 || len(res.Completeness) != 1 {
+		t.Fatalf("failed %d, completeness of %d generators: want every event acknowledged, one generator", res.Summary.EventsFailed, len(res.Completeness))
+	}
+	c := res.Completeness[0]
+	if c.Missing != 0 || c.Unexpected != 0 || c.Duplicates != 0 {
+		t.Fatalf("completeness %+v before the redelivery: want every event once", c)
+	}
+	u, err := url.Parse(p.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, before, _, _, err := walRow(ctx, u, p.table)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Kafka Connect's offsets API: stop the connector, move its consumer
+	// group back to the start of the topic, resume.
+	conn := "/connectors/" + p.connector
+	p.rest(t, http.MethodPut, conn+"/stop", nil, http.StatusNoContent)
+	rewind := fmt.Sprintf(`{"offsets":[{"partition":{"kafka_topic":%q,"kafka_partition":0},"offset":{"kafka_offset":0}}]}`, p.table)
+	p.rest(t, http.MethodPatch, conn+"/offsets", []byte(rewind), http.StatusOK)
+	p.rest(t, http.MethodPut, conn+"/resume", nil, http.StatusAccepted)
+
+	// Delivered again once the group has committed the end of the topic
+	// after a new transaction, and stored once QuestDB applied it.
+	var seq, applied, lag int64
+	for {
+		_, seq, applied, _, err = walRow(ctx, u, p.table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lag = p.groupLag(t); lag == 0 && seq > before && applied == seq {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("after the rewind: consumer lag %d, WAL transactions %d → %d, %d applied; want the topic delivered again and applied", lag, before, seq, applied)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	seen := map[int64]int{}
+	var rows int64
+	if err := p.tgt.Seqs(ctx, c.Generator, func(s int64) { seen[s]++; rows++ }); err != nil {
+		t.Fatal(err)
+	}
+	if rows != c.Acknowledged || int64(len(seen)) != c.Acknowledged {
+		t.Errorf("after the redelivery: %d rows of %d events for %d acknowledged; want each event once", rows, len(seen), c.Acknowledged)
+	}
+	t.Logf("%d events delivered twice: %d WAL transactions the first time, %d the second; %d rows", c.Acknowledged, before, seq-before, rows)
 }
 
 // A sink paused for 5 s mid-run shows as a spike of the freshness lag in
 // the per-second series and as a growing consumer lag in Kafka's own
 // offsets; once resumed, both recover and nothing is lost.
 func TestViaKafkaConnectPaused(t *testing.T) {
-	p := newSinkPipeline(t, "pause")
+	p := newSinkPipeline(t, postgresSink, "pause")
 	const rate = 500
 	cfg := pipelineConfig(rate, 20*time.Second)
 	type answer struct {
@@ -276,9 +411,9 @@ func TestViaKafkaConnectPaused(t *testing.T) {
 // on the table skips every row whose _seq ends in 3, the sink reports
 // nothing, and the audit finds exactly those missing.
 func TestViaKafkaConnectDropsCounted(t *testing.T) {
-	p := newSinkPipeline(t, "drop")
+	p := newSinkPipeline(t, postgresSink, "drop")
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, strings.Split(p.pgURL, "?")[0])
+	conn, err := pgx.Connect(ctx, strings.Split(p.url, "?")[0])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,8 @@
 # measures: a single Apache Kafka 4 broker in KRaft combined mode (broker
 # and controller in one process) and a Kafka Connect worker (standalone
 # mode, REST API on its own port) with the Debezium JDBC sink connector,
-# which writes a topic's records into PostgreSQL. Both are assembled from
+# which writes a topic's records into PostgreSQL, or into QuestDB over its
+# PostgreSQL wire (README: "Through Kafka"). Both are assembled from
 # Maven Central with Maven (a small pom and dependency:copy-dependencies
 # into the cache) and run on the system's Java 17, as the unprivileged
 # user of the other servers. Connectors are created by whoever uses the

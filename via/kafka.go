@@ -37,10 +37,12 @@ const (
 	// target would write it: for sinks that index documents.
 	FormatDocument = "document"
 	// FormatRow is Kafka Connect's JSON with a schema (JsonConverter,
-	// schemas.enable=true): a struct of the columns of the PostgreSQL
-	// target's table, _id, generator_identifier, _event_time, _seq and
-	// doc (the document, of type io.debezium.data.Json, which a JDBC sink
-	// writes into jsonb), for a JDBC sink connector.
+	// schemas.enable=true): a struct of the columns that the PostgreSQL
+	// and QuestDB targets' tables share, _id, generator_identifier,
+	// _event_time (microseconds), _seq and doc (the document), for a JDBC
+	// sink connector. doc is a plain string: a sink casts it to the
+	// column's type (PostgreSQL's jsonb) or stores it as it is (QuestDB's
+	// varchar, which has no JSON type to cast to).
 	FormatRow = "row"
 )
 
@@ -56,7 +58,7 @@ func Knobs() target.Knobs {
 			Parse: target.OneOf("none", "gzip", "snappy", "lz4", "zstd")},
 		{Name: "partitions", Default: "1", Help: "partitions of the topic when freshbench creates it; an existing topic must have as many",
 			Parse: target.ParseInt(1)},
-		{Name: "format", Default: FormatDocument, Help: "the record value: document (the JSON document) or row (Kafka Connect JSON with a schema: the PostgreSQL target's columns, for a JDBC sink)",
+		{Name: "format", Default: FormatDocument, Help: "the record value: document (the JSON document) or row (Kafka Connect JSON with a schema: the PostgreSQL and QuestDB targets' columns, for a JDBC sink)",
 			Parse: target.OneOf(FormatDocument, FormatRow)},
 		{Name: "group", Help: "the sink's consumer group, whose lag the server account reports (Kafka Connect: connect-<connector name>); unset: every group that committed offsets on the topic"},
 	}
@@ -378,7 +380,7 @@ const rowSchema = `{"type":"struct","optional":false,"fields":[` +
 	`{"field":"generator_identifier","type":"string","optional":false},` +
 	`{"field":"_event_time","type":"int64","optional":false},` +
 	`{"field":"_seq","type":"int64","optional":false},` +
-	`{"field":"doc","type":"string","optional":false,"name":"io.debezium.data.Json"}]}`
+	`{"field":"doc","type":"string","optional":false}]}`
 
 // appendJSONString appends s as a JSON string. s is JSON already (valid
 // UTF-8), so only quotes, backslashes and control characters need
