@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
-# rally.sh race|track DIR
+# rally.sh race|driver|track DIR
 #
 # freshbench and Rally (esrally) side by side, in one sitting, against the
 # same local Elasticsearch (scripts/elasticsearch.sh), with the same
-# documents, batch size, mapping, shards and refresh interval. docs/rally.md
+# documents, batch size, mapping, shards and refresh interval; or against
+# freshbench's no-op server, to weigh each tool's own CPU. docs/rally.md
 # tells what the figures mean and what differs between the two tools.
 #
 #   race       install esrally into a virtualenv (pip), build a Rally track
 #              from freshbench's own generated documents, race Rally
 #              (unthrottled bulk, offline), run freshbench at a target rate,
 #              and print one table with the commands that made it
+#   driver     start `freshbench noop` on FRESHBENCH_RALLY_NOOP_PORT, race
+#              Rally against it (client ids, looped corpus) for each of
+#              FRESHBENCH_RALLY_DRIVER_RUNS, counting the CPU of all of
+#              Rally's processes; then `freshbench calibrate` (ceiling and
+#              CPU at it) and `freshbench run` at the rate Rally achieved;
+#              print one table of CPU per 100k events
 #   track DIR  write the track alone into DIR (documents.json, index.json,
 #              track.json) for the first of FRESHBENCH_RALLY_IDS: no
 #              esrally, no server, no network
@@ -37,6 +44,9 @@
 #   FRESHBENCH_RALLY_REPLICAS  [0]            number_of_replicas
 #   FRESHBENCH_RALLY_REFRESH   [1s]           refresh_interval
 #   FRESHBENCH_RALLY_VERSION   [2.13.0]       esrally version
+#   FRESHBENCH_RALLY_NOOP_PORT [19777]        driver: port of the no-op server it starts
+#   FRESHBENCH_RALLY_DRIVER_RUNS [50/1 500/2] driver: Rally's races, BATCH/CLIENTS each;
+#                                             freshbench calibrates the same batch sizes
 #   FRESHBENCH_CACHE           [$HOME/.cache/freshbench] holds rally/venv (esrally),
 #                                             rally/home (Rally's ~/.rally) and
 #                                             rally/work (tracks, reports, results)
