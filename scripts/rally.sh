@@ -85,6 +85,18 @@ whole() { # whole NAME VALUE MIN
 	fi
 }
 
+# pairs NAME FIRST SECOND EXAMPLE ITEM... checks that each ITEM of the
+# variable NAME is two whole numbers, FIRST/SECOND, each at least 1.
+pairs() {
+	local name=$1 first=$2 second=$3 example=$4 w
+	shift 4
+	for w in "$@"; do
+		[[ $w =~ ^[0-9]+/[0-9]+$ ]] || bad "$name: $w: want ${first^^}/${second^^}, e.g. $example"
+		whole "$name $first" "${w%/*}" 1
+		whole "$name $second" "${w#*/}" 1
+	done
+}
+
 config() {
 	PORT=${FRESHBENCH_RALLY_PORT:-19200}
 	DURATION=${FRESHBENCH_RALLY_DURATION:-60}
@@ -121,21 +133,13 @@ config() {
 		[[ $w == auto || $w == client ]] || bad "FRESHBENCH_RALLY_IDS: $w: want auto, client or both"
 	done
 	read -ra RUNS_LIST <<<"$RUNS"
-	for w in "${RUNS_LIST[@]}"; do
-		[[ $w =~ ^[0-9]+/[0-9]+$ ]] || bad "FRESHBENCH_RALLY_RUNS: $w: want RATE/INFLIGHT, e.g. 12000/2"
-		whole "FRESHBENCH_RALLY_RUNS rate" "${w%/*}" 1
-		whole "FRESHBENCH_RALLY_RUNS in-flight bound" "${w#*/}" 1
-	done
+	pairs FRESHBENCH_RALLY_RUNS rate in-flight 12000/2 "${RUNS_LIST[@]}"
 
 	NOOP_PORT=${FRESHBENCH_RALLY_NOOP_PORT:-19777}
 	whole FRESHBENCH_RALLY_NOOP_PORT "$NOOP_PORT" 1
 	((NOOP_PORT <= 65535)) || bad "FRESHBENCH_RALLY_NOOP_PORT=$NOOP_PORT: want a port, 1 to 65535"
 	read -ra DRIVER_LIST <<<"${FRESHBENCH_RALLY_DRIVER_RUNS:-50/1 500/2}"
-	for w in "${DRIVER_LIST[@]}"; do
-		[[ $w =~ ^[0-9]+/[0-9]+$ ]] || bad "FRESHBENCH_RALLY_DRIVER_RUNS: $w: want BATCH/CLIENTS, e.g. 50/1"
-		whole "FRESHBENCH_RALLY_DRIVER_RUNS batch" "${w%/*}" 1
-		whole "FRESHBENCH_RALLY_DRIVER_RUNS clients" "${w#*/}" 1
-	done
+	pairs FRESHBENCH_RALLY_DRIVER_RUNS batch clients 50/1 "${DRIVER_LIST[@]}"
 
 	CACHE=${FRESHBENCH_CACHE:-${HOME:-/tmp}/.cache/freshbench}/rally
 	WORK=$CACHE/work
@@ -407,40 +411,7 @@ freshbench_run() {
 
 # table prints the Markdown table of the reports and results in WORK.
 table() {
-	"$PY" - "$WORK" "$CLIENTS" "$VERSION" "${IDS_LIST[*]}" "${RUNS_LIST[*]}" <<'EOF'
-import csv, json, math, os, sys
-work, clients, version, ids, runs = sys.argv[1:]
-num = lambda v: "–" if math.isnan(v) else f"{v:,.0f}"
-ms = lambda a, b: f"{num(a)} / {num(b)}"
-print("| tool | setting | throughput, docs/s | latency p50 / p99, ms | service time p50 / p99, ms | also |")
-print("|---|---|---|---|---|---|")
-for i in ids.split():
-    m = {}
-    with open(os.path.join(work, f"rally-{i}.csv")) as f:
-        for row in csv.reader(f):
-            if len(row) >= 3 and row[1] == "bulk":
-                try:
-                    m[row[0]] = float(row[2])
-                except ValueError:
-                    pass
-    get = lambda k: m.get(k, float("nan"))
-    print(f"| esrally {version} | unthrottled bulk, {clients} clients, {'auto-generated' if i == 'auto' else 'client-supplied'} ids"
-          f" | median {num(get('Median Throughput'))} (min {num(get('Min Throughput'))}, max {num(get('Max Throughput'))})"
-          f" | {ms(get('50th percentile latency'), get('99th percentile latency'))}"
-          f" | {ms(get('50th percentile service time'), get('99th percentile service time'))}"
-          f" | error rate {get('error rate'):.2f} % |")
-for r in runs.split():
-    rate, n = r.split("/")
-    with open(os.path.join(work, f"freshbench-{rate}-{n}.json")) as f:
-        s = json.load(f)["summary"]
-    w, st, lag = s["write_latency"], s["service_time"], s["freshness_lag"]
-    audit = f"audit: {s['missing']:,} missing" if s.get("audited") else "not audited"
-    print(f"| freshbench | {num(float(rate))}/s target, {n} in flight"
-          f" | achieved {num(s['achieved_events_per_s'])}"
-          f" | {ms(w['p50_ms'], w['p99_ms'])} | {ms(st['p50_ms'], st['p99_ms'])}"
-          f" | {s['late_batches']:,} of {s['batches']:,} batches late; {s['events_unsent']:,} of {s['events_due']:,} events unsent,"
-          f" {s['events_failed']:,} failed; {audit}; freshness lag p50 / p99 {ms(lag['p50_ms'], lag['p99_ms'])} ms |")
-EOF
+	"$PY" "$ROOT/scripts/rally-report.py" race "$WORK" "$CLIENTS" "$VERSION" "${IDS_LIST[*]}" "${RUNS_LIST[*]}"
 }
 
 race() {
@@ -498,11 +469,7 @@ start_noop() {
 
 # rally_rate NAME prints Rally's mean bulk throughput in rally-NAME.csv.
 rally_rate() {
-	"$PY" -c '
-import csv, sys
-for row in csv.reader(open(sys.argv[1])):
-    if len(row) >= 3 and row[0] == "Mean Throughput" and row[1] == "bulk":
-        print(round(float(row[2])))' "$WORK/rally-$1.csv"
+	"$PY" "$ROOT/scripts/rally-report.py" rate "$WORK/rally-$1.csv"
 }
 
 # driver measures what each tool costs itself: Rally and freshbench drive
@@ -572,39 +539,7 @@ driver() {
 
 # driver_table prints the Markdown table of the driver sitting in WORK.
 driver_table() {
-	"$PY" - "$WORK" "$VERSION" "$WARMUP" "$DURATION" "${DRIVER_LIST[*]}" <<'EOF'
-import csv, json, os, sys
-work, version, warmup, duration, runs = sys.argv[1:]
-seconds = float(warmup) + float(duration)
-with open(os.path.join(work, "calibrate.json")) as f:
-    cal = {c["batch_size"]: c for c in json.load(f)["calibration"]["points"] if c["found"]}
-print("| batch | tool | how | events/s | CPU s per 100k events | esrally's CPU ÷ this |")
-print("|---|---|---|---|---|---|")
-for r in runs.split():
-    batch, clients = (int(x) for x in r.split("/"))
-    m = {}
-    with open(os.path.join(work, f"rally-noop-{batch}-{clients}.csv")) as f:
-        for row in csv.reader(f):
-            if len(row) >= 3 and row[1] == "bulk":
-                try:
-                    m[row[0]] = float(row[2])
-                except ValueError:
-                    pass
-    with open(os.path.join(work, f"rally-noop-{batch}-{clients}.cpu")) as f:
-        rally_cpu = float(f.read())
-    rally_rate = m["Mean Throughput"]
-    # Rally's CPU includes its start-up and warm-up: so do its documents.
-    rally = rally_cpu / (rally_rate * seconds) * 1e5
-    print(f"| {batch} | esrally {version} | unthrottled, {clients} client(s), start-up included | {rally_rate:,.0f} | {rally:.2f} | 1 |")
-    with open(os.path.join(work, f"freshbench-noop-{batch}.json")) as f:
-        res = json.load(f)
-    fb = res["driver_cpu"]["cpu_s"] / res["summary"]["events_acked"] * 1e5
-    print(f"| {batch} | freshbench run | at esrally's rate, start-up and audit included | {res['summary']['achieved_events_per_s']:,.0f} | {fb:.2f} | {rally / fb:.1f} |")
-    c = cal.get(batch)
-    if c:
-        cc = c["cpu_per_100k_events_s"]
-        print(f"| {batch} | freshbench calibrate | its ceiling ({c['ceiling_events_per_s'] / rally_rate:.1f}× esrally's rate) | {c['ceiling_events_per_s']:,.0f} | {cc:.2f} | {rally / cc:.1f} |")
-EOF
+	"$PY" "$ROOT/scripts/rally-report.py" driver "$WORK" "$VERSION" "$WARMUP" "$DURATION" "${DRIVER_LIST[*]}"
 }
 
 config
