@@ -479,7 +479,7 @@ END $$`,
 func TestViaKafkaPeak(t *testing.T) {
 	p := newSinkPipeline(t, postgresSink, "peakvia")
 	// Kafka Connect names a sink task's consumer connector-consumer-<connector>-<task>.
-	quota := p.consumerQuota(t, "connector-consumer-"+p.connector+"-0", peakQuotaBytes)
+	p.consumerQuota(t, "connector-consumer-"+p.connector+"-0", peakQuotaBytes)
 
 	// Kafka holds a client to its quota on average over its window (11 s
 	// by default): a consumer that read below it has credit left, and
@@ -497,7 +497,8 @@ func TestViaKafkaPeak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	capacity := quota / p.bytesPerRecord(t)
+	perRecord := p.bytesPerRecord(t)
+	capacity := peakQuotaBytes / perRecord
 	for i, s := range res.Steps {
 		start, end := kafkaAccount(t, s)
 		m := s.Summary
@@ -511,7 +512,7 @@ func TestViaKafkaPeak(t *testing.T) {
 	if pk == nil || !pk.Found || res.EndedEarly || pk.Step+2 != len(res.Steps) {
 		t.Fatalf("peak %+v after %d steps (ended early %v): want a sustainable step followed by the unsustainable one the search stopped at", pk, len(res.Steps), res.EndedEarly)
 	}
-	t.Logf("capacity %.0f records/s (%.0f bytes/s consumed at %.0f bytes a record); peak %s: %s", capacity, quota, quota/capacity, pk.Rate, pk.Reason)
+	t.Logf("capacity %.0f records/s (%.0f bytes/s consumed at %.0f bytes a record); peak %s: %s", capacity, float64(peakQuotaBytes), perRecord, pk.Rate, pk.Reason)
 	peak, over := res.Steps[pk.Step], res.Steps[pk.Step+1]
 	// Kafka's quota is an average over its window: a little over it
 	// passes early in a step.
@@ -549,8 +550,8 @@ func TestViaKafkaPeak(t *testing.T) {
 const peakQuotaBytes = 600 * 1670
 
 // consumerQuota sets Kafka's consumer_byte_rate quota of a client id to
-// bytes/s, removed when the test ends; it returns the quota.
-func (p *sinkPipeline) consumerQuota(t *testing.T, clientID string, bytes float64) float64 {
+// bytes/s, removed when the test ends.
+func (p *sinkPipeline) consumerQuota(t *testing.T, clientID string, bytes float64) {
 	t.Helper()
 	adm := p.admin(t)
 	entity := kadm.ClientQuotaEntity{{Type: "client-id", Name: &clientID}}
@@ -574,7 +575,6 @@ func (p *sinkPipeline) consumerQuota(t *testing.T, clientID string, bytes float6
 			t.Error(err)
 		}
 	})
-	return bytes
 }
 
 // admin is an admin client of the pipeline's broker, closed when the test
