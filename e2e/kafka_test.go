@@ -15,9 +15,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/freshbench/freshbench/bench"
 	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/via"
 )
@@ -463,4 +466,162 @@ END $$`,
 	if lag := p.groupLag(t); lag != 0 {
 		t.Errorf("the sink's group lags %d records: it should have consumed every record, dropping some", lag)
 	}
+}
+
+// The peak search through the pipeline finds the pipeline's capacity, not
+// Kafka's produce rate: a client quota on the sink's consumer caps what it
+// reads, and so what reaches PostgreSQL, at about capacity records/s (its
+// bytes/s over the bytes a record takes in the topic, as Kafka reports
+// them), while Kafka acknowledges every step's produce at once. The search
+// holds the step below the capacity, fails the one above it on the
+// backlog the freshness lag and the group's lag show, and accounts for
+// every event.
+func TestViaKafkaPeak(t *testing.T) {
+	p := newSinkPipeline(t, postgresSink, "peakvia")
+	// Kafka Connect names a sink task's consumer connector-consumer-<connector>-<task>.
+	p.consumerQuota(t, "connector-consumer-"+p.connector+"-0", peakQuotaBytes)
+
+	// Kafka holds a client to its quota on average over its window (11 s
+	// by default): a consumer that read below it has credit left, and
+	// reads faster for a while. The step above capacity spends that
+	// credit (about 4 s of it) in its 5 s warm-up, so that the 6 s held
+	// show the backlog the quota builds.
+	run := pipelineConfig(500, 11*time.Second)
+	run.Ingest.Warmup = 5 * time.Second
+	run.Drain = 30 * time.Second
+	cfg := bench.PeakConfig{Run: run, Increase: bench.RateStep{Factor: 2}, MaxSteps: 3, Rule: stats.DefaultRule()}
+	// A 6 s hold resolves a trend only coarsely: 100 ms/s tolerated is an
+	// overload of 10 %, far below that of the step above capacity.
+	cfg.Rule.MaxGrowth = 0.1
+	res, err := bench.SearchPeak(context.Background(), p.tgt, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perRecord := p.bytesPerRecord(t)
+	capacity := peakQuotaBytes / perRecord
+	for i, s := range res.Steps {
+		start, end := kafkaAccount(t, s)
+		m := s.Summary
+		t.Logf("step %d: %s, achieved %.0f events/s, freshness lag p50/p95 %.0f/%.0f ms, group lag %d → %d: %s",
+			i+1, s.Config.Rate, m.AchievedEventsPerSec, m.FreshnessLag.P50Ms, m.FreshnessLag.P95Ms, lagOf(start), lagOf(end), s.Verdict.Reason())
+		step := run
+		step.Ingest.Rate.PerSecond = s.Config.RatePerSecond
+		checkAccounting(t, step, s)
+	}
+	pk := res.Peak
+	if pk == nil || !pk.Found || res.EndedEarly || pk.Step+2 != len(res.Steps) {
+		t.Fatalf("peak %+v after %d steps (ended early %v): want a sustainable step followed by the unsustainable one the search stopped at", pk, len(res.Steps), res.EndedEarly)
+	}
+	t.Logf("capacity %.0f records/s (%.0f bytes/s consumed at %.0f bytes a record); peak %s: %s", capacity, float64(peakQuotaBytes), perRecord, pk.Rate, pk.Reason)
+	peak, over := res.Steps[pk.Step], res.Steps[pk.Step+1]
+	// Kafka's quota is an average over its window: a little over it
+	// passes early in a step.
+	if r := peak.Config.RatePerSecond; r > 1.1*capacity {
+		t.Errorf("peak %s above the pipeline's capacity %.0f records/s: the search measured Kafka's produce rate", peak.Config.Rate, capacity)
+	}
+	if r := over.Config.RatePerSecond; r < capacity/2 {
+		t.Errorf("step %s failed at under half the pipeline's capacity %.0f records/s", over.Config.Rate, capacity)
+	}
+	// Kafka took the whole step: what failed it is the backlog behind.
+	v := over.Verdict
+	if a := over.Summary.AchievedEventsPerSec / over.Summary.TargetEventsPerSec; a < cfg.Rule.MinAchieved {
+		t.Errorf("step %s: Kafka acknowledged %.0f%% of the target; want all of it", over.Config.Rate, 100*a)
+	}
+	backlog := false
+	for _, r := range v.Reasons {
+		backlog = backlog || strings.HasPrefix(r, "freshness lag grows") && strings.HasSuffix(r, "a backlog builds") || strings.Contains(r, "missing after the drain")
+	}
+	if !backlog {
+		t.Errorf("step %s unsustainable for %q; want the freshness lag's backlog, or events missing after the drain", over.Config.Rate, v.Reason())
+	}
+	// Its backlog, in Kafka's own account: the group falls behind by the
+	// overload over the hold, half of it at least.
+	start, end := kafkaAccount(t, over)
+	hold := (run.Ingest.Duration - run.Ingest.Warmup).Seconds()
+	if want := int64((over.Config.RatePerSecond - capacity) * hold / 2); lagOf(end)-lagOf(start) < want {
+		t.Errorf("step %s: group lag %d → %d; want it grown by %d at least", over.Config.Rate, lagOf(start), lagOf(end), want)
+	}
+}
+
+// peakQuotaBytes caps the sink's consumer at about 600 records/s of the
+// row format's 1,000-byte documents (1,670 bytes a record in the log,
+// measured): between the search's steps of 500 and 1,000, far below what
+// the sink carries unthrottled (2,000 records/s, seen).
+const peakQuotaBytes = 600 * 1670
+
+// consumerQuota sets Kafka's consumer_byte_rate quota of a client id to
+// bytes/s, removed when the test ends.
+func (p *sinkPipeline) consumerQuota(t *testing.T, clientID string, bytes float64) {
+	t.Helper()
+	adm := p.admin(t)
+	entity := kadm.ClientQuotaEntity{{Type: "client-id", Name: &clientID}}
+	alter := func(op kadm.AlterClientQuotaOp) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		altered, err := adm.AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{{Entity: entity, Ops: []kadm.AlterClientQuotaOp{op}}})
+		if err == nil && len(altered) == 1 && altered[0].Err != nil {
+			err = fmt.Errorf("%w: %s", altered[0].Err, altered[0].ErrMessage)
+		}
+		if err != nil {
+			return fmt.Errorf("quota of %s: %w", clientID, err)
+		}
+		return nil
+	}
+	if err := alter(kadm.AlterClientQuotaOp{Key: "consumer_byte_rate", Value: bytes}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := alter(kadm.AlterClientQuotaOp{Key: "consumer_byte_rate", Remove: true}); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// admin is an admin client of the pipeline's broker, closed when the test
+// ends.
+func (p *sinkPipeline) admin(t *testing.T) *kadm.Client {
+	t.Helper()
+	broker, _ := kafkaEnv(t)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.TrimPrefix(broker, "kafka://")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return kadm.NewClient(cl)
+}
+
+// bytesPerRecord is what a record of the topic takes in Kafka's log, its
+// batch's overhead shared: the topic's log size over its records.
+func (p *sinkPipeline) bytesPerRecord(t *testing.T) float64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a, err := p.kafka.Account(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var records int64
+	parts := kadm.TopicsSet{p.table: {}}
+	for part, o := range a.EndOffsets {
+		records += o
+		parts[p.table][part] = struct{}{}
+	}
+	dirs, err := p.admin(t).DescribeAllLogDirs(ctx, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var size int64
+	dirs.Each(func(d kadm.DescribedLogDir) { size += d.Topics.Size() })
+	if size == 0 || records == 0 {
+		t.Fatalf("topic %s: %d bytes, %d records in Kafka's log", p.table, size, records)
+	}
+	return float64(size) / float64(records)
+}
+
+// lagOf is the one group's lag in an account.
+func lagOf(a *results.KafkaAccount) int64 {
+	if len(a.Groups) != 1 {
+		return 0
+	}
+	return a.Groups[0].Lag
 }

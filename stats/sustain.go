@@ -434,9 +434,17 @@ func (j *trendJudge) lag(pts []Point) (slope, upper, periodS float64) {
 	}
 	switch k := len(saw.drops); k {
 	case 0:
+		f := fitTrend(lt, hi, 0, true)
+		if f.upper < 1000 {
+			// Ageing is a second per second. A lag that rises surely
+			// slower, without a drop, is events becoming visible ever
+			// later: a backlog (a sink that carries part of the rate),
+			// judged as one.
+			slope, upper = j.judge("freshness lag", f, j.shortHold)
+			return slope, upper, 0
+		}
 		// Ageing through the whole step: nothing became visible, or the
 		// period is longer than the step.
-		f := fitTrend(lt, hi, 0, true)
 		slope = f.slope
 		j.need(periods(holdS + width))
 		j.fail("freshness lag grows %.0f ms/s through the whole step: nothing became visible, or the visibility period is longer than the step (then a hold of at least %s is needed to judge it over whole periods)", f.slope, secs(j.v.NeedHoldS))

@@ -90,7 +90,19 @@ func TestJudgeSeries(t *testing.T) {
 		{
 			// Nothing becomes visible: the lag is the time since the start.
 			"nothing visible", stepSeries(30, func(i int) float64 { return 1000 * float64(i+5) }),
-			false, "freshness lag grows",
+			false, "nothing became visible",
+		},
+		{
+			// A sink that carries 45 % of the rate: events keep becoming
+			// visible, ever later, and the lag rises by 1 − 0.45 s a
+			// second, steadily enough to pass for the ramp of a sawtooth
+			// (a pipeline capped by a Kafka quota, seen with 6 s held).
+			"backlog of a pipeline at 45 %", stepSeries(6, func(i int) float64 { return 3000 + 550*float64(i) + 100*(noise.Float64()-0.5) }),
+			false, "a backlog builds",
+		},
+		{
+			"backlog of a pipeline at 40 %, long step", stepSeries(60, func(i int) float64 { return 1000 + 600*float64(i) + 200*(noise.Float64()-0.5) }),
+			false, "a backlog builds",
 		},
 		{
 			"lag not measured", stepSeries(30, func(int) float64 { return -1 }),
