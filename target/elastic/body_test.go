@@ -111,6 +111,25 @@ func TestBodyWrittenAtOnce(t *testing.T) {
 	if whole > 2*n {
 		t.Fatalf("%d writes for %d bodies, want at most 2 each (headers, body)", whole, n)
 	}
+
+	// The targets' transport dials such connections.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	tr, err := newHTTPTransport(config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := tr.DialContext(t.Context(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, ok := c.(bodyConn); !ok {
+		t.Fatalf("the transport dials a %T, want a bodyConn", c)
+	}
 }
 
 func BenchmarkPostBody(b *testing.B) {
