@@ -44,3 +44,12 @@ func BenchmarkNextNonce1KB(b *testing.B) {
 func BenchmarkNextNested9KB(b *testing.B) {
 	benchmarkNextConfig(b, Config{DocSize: 9000, Seed: 1, Shape: ShapeNested})
 }
+
+var sinkUUID []byte
+
+func BenchmarkAppendUUID(b *testing.B) {
+	buf := make([]byte, 0, uuidLen)
+	for i := uint64(0); b.Loop(); i++ {
+		sinkUUID = appendUUID(buf[:0], i*0x9e3779b97f4a7c15, ^i)
+	}
+}

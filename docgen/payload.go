@@ -139,21 +139,21 @@ func (g *Generator) appendPayload(b []byte, end int) []byte {
 	b = strconv.AppendInt(b, int64(18+g.intn(73)), 10)
 	if lvl >= lvlExtras {
 		b = append(b, `,"eyeColor":"`...)
-		b = append(b, g.pick(eyeColors)...)
+		b = g.appendPick(b, padEyes)
 		b = append(b, '"')
 	}
 	b = append(b, `,"name":"`...)
-	b = append(b, firstNames[first]...)
+	b = appendPad(b, &padFirst[first])
 	b = append(b, ' ')
-	b = append(b, lastNames[last]...)
+	b = appendPad(b, &padLast[last])
 	b = append(b, '"')
 	if lvl >= lvlExtras {
 		b = append(b, `,"gender":"`...)
-		b = append(b, g.pick(genders)...)
+		b = g.appendPick(b, padGenders)
 		b = append(b, '"')
 	}
 	b = append(b, `,"company":"`...)
-	b = append(b, companies[comp]...)
+	b = appendPad(b, &padComp[comp])
 	b = append(b, '"')
 	if lvl >= lvlBalance {
 		b = append(b, `,"email":"`...)
@@ -166,10 +166,10 @@ func (g *Generator) appendPayload(b []byte, end int) []byte {
 		// A personal address beside the work one: f + last + two digits.
 		b = append(b, `","`...)
 		b = append(b, lowerFirst[first][0])
-		b = append(b, lowerLast[last]...)
+		b = appendPad(b, &padLowerLast[last])
 		b = appendDigits(b, g.intn(100), 2)
 		b = append(b, '@')
-		b = append(b, g.pick(mailHosts)...)
+		b = g.appendPick(b, padMailHosts)
 	}
 	b = append(b, `"]`...)
 	if lvl >= lvlGuid {
@@ -210,7 +210,7 @@ func (g *Generator) appendPayload(b []byte, end int) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, '"')
-		b = append(b, g.pick(loremWords)...)
+		b = g.appendPick(b, padWords)
 		b = append(b, '"')
 	}
 	b = append(b, ']')
@@ -235,9 +235,9 @@ func (g *Generator) appendPayload(b []byte, end int) []byte {
 			b = append(b, `"friend`...)
 			b = strconv.AppendInt(b, int64(i), 10)
 			b = append(b, `":{"name":"`...)
-			b = append(b, g.pick(firstNames)...)
+			b = g.appendPick(b, padFirst)
 			b = append(b, ' ')
-			b = append(b, g.pick(lastNames)...)
+			b = g.appendPick(b, padLast)
 			b = append(b, `","age":`...)
 			b = strconv.AppendInt(b, int64(18+g.intn(63)), 10)
 			b = append(b, '}')
@@ -246,7 +246,7 @@ func (g *Generator) appendPayload(b []byte, end int) []byte {
 	}
 	if lvl >= lvlExtras {
 		b = append(b, `,"favoriteFruit":"`...)
-		b = append(b, g.pick(fruits)...)
+		b = g.appendPick(b, padFruits)
 		b = append(b, '"')
 	}
 	if lvl >= lvlBalance {
@@ -265,11 +265,11 @@ func (g *Generator) appendPayload(b []byte, end int) []byte {
 
 // appendEmail writes first.last@company.tld in lower case.
 func appendEmail(b []byte, first, last, comp, tld int) []byte {
-	b = append(b, lowerFirst[first]...)
+	b = appendPad(b, &padLowerFirst[first])
 	b = append(b, '.')
-	b = append(b, lowerLast[last]...)
+	b = appendPad(b, &padLowerLast[last])
 	b = append(b, '@')
-	b = append(b, lowerComp[comp]...)
+	b = appendPad(b, &padLowerComp[comp])
 	b = append(b, '.')
-	return append(b, tlds[tld]...)
+	return appendPad(b, &padTLDs[tld])
 }

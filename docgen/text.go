@@ -58,6 +58,23 @@ func (g *Generator) appendText(b []byte, n int) []byte {
 	return g.finishText(out[:pos], end, left == 0)
 }
 
+// appendPad appends w's word with one 16-byte store, several times faster
+// than the memmove of an append. The store runs past the word into b's
+// spare capacity, which is free for any append to overwrite.
+func appendPad(b []byte, w *padWord) []byte {
+	n := len(b)
+	if cap(b)-n < padLen {
+		return append(b, w.b[:w.n]...)
+	}
+	*(*[padLen]byte)(b[n : n+padLen]) = w.b
+	return b[:n+int(w.n)]
+}
+
+// appendPick appends a random entry of list, drawing as pick does.
+func (g *Generator) appendPick(b []byte, list []padWord) []byte {
+	return appendPad(b, &list[g.intn(len(list))])
+}
+
 // finishText fills b up to end with words of exact lengths and a full stop.
 func (g *Generator) finishText(b []byte, end int, capital bool) []byte {
 	for rem := end - len(b); rem > 0; rem = end - len(b) {
@@ -87,31 +104,31 @@ const uuidLen = 36
 
 const hexDigits = "0123456789abcdef"
 
+// uuidHexAt is where the two hex digits of each of a UUID's 16 bytes go.
+var uuidHexAt = [16]uint8{0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34}
+
+// hexPairs holds the two hex digits of every byte value: one table load
+// per byte instead of two shifts, masks and loads per nibble.
+var hexPairs = func() (t [256][2]byte) {
+	for i := range t {
+		t[i] = [2]byte{hexDigits[i>>4], hexDigits[i&0xf]}
+	}
+	return t
+}()
+
 // appendUUID formats 128 random bits as a version 4, variant 10 UUID.
 func appendUUID(b []byte, hi, lo uint64) []byte {
 	hi = hi&^0xf000 | 0x4000 // version nibble: high half of byte 6
 	lo = lo&^(3<<62) | 2<<62 // variant bits: top of byte 8
-	var u [uuidLen]byte
-	j := 0
-	for i := 60; i >= 0; i -= 4 {
-		if j == 8 || j == 13 {
-			u[j] = '-'
-			j++
-		}
-		u[j] = hexDigits[hi>>uint(i)&0xf]
-		j++
+	n := len(b)
+	b = slices.Grow(b, uuidLen)[:n+uuidLen]
+	u := (*[uuidLen]byte)(b[n:])
+	for i := range 8 {
+		*(*[2]byte)(u[uuidHexAt[i]:]) = hexPairs[byte(hi>>(56-8*i))]
+		*(*[2]byte)(u[uuidHexAt[8+i]:]) = hexPairs[byte(lo>>(56-8*i))]
 	}
-	u[18] = '-'
-	j = 19
-	for i := 60; i >= 0; i -= 4 {
-		if j == 23 {
-			u[j] = '-'
-			j++
-		}
-		u[j] = hexDigits[lo>>uint(i)&0xf]
-		j++
-	}
-	return append(b, u[:]...)
+	u[8], u[13], u[18], u[23] = '-', '-', '-', '-'
+	return b
 }
 
 // appendDigits writes v (0 <= v < 10^n) as exactly n digits.

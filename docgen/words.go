@@ -141,6 +141,13 @@ var (
 	lowerFirst []string   // firstNames in lower case, for emails
 	lowerLast  []string   // lastNames in lower case
 	lowerComp  []string   // companies in lower case
+
+	// The lists above padded for appendPad, entry for entry.
+	padFirst, padLast, padComp                []padWord
+	padLowerFirst, padLowerLast, padLowerComp []padWord
+	padTLDs, padMailHosts, padEyes            []padWord
+	padGenders, padFruits, padCities          []padWord
+	padStates, padStreets, padSuffixes        []padWord
 )
 
 func init() {
@@ -169,6 +176,22 @@ func init() {
 	lowerFirst = lowerAll(firstNames)
 	lowerLast = lowerAll(lastNames)
 	lowerComp = lowerAll(companies)
+	padFirst, padLast, padComp = padAll(firstNames), padAll(lastNames), padAll(companies)
+	padLowerFirst, padLowerLast, padLowerComp = padAll(lowerFirst), padAll(lowerLast), padAll(lowerComp)
+	padTLDs, padMailHosts, padEyes = padAll(tlds), padAll(mailHosts), padAll(eyeColors)
+	padGenders, padFruits, padCities = padAll(genders), padAll(fruits), padAll(cities)
+	padStates, padStreets, padSuffixes = padAll(states), padAll(streetNames), padAll(streetSuffixes)
+}
+
+func padAll(in []string) []padWord {
+	out := make([]padWord, len(in))
+	for i, s := range in {
+		if len(s) > padLen {
+			panic("docgen: list entry longer than padLen: " + s)
+		}
+		out[i] = newPadWord(s)
+	}
+	return out
 }
 
 func lowerAll(in []string) []string {

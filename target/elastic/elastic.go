@@ -340,10 +340,10 @@ func open(_ context.Context, u *url.URL, opts target.Options, getenv func(string
 func newHTTPTransport(cfg config) (*http.Transport, error) {
 	tr := &http.Transport{
 		Proxy: nil, // a benchmark talks to the server directly
-		DialContext: (&net.Dialer{
+		DialContext: dialBodyConn((&net.Dialer{
 			Timeout:   5 * time.Second,
 			KeepAlive: 30 * time.Second,
-		}).DialContext,
+		}).DialContext),
 		// Many concurrent bulk requests go to one host; the default of two
 		// idle connections per host would open and close connections all
 		// the time and add handshakes to the measured latency.
