@@ -166,8 +166,8 @@ func (p *sinkPipeline) rest(t *testing.T, method, path string, body []byte, want
 	}
 }
 
-// groupLag is the sink's consumer lag, from Kafka's own offsets.
-func (p *sinkPipeline) groupLag(t *testing.T) int64 {
+// account is Kafka's own account of the topic and its groups now.
+func (p *sinkPipeline) account(t *testing.T) *results.KafkaAccount {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -175,6 +175,13 @@ func (p *sinkPipeline) groupLag(t *testing.T) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return a
+}
+
+// groupLag is the sink's consumer lag, from Kafka's own offsets.
+func (p *sinkPipeline) groupLag(t *testing.T) int64 {
+	t.Helper()
+	a := p.account(t)
 	var end int64
 	for _, o := range a.EndOffsets {
 		end += o
@@ -594,12 +601,9 @@ func (p *sinkPipeline) admin(t *testing.T) *kadm.Client {
 // batch's overhead shared: the topic's log size over its records.
 func (p *sinkPipeline) bytesPerRecord(t *testing.T) float64 {
 	t.Helper()
+	a := p.account(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	a, err := p.kafka.Account(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var records int64
 	parts := kadm.TopicsSet{p.table: {}}
 	for part, o := range a.EndOffsets {

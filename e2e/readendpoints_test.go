@@ -302,7 +302,8 @@ func TestReadEndpointNotBeforePrimary(t *testing.T) {
 // of that half period come the write's own latency, the refresh itself
 // and half of the gap the probe was seen in (the latency is measured to
 // the end of the query that saw the probe, which overstates by up to the
-// gap). The median must lie within 20 % of that prediction.
+// gap). The median must lie within 20 % of that prediction while the
+// writes keep their schedule, and above 80 % of it always.
 //
 // A replica under segment replication shows a write only once a round
 // has copied the primary's refreshed segments: it waits for the same
@@ -343,8 +344,19 @@ func refreshPeriodPredictsMedian(t *testing.T, res *results.Result, urls []strin
 			}
 			continue
 		}
-		if median < 0.8*predicted || median > 1.2*predicted {
-			t.Errorf("%s: visibility median %.0f ms, but the refresh period the server reports predicts %.0f ms (±20 %%)", e.Name, median, predicted)
+		if median < 0.8*predicted {
+			t.Errorf("%s: visibility median %.0f ms, but the refresh period the server reports predicts %.0f ms (−20 %%)", e.Name, median, predicted)
+		}
+		// The terms add only while the writes keep their schedule. A run
+		// that falls behind (a busy machine) builds a backlog: its write
+		// latency ramps over the run, and the median of the sum is no
+		// longer the sum of the medians, but only larger.
+		if s := res.Summary; s.AchievedEventsPerSec < 0.95*s.TargetEventsPerSec {
+			t.Logf("%s: the run achieved %.0f of %.0f events/s, behind its schedule: the prediction is a lower bound only", e.Name, s.AchievedEventsPerSec, s.TargetEventsPerSec)
+			continue
+		}
+		if median > 1.2*predicted {
+			t.Errorf("%s: visibility median %.0f ms, but the refresh period the server reports predicts %.0f ms (+20 %%)", e.Name, median, predicted)
 		}
 	}
 }
