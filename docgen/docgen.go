@@ -183,6 +183,7 @@ func (g *Generator) Next(buf []byte, eventTime int64) (target.Document, []byte) 
 		Seq:       seq,
 		EventTime: eventTime,
 		JSON:      buf[start:end:end], // capped so an append by the caller cannot run into the next document
+		Plain:     true,
 	}, buf
 }
 
@@ -192,11 +193,11 @@ func (g *Generator) appendHead(buf []byte, id string, eventTime, seq int64) []by
 	buf = append(buf, `{"_id":"`...)
 	buf = append(buf, id...)
 	buf = append(buf, `","_event_time":`...)
-	buf = strconv.AppendInt(buf, eventTime, 10)
+	buf = appendInt(buf, eventTime)
 	buf = append(buf, `,"generator_identifier":"`...)
 	buf = append(buf, g.id...)
 	buf = append(buf, `","_seq":`...)
-	return strconv.AppendInt(buf, seq, 10)
+	return appendInt(buf, seq)
 }
 
 // appendBody appends the payload that fills the document begun at start
@@ -226,15 +227,15 @@ func (g *Generator) Revise(buf []byte, k Key, revision, updateTime int64) (targe
 	start := len(buf)
 	buf = g.appendHead(buf, k.ID, k.EventTime, k.Seq)
 	buf = append(buf, `,"_revision":`...)
-	buf = strconv.AppendInt(buf, revision, 10)
+	buf = appendInt(buf, revision)
 	buf = append(buf, `,"_update_time":`...)
-	buf = strconv.AppendInt(buf, updateTime, 10)
+	buf = appendInt(buf, updateTime)
 	buf = g.appendBody(buf, start)
 	end := len(buf)
 	return target.Document{
 		ID: k.ID, Generator: g.id, Seq: k.Seq, EventTime: k.EventTime,
 		Revision: revision, UpdateTime: updateTime,
-		JSON: buf[start:end:end],
+		JSON: buf[start:end:end], Plain: true,
 	}, buf
 }
 

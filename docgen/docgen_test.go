@@ -3,6 +3,8 @@ package docgen
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -504,6 +506,63 @@ func TestAppendFixed2(t *testing.T) {
 	for v, want := range map[int]string{0: "0.00", 5: "0.05", -5: "-0.05", 5995: "59.95", -18000: "-180.00", 10000: "100.00"} {
 		if got := string(appendFixed2(nil, v)); got != want {
 			t.Errorf("appendFixed2(%d) = %s, want %s", v, got, want)
+		}
+	}
+}
+
+// appendInt and appendDigits write into the spare capacity themselves, so
+// every length of number, at the edges of each, and a buffer with and
+// without room are checked against strconv.
+func TestAppendIntMatchesStrconv(t *testing.T) {
+	vals := []int64{0, 1, 9, math.MinInt64, math.MaxInt64, math.MinInt64 + 1}
+	for p := int64(10); p > 0 && p <= math.MaxInt64/10; p *= 10 {
+		vals = append(vals, p-1, p, p+1, -p, -(p - 1), 7*p/3)
+	}
+	for _, v := range vals {
+		for _, room := range []int{0, 1, 30} {
+			prefix := append(make([]byte, 0, 3+room), "ab,"...)
+			want := strconv.AppendInt([]byte("ab,"), v, 10)
+			if got := appendInt(prefix, v); string(got) != string(want) {
+				t.Errorf("appendInt(%d) with %d spare bytes = %q, want %q", v, room, got, want)
+			}
+		}
+	}
+	for n := 1; n <= 8; n++ {
+		top := int(math.Pow10(n))
+		for _, v := range []int{0, 1, top / 10, top/10 - 1, top - 1, top / 3} {
+			want := fmt.Sprintf("x%0*d", n, v)
+			if got := string(appendDigits([]byte("x"), v, n)); got != want {
+				t.Errorf("appendDigits(%d, %d) = %q, want %q", v, n, got, want)
+			}
+		}
+	}
+}
+
+// A target frames a Plain document without scanning it (no raw newline
+// in its JSON, nothing to escape in its ID), so every generated document,
+// of every shape, size, nonce and revision, must be what Plain promises.
+func TestDocumentsArePlain(t *testing.T) {
+	for _, cfg := range []Config{
+		{DocSize: MinDocSize, Seed: 1}, {DocSize: 1000, Seed: 2, Nonce: 3}, {DocSize: 1250, Seed: 4},
+		{DocSize: 20_000, Seed: 5}, {DocSize: 9000, Seed: 6, Shape: ShapeNested},
+	} {
+		g := mustNew(t, cfg)
+		var buf []byte
+		for i := range 500 {
+			var d target.Document
+			d, buf = g.Next(buf[:0], t0+int64(i))
+			if i%5 == 0 {
+				d, buf = g.Revise(buf[:0], Key{ID: d.ID, Seq: d.Seq, EventTime: d.EventTime}, 2, t0+int64(i)+1)
+			}
+			if !d.Plain {
+				t.Fatalf("%+v: document %d is not marked Plain", cfg, i)
+			}
+			if bytes.IndexByte(d.JSON, '\n') >= 0 {
+				t.Fatalf("%+v: document %d holds a raw newline:\n%s", cfg, i, d.JSON)
+			}
+			if q, _ := json.Marshal(d.ID); string(q) != `"`+d.ID+`"` {
+				t.Fatalf("%+v: document %d's ID %q needs escaping", cfg, i, d.ID)
+			}
 		}
 	}
 }

@@ -128,7 +128,7 @@ func (g *Generator) appendPayload(b []byte, end int) []byte {
 	b = strconv.AppendBool(b, g.u64()&1 == 1)
 	if lvl >= lvlBalance {
 		b = append(b, `,"balance":`...)
-		b = strconv.AppendInt(b, int64(g.intn(10_000)), 10)
+		b = appendInt(b, int64(g.intn(10_000)))
 	}
 	if lvl >= lvlExtras {
 		b = append(b, `,"picture":"img`...)
@@ -136,7 +136,7 @@ func (g *Generator) appendPayload(b []byte, end int) []byte {
 		b = append(b, `.png"`...)
 	}
 	b = append(b, `,"age":`...)
-	b = strconv.AppendInt(b, int64(18+g.intn(73)), 10)
+	b = appendInt(b, int64(18+g.intn(73)))
 	if lvl >= lvlExtras {
 		b = append(b, `,"eyeColor":"`...)
 		b = g.appendPick(b, padEyes)
@@ -174,7 +174,7 @@ func (g *Generator) appendPayload(b []byte, end int) []byte {
 	b = append(b, `"]`...)
 	if lvl >= lvlGuid {
 		b = append(b, `,"phone":"+1 (`...)
-		b = strconv.AppendInt(b, int64(200+g.intn(800)), 10)
+		b = appendInt(b, int64(200+g.intn(800)))
 		b = append(b, ") "...)
 		b = appendDigits(b, g.intn(1000), 3)
 		b = append(b, ' ')
@@ -194,7 +194,7 @@ func (g *Generator) appendPayload(b []byte, end int) []byte {
 	b = append(b, '"')
 	if lvl >= lvlGuid {
 		b = append(b, `,"registered":"`...)
-		b = strconv.AppendInt(b, int64(2000+g.intn(25)), 10)
+		b = appendInt(b, int64(2000+g.intn(25)))
 		b = append(b, '-')
 		b = appendDigits(b, 1+g.intn(12), 2)
 		b = append(b, '-')
@@ -233,13 +233,13 @@ func (g *Generator) appendPayload(b []byte, end int) []byte {
 				b = append(b, ',')
 			}
 			b = append(b, `"friend`...)
-			b = strconv.AppendInt(b, int64(i), 10)
+			b = appendInt(b, int64(i))
 			b = append(b, `":{"name":"`...)
 			b = g.appendPick(b, padFirst)
 			b = append(b, ' ')
 			b = g.appendPick(b, padLast)
 			b = append(b, `","age":`...)
-			b = strconv.AppendInt(b, int64(18+g.intn(63)), 10)
+			b = appendInt(b, int64(18+g.intn(63)))
 			b = append(b, '}')
 		}
 		b = append(b, '}')

@@ -1,9 +1,6 @@
 package docgen
 
-import (
-	"slices"
-	"strconv"
-)
+import "slices"
 
 // appendText appends exactly n bytes (none when n <= 0) of lorem-ipsum
 // sentences: capitalized first word, an occasional comma, a full stop.
@@ -131,14 +128,76 @@ func appendUUID(b []byte, hi, lo uint64) []byte {
 	return b
 }
 
-// appendDigits writes v (0 <= v < 10^n) as exactly n digits.
+// digitPairs holds "00" to "99": one table load writes two digits.
+const digitPairs = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"
+
+// appendDigits writes v (0 <= v < 10^n) as exactly n digits. The digits
+// go straight into b's spare capacity: an append of a digit buffer of
+// variable length was a runtime memmove call per number.
 func appendDigits(b []byte, v, n int) []byte {
-	var d [8]byte
+	b = slices.Grow(b, n)
+	end := len(b) + n
+	out := b[len(b):end]
 	for i := n - 1; i >= 0; i-- {
-		d[i] = byte('0' + v%10)
+		out[i] = byte('0' + v%10)
 		v /= 10
 	}
-	return append(b, d[:n]...)
+	return b[:end]
+}
+
+// appendInt writes v in decimal, as strconv.AppendInt does, straight into
+// b's spare capacity (strconv formats into a buffer of its own and then
+// appends it: a memmove call per number, about ten per document).
+func appendInt(b []byte, v int64) []byte {
+	u := uint64(v)
+	if v < 0 {
+		b = append(b, '-')
+		u = -u
+	}
+	n := decimalLen(u)
+	b = slices.Grow(b, n)
+	end := len(b) + n
+	out := b[len(b):end]
+	i := n
+	for u >= 100 {
+		q := u / 100
+		r := (u - q*100) * 2
+		i -= 2
+		out[i], out[i+1] = digitPairs[r], digitPairs[r+1]
+		u = q
+	}
+	if u >= 10 {
+		out[0], out[1] = digitPairs[2*u], digitPairs[2*u+1]
+	} else {
+		out[0] = byte('0' + u)
+	}
+	return b[:end]
+}
+
+// decimalLen is the number of decimal digits of u (1 for 0).
+func decimalLen(u uint64) int {
+	n := 1
+	for ; u >= 10_000; u /= 10_000 {
+		n += 4
+	}
+	switch {
+	case u >= 1000:
+		return n + 3
+	case u >= 100:
+		return n + 2
+	case u >= 10:
+		return n + 1
+	}
+	return n
 }
 
 // appendFixed2 writes v hundredths as a JSON number with two decimals.
@@ -147,7 +206,7 @@ func appendFixed2(b []byte, v int) []byte {
 		b = append(b, '-')
 		v = -v
 	}
-	b = strconv.AppendInt(b, int64(v/100), 10)
-	f := v % 100
-	return append(b, '.', byte('0'+f/10), byte('0'+f%10))
+	b = appendInt(b, int64(v/100))
+	f := 2 * (v % 100)
+	return append(b, '.', digitPairs[f], digitPairs[f+1])
 }

@@ -36,6 +36,10 @@ type Document struct {
 	Revision   int64 // 0: an insert; r ≥ 1: the r-th update
 	UpdateTime int64 // microseconds since the Unix epoch, when the update was generated; 0 for an insert
 	JSON       []byte
+	// Plain says that JSON holds no raw newline and ID no character that
+	// JSON escapes, as every generated document does, so that a target
+	// may frame it without scanning it first. False says nothing.
+	Plain bool
 }
 
 // Batch is one write request: the events of one generator, in _seq order.

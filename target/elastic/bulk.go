@@ -291,7 +291,7 @@ func appendAction(dst []byte, d target.Document) []byte {
 	if d.Revision > 0 {
 		prefix = updateActionPrefix
 	}
-	if plainID(id) {
+	if d.Plain || plainID(id) {
 		dst = append(dst, prefix...)
 		dst = append(dst, id...)
 		return append(dst, actionSuffix...)
@@ -322,7 +322,7 @@ func plainID(id string) bool {
 // compacted first.
 func appendSource(dst []byte, d target.Document) ([]byte, bool) {
 	j := d.JSON
-	if bytes.IndexByte(j, '\n') >= 0 {
+	if !d.Plain && bytes.IndexByte(j, '\n') >= 0 {
 		var c bytes.Buffer
 		if json.Compact(&c, j) != nil {
 			return dst, false

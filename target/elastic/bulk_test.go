@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/elastic/go-elasticsearch/v8/esutil"
 
+	"github.com/freshbench/freshbench/docgen"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/targettest"
 )
@@ -75,6 +77,35 @@ func TestAppendBulkBody(t *testing.T) {
 	b, _ := appendBulkBody(nil, gen)
 	if want := bulkBodySize(gen) - (9 + 1) - (9 + 2); len(b) != want {
 		t.Errorf("len = %d, want %d", len(b), want)
+	}
+}
+
+// A Plain document skips the scans for raw newlines and for an ID that
+// needs escaping, so generated documents, which are Plain, must frame to
+// the bytes the checked path gives them.
+func TestPlainDocumentsFramedAlike(t *testing.T) {
+	for _, cfg := range []docgen.Config{{Seed: 1}, {Seed: 2, DocSize: 9000, Shape: docgen.ShapeNested}} {
+		g, err := docgen.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf docgen.Buffer
+		for range 200 {
+			buf.Append(g, 1_700_000_000_000_000)
+		}
+		buf.Seal()
+		checked := slices.Clone(buf.Docs)
+		for i := range checked {
+			if !checked[i].Plain {
+				t.Fatal("a generated document is not Plain")
+			}
+			checked[i].Plain = false
+		}
+		plain, bad := appendBulkBody(nil, buf.Docs)
+		want, _ := appendBulkBody(nil, checked)
+		if len(bad) != 0 || string(plain) != string(want) {
+			t.Fatalf("%+v: Plain documents framed differently (bad %v):\n%.300s\nwant:\n%.300s", cfg, bad, plain, want)
+		}
 	}
 }
 
@@ -523,19 +554,27 @@ func BenchmarkBulkBody(b *testing.B) {
 		}
 	})
 
-	b.Run("pooled", func(b *testing.B) {
-		var bodies bodyPool
-		b.SetBytes(size)
-		b.ReportAllocs()
-		for b.Loop() {
-			body := bodies.get(bulkBodySize(docs))
-			body.b, _ = appendBulkBody(body.b, docs)
-			if len(body.b) != int(size) {
-				b.Fatal("size changed")
+	// plain: the documents say they need no scan (target.Document.Plain),
+	// as generated ones do.
+	plain := slices.Clone(docs)
+	for i := range plain {
+		plain[i].Plain = true
+	}
+	for name, docs := range map[string][]target.Document{"pooled": docs, "pooled-plain": plain} {
+		b.Run(name, func(b *testing.B) {
+			var bodies bodyPool
+			b.SetBytes(size)
+			b.ReportAllocs()
+			for b.Loop() {
+				body := bodies.get(bulkBodySize(docs))
+				body.b, _ = appendBulkBody(body.b, docs)
+				if len(body.b) != int(size) {
+					b.Fatal("size changed")
+				}
+				bodies.put(body)
 			}
-			bodies.put(body)
-		}
-	})
+		})
+	}
 
 	b.Run("json-roundtrip", func(b *testing.B) {
 		b.SetBytes(size)
