@@ -99,21 +99,29 @@ type Stream struct {
 }
 
 // Run dispatches the stream's units until End, or until ctx is done, and
-// returns when every unit it sent has finished.
-func (s Stream) Run(ctx context.Context, snd Sender) {
+// returns when every unit it sent has finished. It returns the instant a
+// done ctx stopped it, or the zero time when the schedule ran to End: a
+// caller that closes its measured window there needs the instant before it
+// reads its figures, which a callback on ctx, run in a goroutine of its
+// own, does not promise.
+func (s Stream) Run(ctx context.Context, snd Sender) (stopped time.Time) {
 	var inflight sync.WaitGroup
 	defer inflight.Wait()
 	sendCtx := context.WithoutCancel(ctx)
 	finalWait := time.NewTimer(time.Until(s.End.Add(s.FinalWait)))
 	defer finalWait.Stop()
+	stop := func() time.Time {
+		stopped = time.Now()
+		s.giveUp(snd, stopped)
+		return stopped
+	}
 	for {
 		intended := s.Schedule.Next()
 		if !intended.Before(s.End) {
 			return
 		}
 		if !pace.Sleep(intended, ctx.Done()) {
-			s.giveUp(snd, time.Now())
-			return
+			return stop()
 		}
 		waited := false
 		select {
@@ -127,8 +135,7 @@ func (s Stream) Run(ctx context.Context, snd Sender) {
 			select {
 			case s.Slots.c <- struct{}{}:
 			case <-ctx.Done():
-				s.giveUp(snd, time.Now())
-				return
+				return stop()
 			case <-finalWait.C:
 				s.giveUp(snd, time.Now())
 				return

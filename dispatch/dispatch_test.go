@@ -61,7 +61,9 @@ func stream(rate float64, d time.Duration, slots int) (Stream, time.Time) {
 func TestBacklogAtTheEndIsMeasured(t *testing.T) {
 	s, start := stream(50, time.Second, 1) // 50 units due, 20 ms apart
 	c := &counter{delay: 100 * time.Millisecond}
-	s.Run(context.Background(), c)
+	if stopped := s.Run(context.Background(), c); !stopped.IsZero() {
+		t.Errorf("Run says a context stopped it at %s; none did", stopped)
+	}
 	if c.sent+c.unsentUnits != 50 {
 		t.Fatalf("sent %d + unsent %d, want the 50 units due", c.sent, c.unsentUnits)
 	}
@@ -93,7 +95,10 @@ func TestInterruptionEndsWhatIsDue(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var stoppedAt time.Time
 	time.AfterFunc(300*time.Millisecond, func() { stoppedAt = time.Now(); cancel() })
-	s.Run(ctx, c)
+	stopped := s.Run(ctx, c)
+	if stopped.Before(stoppedAt) || stopped.Sub(stoppedAt) > time.Second {
+		t.Errorf("Run says it stopped at +%s, the context was cancelled at +%s", stopped.Sub(start), stoppedAt.Sub(start))
+	}
 	due := int(stoppedAt.Sub(start)/(10*time.Millisecond)) + 1
 	if got := c.sent + c.unsentUnits; got < due-1 || got > due+1 {
 		t.Fatalf("sent %d + unsent %d = %d, want the %d units due before the interruption (±1 for the instant)", c.sent, c.unsentUnits, got, due)

@@ -197,8 +197,6 @@ func (in *Ingester) GeneratorIDs() []string {
 func (in *Ingester) Run(ctx context.Context, start time.Time, series *stats.Series) *Accounting {
 	in.series = series
 	in.account = newAccounting(start, in.cfg.Warmup, in.cfg.Duration)
-	stopAccounting := context.AfterFunc(ctx, func() { in.account.stop(time.Now()) })
-	defer stopAccounting()
 	n := float64(len(in.gens))
 	var streams sync.WaitGroup
 	for i, g := range in.gens {
@@ -225,7 +223,9 @@ func (in *Ingester) Run(ctx context.Context, start time.Time, series *stats.Seri
 		streams.Add(1)
 		go func() {
 			defer streams.Done()
-			s.Run(ctx, snd)
+			if stopped := s.Run(ctx, snd); !stopped.IsZero() {
+				in.account.stop(stopped) // the earliest stream's instant ends the schedule
+			}
 		}()
 	}
 	streams.Wait()

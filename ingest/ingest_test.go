@@ -148,3 +148,24 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// A run whose context is already done schedules nothing, and its measured
+// window is empty. The window is closed by a callback on the context: the
+// accounting must wait for it, or a busy machine reads the whole planned
+// window as measured and divides what it achieved by that.
+func TestCancelledRunMeasuresNothing(t *testing.T) {
+	cfg := testConfig(1000, 10, 10*time.Second)
+	for i := range 200 {
+		in, err := New(cfg, sim.New(sim.Config{Discard: true}), nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		start := time.Now()
+		from, to := in.Run(ctx, start, stats.NewSeries(start, 0)).MeasuredWindow()
+		if d := to.Sub(from); d > 500*time.Millisecond {
+			t.Fatalf("run %d: %s measured of a run cancelled before it began, want none", i, d)
+		}
+	}
+}

@@ -204,7 +204,10 @@ func (l *Load) Run(ctx context.Context, w Window, series *stats.Series) *results
 	begin := l.waitReady(ctx, w)
 	examples, _ := texts(l.pool, l.q, l.cfg.Mix, l.cfg.Limit)
 	rec := newRecorder(l.cfg, w, begin, examples)
-	if begin.Before(w.End) && ctx.Err() == nil {
+	switch {
+	case ctx.Err() != nil:
+		rec.stop(begin) // stopped before the first query: nothing measured
+	case begin.Before(w.End):
 		stop, stopped := make(chan struct{}), make(chan struct{})
 		go func() { defer close(stopped); l.settler(stop) }()
 		if l.cfg.QPS > 0 {
@@ -263,9 +266,7 @@ func (l *Load) next() (target.Query, bool) {
 // openLoop sends queries at their intended times until end, through the
 // same dispatcher as the ingest's batches.
 func (l *Load) openLoop(ctx context.Context, begin, end time.Time, rec *recorder, series *stats.Series) {
-	stop := context.AfterFunc(ctx, func() { rec.stop(time.Now()) })
-	defer stop()
-	dispatch.Stream{
+	stopped := dispatch.Stream{
 		Schedule: pace.NewSchedule(begin, pace.Rate{PerSecond: l.cfg.QPS, Unit: pace.Events}),
 		End:      end,
 		Slots:    dispatch.NewSlots(l.cfg.MaxInflight),
@@ -277,6 +278,9 @@ func (l *Load) openLoop(ctx context.Context, begin, end time.Time, rec *recorder
 		FinalWait:  l.cfg.Timeout + time.Second,
 		UnitEvents: 1, UnitBytes: 1,
 	}.Run(ctx, &querySender{l: l, rec: rec, series: series})
+	if !stopped.IsZero() {
+		rec.stop(stopped)
+	}
 }
 
 // querySender builds and sends the open loop's queries.

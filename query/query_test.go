@@ -207,6 +207,24 @@ func TestInterruptedRunKeepsWhatItMeasured(t *testing.T) {
 	}
 }
 
+// A run whose context is already done measures nothing. Its window is
+// closed by a callback on the context; the result must wait for it, or a
+// busy machine reads the whole planned window as measured (seen: 10 s
+// measured of a run interrupted at 0.6 s).
+func TestCancelledRunMeasuresNothing(t *testing.T) {
+	cfg := baseConfig()
+	cfg.QPS = 100
+	l := simLoad(t, sim.New(sim.Config{}), cfg)
+	for i := range 200 {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		r := l.Run(ctx, window(0, 10*time.Second), nil)
+		if r.MeasuredS > 0.5 {
+			t.Fatalf("run %d: %.2f s measured of a run cancelled before it began, want none", i, r.MeasuredS)
+		}
+	}
+}
+
 // The sweep must find the highest step under the SLO and stop at the
 // first that misses it: one query in flight at 10 ms each is 100 QPS.
 func TestSweepFindsTheKnee(t *testing.T) {
