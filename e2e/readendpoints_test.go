@@ -350,15 +350,28 @@ func refreshPeriodPredictsMedian(t *testing.T, res *results.Result, urls []strin
 		// The terms add only while the writes keep their schedule. A run
 		// that falls behind (a busy machine) builds a backlog: its write
 		// latency ramps over the run, and the median of the sum is no
-		// longer the sum of the medians, but only larger.
-		if s := res.Summary; s.AchievedEventsPerSec < 0.95*s.TargetEventsPerSec {
-			t.Logf("%s: the run achieved %.0f of %.0f events/s, behind its schedule: the prediction is a lower bound only", e.Name, s.AchievedEventsPerSec, s.TargetEventsPerSec)
+		// longer the sum of the medians, but only larger. A backlog left
+		// by the warm-up and worked off in the measured phase shows as
+		// more than the target achieved (a busy CI round: 680 of 600
+		// events/s, write p99 2.0 s, median 21 % over), and late
+		// batches show one as it builds.
+		if s := res.Summary; !keptSchedule(s) {
+			t.Logf("%s: the run achieved %.0f of %.0f events/s, %d of %d batches late: off its schedule, the prediction is a lower bound only",
+				e.Name, s.AchievedEventsPerSec, s.TargetEventsPerSec, s.LateBatches, s.Batches)
 			continue
 		}
 		if median > 1.2*predicted {
 			t.Errorf("%s: visibility median %.0f ms, but the refresh period the server reports predicts %.0f ms (+20 %%)", e.Name, median, predicted)
 		}
 	}
+}
+
+// keptSchedule says whether a run's writes went out on their schedule:
+// within 5 % of the target rate either way, and no more than 5 % of its
+// batches late.
+func keptSchedule(s results.Summary) bool {
+	ratio := s.AchievedEventsPerSec / s.TargetEventsPerSec
+	return ratio >= 0.95 && ratio <= 1.05 && float64(s.LateBatches) <= 0.05*float64(s.Batches)
 }
 
 // nodeName returns the name of the node raw, a search-engine URL, is on.
