@@ -1,16 +1,19 @@
 package noop
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/freshbench/freshbench/docgen"
 	"github.com/freshbench/freshbench/target"
 )
 
@@ -304,5 +307,33 @@ func TestSearchPattern(t *testing.T) {
 	}
 	if status, body := do(t, http.MethodPost, base+"/logs-*/_search", `{}`); status != http.StatusBadRequest {
 		t.Errorf("search of a pattern matching logs-a: %d %s: want 400", status, body)
+	}
+}
+
+// BenchmarkBulk serves one _bulk request of 500 documents of 1 KB with
+// the filter_path the driver sends: the no-op's cost per request, which
+// shares the machine with the driver that calibrate measures.
+func BenchmarkBulk(b *testing.B) {
+	g, err := docgen.New(docgen.Config{DocSize: 1000, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var body, doc []byte
+	for range 500 {
+		var d target.Document
+		d, doc = g.Next(doc[:0], time.Now().UnixMicro())
+		body = fmt.Appendf(body, `{"create":{"_id":%q}}`+"\n", d.ID)
+		body = append(append(body, d.JSON...), '\n')
+	}
+	h := newElastic("noop")
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest(http.MethodPost, "/bench/_bulk?filter_path=errors,items.*.status,items.*.error.type", bytes.NewReader(body))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
 	}
 }
