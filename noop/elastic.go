@@ -561,24 +561,40 @@ func appendItem(out []byte, a bulkAction, kept [len(itemFields)]bool) []byte {
 // filter is a response's filter_path: which members of the response it
 // keeps. Patterns are dotted paths whose segments may hold * wildcards;
 // a pattern keeps the member it names and everything under it.
-type filter [][]string
+type filter [][]segment
+
+// segment is one segment of a pattern; wild says it holds a wildcard and
+// needs path.Match, which costs an order of magnitude more than ==.
+type segment struct {
+	text string
+	wild bool
+}
 
 func newFilter(s string) filter {
 	var f filter
 	for p := range strings.SplitSeq(s, ",") {
 		if p = strings.TrimSpace(p); p != "" {
-			f = append(f, strings.Split(p, "."))
+			var pat []segment
+			for seg := range strings.SplitSeq(p, ".") {
+				pat = append(pat, segment{seg, strings.ContainsAny(seg, `*?[\`)})
+			}
+			f = append(f, pat)
 		}
 	}
 	return f
 }
 
 // keep reports whether the member at the dotted path p is kept.
-func (f filter) keep(p string) bool {
+func (f filter) keep(p string) bool { return f.keepSegs(strings.Split(p, ".")) }
+
+// keepUnder reports whether anything at or under the path p is kept.
+func (f filter) keepUnder(p string) bool { return f.keepUnderSegs(strings.Split(p, ".")) }
+
+// keepSegs is keep of a path given as its segments.
+func (f filter) keepSegs(segs []string) bool {
 	if len(f) == 0 {
 		return true
 	}
-	segs := strings.Split(p, ".")
 	for _, pat := range f {
 		if len(pat) <= len(segs) && matchSegments(pat, segs[:len(pat)]) {
 			return true
@@ -587,12 +603,11 @@ func (f filter) keep(p string) bool {
 	return false
 }
 
-// keepUnder reports whether anything at or under the path p is kept.
-func (f filter) keepUnder(p string) bool {
+// keepUnderSegs is keepUnder of a path given as its segments.
+func (f filter) keepUnderSegs(segs []string) bool {
 	if len(f) == 0 {
 		return true
 	}
-	segs := strings.Split(p, ".")
 	for _, pat := range f {
 		n := min(len(pat), len(segs))
 		if matchSegments(pat[:n], segs[:n]) {
@@ -606,38 +621,66 @@ func (f filter) keepUnder(p string) bool {
 // server does: arrays are filtered element by element, and an object or
 // array left empty is left out (the whole response becomes {}).
 func (f filter) apply(v any) any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("noop: encode response: %v", err)) // maps, slices, strings and numbers
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var generic any
-	if err := dec.Decode(&generic); err != nil {
-		panic(fmt.Sprintf("noop: decode response: %v", err))
-	}
-	kept, ok := f.prune(generic, "")
+	kept, ok := f.prune(generic(v), nil)
 	if !ok {
 		return map[string]any{}
 	}
 	return kept
 }
 
-// prune keeps what f keeps of v, found at the dotted path p, and reports
-// whether anything is left.
-func (f filter) prune(v any, p string) (any, bool) {
+// generic returns v as the JSON decoder would give it, maps and slices of
+// any, so that prune can walk it. Search hits, an audit page's 10,000 of
+// them, are converted directly; anything else goes through encoding/json.
+func generic(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, m := range v {
+			out[k] = generic(m)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = generic(e)
+		}
+		return out
+	case []hit:
+		out := make([]any, len(v))
+		for i := range v {
+			out[i] = v[i].generic()
+		}
+		return out
+	case nil, bool, string, int, int64:
+		return v
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("noop: encode response: %v", err)) // maps, slices, strings and numbers
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var out any
+	if err := dec.Decode(&out); err != nil {
+		panic(fmt.Sprintf("noop: decode response: %v", err))
+	}
+	return out
+}
+
+// prune keeps what f keeps of v, found at the path whose segments are
+// segs, and reports whether anything is left. The path is passed as its
+// segments, not dotted, so that the elements of a long array (an audit
+// page's 10,000 hits) neither join nor split it again.
+func (f filter) prune(v any, segs []string) (any, bool) {
 	switch v := v.(type) {
 	case map[string]any:
 		out := map[string]any{}
 		for k, m := range v {
-			child := k
-			if p != "" {
-				child = p + "." + k
-			}
+			child := append(segs[:len(segs):len(segs)], k)
 			switch {
-			case f.keep(child):
+			case f.keepSegs(child):
 				out[k] = m
-			case f.keepUnder(child):
+			case f.keepUnderSegs(child):
 				if kept, ok := f.prune(m, child); ok {
 					out[k] = kept
 				}
@@ -647,7 +690,7 @@ func (f filter) prune(v any, p string) (any, bool) {
 	case []any:
 		var out []any
 		for _, e := range v {
-			if kept, ok := f.prune(e, p); ok {
+			if kept, ok := f.prune(e, segs); ok {
 				out = append(out, kept)
 			}
 		}
@@ -657,9 +700,16 @@ func (f filter) prune(v any, p string) (any, bool) {
 	}
 }
 
-func matchSegments(pat, segs []string) bool {
-	for i := range pat {
-		if ok, err := path.Match(pat[i], segs[i]); err != nil || !ok {
+// matchSegments reports whether each segment matches its pattern.
+func matchSegments(pat []segment, segs []string) bool {
+	for i, p := range pat {
+		if !p.wild {
+			if p.text != segs[i] {
+				return false
+			}
+			continue
+		}
+		if ok, err := path.Match(p.text, segs[i]); err != nil || !ok {
 			return false
 		}
 	}

@@ -337,3 +337,27 @@ func BenchmarkBulk(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAuditPage answers one page of the completeness audit: 10,000
+// _seq sort values of a generator, filtered to the sort values alone.
+func BenchmarkAuditPage(b *testing.B) {
+	h := newElastic("noop")
+	var body []byte
+	for seq := range 10_000 {
+		body = fmt.Appendf(body, `{"create":{"_id":"id-%d"}}`+"\n"+`{"generator_identifier":"g","_event_time":%d,"_seq":%d}`+"\n", seq, seq, seq)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/bench/_bulk", bytes.NewReader(body)))
+	if w.Code != http.StatusOK {
+		b.Fatalf("bulk: status %d: %s", w.Code, w.Body)
+	}
+	page := []byte(`{"size":10000,"_source":false,"track_total_hits":false,"query":{"bool":{"filter":[{"term":{"generator_identifier":"g"}}]}},"sort":[{"_seq":{"order":"asc"}}]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/bench/_search?filter_path=hits.hits.sort", bytes.NewReader(page)))
+		if w.Code != http.StatusOK || w.Body.Len() < 10_000*len(`{"sort":[1]},`) {
+			b.Fatalf("search: status %d, %d bytes", w.Code, w.Body.Len())
+		}
+	}
+}

@@ -248,6 +248,22 @@ type hit struct {
 	Sort   []int64         `json:"sort,omitempty"`
 }
 
+// generic is h as its JSON encoding decodes into a map (filter.apply
+// walks such maps): the members its tags keep, the source left raw.
+func (h hit) generic() map[string]any {
+	m := map[string]any{"_index": h.Index, "_score": h.Score}
+	if h.ID != "" {
+		m["_id"] = h.ID
+	}
+	if len(h.Source) > 0 {
+		m["_source"] = h.Source
+	}
+	if len(h.Sort) > 0 {
+		m["sort"] = h.Sort
+	}
+	return m
+}
+
 // search answers a _search with what the server keeps: the probe ids it
 // knows, a generator's _seq values in _seq order, the newest
 // _event_time as a max aggregation, its sample documents for match_all,
