@@ -361,3 +361,32 @@ func BenchmarkAuditPage(b *testing.B) {
 		}
 	}
 }
+
+// A filter_path reaches into a hit's _source as into any member, and a
+// hit converted for the filter reads as its JSON encoding does.
+func TestSearchFilterIntoSource(t *testing.T) {
+	srv := start(t)
+	base := httpBase(srv)
+	if status, out := do(t, http.MethodPost, base+"/idx/_bulk", `{"create":{"_id":"a1"}}`+"\n"+`{"generator_identifier":"g","_seq":3,"name":"Ann"}`+"\n"); status != http.StatusOK {
+		t.Fatalf("bulk: status %d: %s", status, out)
+	}
+	status, out := do(t, http.MethodPost, base+"/idx/_search?filter_path=hits.hits._source.name", `{"query":{"match_all":{}}}`)
+	if want := `{"hits":{"hits":[{"_source":{"name":"Ann"}}]}}`; status != http.StatusOK || string(out) != want {
+		t.Errorf("status %d, %s; want %s", status, out, want)
+	}
+	score := 1.5
+	for _, h := range []hit{{Index: "i"}, {Index: "i", ID: "x", Score: &score, Source: json.RawMessage(`{"a":[1,{"b":2}]}`), Sort: []int64{7}}} {
+		direct, err := json.Marshal(generic([]hit{h}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		encoded, _ := json.Marshal([]hit{h})
+		var viaJSON any
+		if err := json.Unmarshal(encoded, &viaJSON); err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := json.Marshal(viaJSON); string(direct) != string(want) {
+			t.Errorf("hit %+v converted to %s, its JSON reads %s", h, direct, want)
+		}
+	}
+}

@@ -249,14 +249,15 @@ type hit struct {
 }
 
 // generic is h as its JSON encoding decodes into a map (filter.apply
-// walks such maps): the members its tags keep, the source left raw.
+// walks such maps), the source decoded too so that a filter can reach
+// into it. TestSearchFilterIntoSource holds it to the JSON tags above.
 func (h hit) generic() map[string]any {
 	m := map[string]any{"_index": h.Index, "_score": h.Score}
 	if h.ID != "" {
 		m["_id"] = h.ID
 	}
 	if len(h.Source) > 0 {
-		m["_source"] = h.Source
+		m["_source"] = generic(h.Source)
 	}
 	if len(h.Sort) > 0 {
 		m["sort"] = h.Sort
