@@ -58,7 +58,7 @@ func warmUp(raw string) error {
 	defer cancel()
 	i := strings.LastIndexByte(raw, '/')
 	raw = raw[:i+1] + "fb-e2e-warmup"
-	tgt, err := all.Registry().Open(ctx, raw, target.Options{Recreate: true, RequestTimeoutS: requestTimeoutS})
+	tgt, err := all.Registry().Open(ctx, raw, target.Options{Recreate: true, RequestTimeout: requestTimeout})
 	if err != nil {
 		return err
 	}
@@ -127,17 +127,17 @@ func withName(t *testing.T, raw, name string) string {
 	return raw[:i+1] + strings.ReplaceAll(name, "_", "-")
 }
 
-// requestTimeoutS bounds each request of the targets the tests open. A
+// requestTimeout bounds each request of the targets the tests open. A
 // search engine on a busy machine can take several seconds to delete or
 // create an index; the runs bound their writes with their own timeout.
-const requestTimeoutS = 30
+const requestTimeout = 30 * time.Second
 
 // open opens and sets up a fresh target that is dropped when the test ends.
 func open(t *testing.T, raw string, settings map[string]string) target.Target {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	tgt, err := all.Registry().Open(ctx, raw, target.Options{Recreate: true, Settings: settings, RequestTimeoutS: requestTimeoutS})
+	tgt, err := all.Registry().Open(ctx, raw, target.Options{Recreate: true, Settings: settings, RequestTimeout: requestTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func renamed(t *testing.T, raw, like string) string {
 // opened with, as the command line opens them: each reading its node's
 // own copies.
 func endpointOptions(settings map[string]string) target.Options {
-	return target.Options{Settings: settings, RequestTimeoutS: requestTimeoutS, ReadLocal: true}
+	return target.Options{Settings: settings, RequestTimeout: requestTimeout, ReadLocal: true}
 }
 
 // openSetup opens the first URL as the write target, set up afresh and

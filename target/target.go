@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/freshbench/freshbench/redact"
 )
@@ -125,11 +126,11 @@ type Target interface {
 // target's own knobs, checked and parsed against the Knobs its Driver
 // declares.
 type Options struct {
-	Recreate        bool              // drop and create the index/table at setup
-	Insecure        bool              // skip TLS verification (https only)
-	CACert          string            // path to a PEM CA bundle
-	Settings        map[string]string // the target's knobs by name: shards, refresh_interval, write_method, …
-	RequestTimeoutS float64           // per-request timeout in seconds; 0 means the target's default
+	Recreate       bool              // drop and create the index/table at setup
+	Insecure       bool              // skip TLS verification (https only)
+	CACert         string            // path to a PEM CA bundle
+	Settings       map[string]string // the target's knobs by name: shards, refresh_interval, write_method, …
+	RequestTimeout time.Duration     // bound on each request (--write-timeout, as the ingest's WriteTimeout); 0 means the target's default
 	// ReadLocal makes every read answer from the copy of the data on the
 	// node the URL names, where a target can tell (Elasticsearch and
 	// OpenSearch: search preference _local): a read endpoint then

@@ -244,7 +244,7 @@ func calibrateConfig(batches, start, step, refine string, maxRate float64, hold,
 // is a noop server: a calibration against a database would measure the
 // database, and fill it.
 func openNoop(ctx context.Context, raw string, set settings, writeTimeout time.Duration) (target.Target, error) {
-	tgt, err := all.Registry().Open(ctx, raw, target.Options{Settings: set, RequestTimeoutS: writeTimeout.Seconds()})
+	tgt, err := all.Registry().Open(ctx, raw, target.Options{Settings: set, RequestTimeout: writeTimeout})
 	switch {
 	case errors.Is(err, target.ErrBadURL):
 		return nil, usagef("--target: %v", err)

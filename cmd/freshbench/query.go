@@ -164,7 +164,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		lf.rate, _, _ = strings.Cut(*frontier, ",")
 	}
 	if given(fs, "rate") || given(fs, "total-rate") || *frontier != "" {
-		runCfg, err := lf.config(tf.requestTimeout)
+		runCfg, err := lf.config(tf.writeTimeout)
 		if err != nil {
 			return err
 		}

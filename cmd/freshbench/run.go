@@ -49,7 +49,7 @@ type targetFlags struct {
 	url, dataDir, caCert string
 	recreate, insecure   bool
 	settings             settings
-	requestTimeout       time.Duration
+	writeTimeout         time.Duration
 	reads                readFlags // --read-endpoint, on the measuring commands
 	via                  string    // --via, on the measuring commands
 }
@@ -62,7 +62,7 @@ func addTargetFlags(fs *flag.FlagSet) *targetFlags {
 	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification (https targets only)")
 	fs.StringVar(&f.caCert, "ca-cert", "", "PEM file of the CA that signed the server's certificate")
 	fs.Var(f.settings, "set", "target setting key=value, repeatable; the settings of each target:\n"+all.Registry().SettingsHelp())
-	fs.DurationVar(&f.requestTimeout, "write-timeout", 30*time.Second, "timeout of one write request")
+	fs.DurationVar(&f.writeTimeout, "write-timeout", 30*time.Second, "timeout of one write request")
 	return f
 }
 
@@ -124,7 +124,7 @@ func (f *targetFlags) open(ctx context.Context) (target.Target, string, error) {
 func (f *targetFlags) options() target.Options {
 	return target.Options{
 		Recreate: f.recreate, Insecure: f.insecure, CACert: f.caCert,
-		Settings: f.settings, RequestTimeoutS: f.requestTimeout.Seconds(),
+		Settings: f.settings, RequestTimeout: f.writeTimeout,
 		ReadLocal: len(f.reads) > 0,
 	}
 }
@@ -245,7 +245,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	if err != nil {
 		return err
 	}
-	cfg, err := lf.config(tf.requestTimeout)
+	cfg, err := lf.config(tf.writeTimeout)
 	if err != nil {
 		return err
 	}

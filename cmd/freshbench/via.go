@@ -52,7 +52,7 @@ func (f *targetFlags) pipe(ctx context.Context, tgt target.Target) (target.Targe
 	if f.via == "" {
 		return tgt, nil
 	}
-	k, err := via.Open(ctx, f.via, f.requestTimeout)
+	k, err := via.Open(ctx, f.via, f.writeTimeout)
 	if errors.Is(err, target.ErrBadURL) || errors.Is(err, target.ErrBadSetting) {
 		return nil, usagef("--via: %v", err)
 	}

@@ -454,7 +454,7 @@ func TestDeadServer(t *testing.T) {
 		t.Run(product, func(t *testing.T) {
 			r := target.NewRegistry()
 			Register(r)
-			tg, err := r.Open(context.Background(), product+"://"+addr+"/idx", target.Options{RequestTimeoutS: 5})
+			tg, err := r.Open(context.Background(), product+"://"+addr+"/idx", target.Options{RequestTimeout: 5 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}

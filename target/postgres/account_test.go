@@ -45,7 +45,7 @@ func pairURLs(t *testing.T) (primary, standby string) {
 // ends.
 func openOn(t *testing.T, raw, table string, settings map[string]string) *store {
 	t.Helper()
-	tg, err := Open(context.Background(), withTable(t, raw, table), target.Options{Settings: settings, RequestTimeoutS: 30})
+	tg, err := Open(context.Background(), withTable(t, raw, table), target.Options{Settings: settings, RequestTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -347,7 +347,7 @@ func TestVersion(t *testing.T) {
 // checks that the request timeout ends it.
 func TestRequestTimeout(t *testing.T) {
 	ctx := context.Background()
-	s, table := openTest(t, nil, target.Options{RequestTimeoutS: 0.5})
+	s, table := openTest(t, nil, target.Options{RequestTimeout: 500 * time.Millisecond})
 	if err := s.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -466,7 +466,7 @@ func TestBadOptions(t *testing.T) {
 
 func TestParseConfig(t *testing.T) {
 	u, _ := url.Parse("postgresql://u:pw@127.0.0.1:5432/db?table=Events_1&sslmode=disable&application_name=fb")
-	cfg, err := parseConfig(u, target.Options{RequestTimeoutS: 2.5, Settings: map[string]string{"synchronous_commit": "off"}})
+	cfg, err := parseConfig(u, target.Options{RequestTimeout: 2500 * time.Millisecond, Settings: map[string]string{"synchronous_commit": "off"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -524,7 +524,7 @@ func TestServerRestart(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	s, _ := openTest(t, nil, target.Options{RequestTimeoutS: 5})
+	s, _ := openTest(t, nil, target.Options{RequestTimeout: 5 * time.Second})
 	if err := s.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -143,8 +143,8 @@ func parseConfig(u *url.URL, opts target.Options) (*config, error) {
 		return nil, fmt.Errorf("questdb: %w wal=false: QuestDB takes ILP over HTTP into WAL tables only; set ilp_transport=tcp too",
 			conflict(q, "wal", "ilp_transport"))
 	}
-	if opts.RequestTimeoutS > 0 {
-		cfg.timeout = time.Duration(opts.RequestTimeoutS * float64(time.Second))
+	if opts.RequestTimeout > 0 {
+		cfg.timeout = opts.RequestTimeout
 	}
 
 	port := u.Port()
