@@ -21,6 +21,7 @@ import (
 
 	"github.com/freshbench/freshbench/bench"
 	"github.com/freshbench/freshbench/ingest"
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
@@ -87,15 +88,7 @@ func serverURL(t *testing.T, name string) string {
 		if s.name != name {
 			continue
 		}
-		raw := os.Getenv(s.env)
-		if raw == "" {
-			msg := fmt.Sprintf("%s is not set: start a server with `scripts/%s start` and set %s=$(scripts/%s url)", s.env, s.script, s.env, s.script)
-			if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
-				t.Fatal(msg)
-			}
-			t.Skip(msg)
-		}
-		return raw
+		return testenv.URL(t, s.env, "scripts/"+s.script)
 	}
 	t.Fatalf("no server %q", name)
 	return ""

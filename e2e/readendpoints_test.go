@@ -40,8 +40,8 @@ func setupURLs(t *testing.T, env, script string) []string {
 // pgPair returns the URLs of the PostgreSQL primary and its standby.
 func pgPair(t *testing.T) []string {
 	t.Helper()
-	primary := replicated(t, "FRESHBENCH_TEST_PG_PRIMARY_URL", "postgres-replica.sh")
-	return []string{primary, replicated(t, "FRESHBENCH_TEST_PG_STANDBY_URL", "postgres-replica.sh")}
+	primary := replicated(t, "FRESHBENCH_TEST_PG_PRIMARY_URL", "postgres-replica.sh", "primary")
+	return []string{primary, replicated(t, "FRESHBENCH_TEST_PG_STANDBY_URL", "postgres-replica.sh", "standby")}
 }
 
 // sameName points every URL of raws at one index or table of this

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/query"
 	"github.com/freshbench/freshbench/results"
 )
@@ -258,7 +259,7 @@ func TestNestedShapeQueried(t *testing.T) {
 			}
 		})
 		targets["elasticsearch"] = []string{"--target", "elasticsearch://" + es + "/" + idx, "--recreate", "--set", "refresh_interval=200ms"}
-	} else if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
+	} else if testenv.Required() {
 		t.Fatal("FRESHBENCH_TEST_ELASTICSEARCH_URL is not set")
 	}
 	for name, where := range targets {

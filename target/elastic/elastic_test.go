@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/target"
 )
 
@@ -42,14 +43,7 @@ var testServers = []testServer{
 // serverURL returns the URL of a test server, or skips.
 func serverURL(t testing.TB, s testServer) *url.URL {
 	t.Helper()
-	raw := os.Getenv(s.env)
-	if raw == "" {
-		msg := fmt.Sprintf("%s is not set: start a server with `%s start` and set %s=$(%s url)", s.env, s.script, s.env, s.script)
-		if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	raw := testenv.URL(t, s.env, s.script)
 	u, err := url.Parse(raw)
 	if err != nil {
 		t.Fatalf("%s: %v", s.env, err)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/target"
 )
 
@@ -30,16 +31,7 @@ const urlEnv = "FRESHBENCH_TEST_POSTGRES_URL"
 // FRESHBENCH_REQUIRE_SERVERS=1) when none is configured.
 func serverURL(tb testing.TB) string {
 	tb.Helper()
-	raw := os.Getenv(urlEnv)
-	if raw == "" {
-		msg := urlEnv + " is not set; start a server with scripts/postgres.sh start and set " +
-			urlEnv + "=$(scripts/postgres.sh url)"
-		if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
-			tb.Fatal(msg + " (FRESHBENCH_REQUIRE_SERVERS=1)")
-		}
-		tb.Skip(msg)
-	}
-	return raw
+	return testenv.URL(tb, urlEnv, "scripts/postgres.sh")
 }
 
 func randomHex(tb testing.TB, n int) string {
