@@ -110,7 +110,7 @@ const (
 
 // Register registers the elasticsearch, opensearch and their +https schemes.
 func Register(r *target.Registry) {
-	r.Register(target.Driver{Name: "elasticsearch, opensearch", Open: Open, Knobs: knobs(),
+	r.Register(target.Driver{Name: "elasticsearch, opensearch", Open: Open, Knobs: knobs(), Updates: true,
 		Schemes: []string{Elasticsearch, Elasticsearch + "+https", OpenSearch, OpenSearch + "+https"}})
 }
 

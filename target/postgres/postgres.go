@@ -123,7 +123,7 @@ func WriteMethods() []string { return []string{methodInsert, methodCopy, methodP
 
 // Register registers the postgres and postgresql schemes.
 func Register(r *target.Registry) {
-	r.Register(target.Driver{Name: "postgres", Schemes: []string{"postgres", "postgresql"}, Open: Open, Knobs: knobs()})
+	r.Register(target.Driver{Name: "postgres", Schemes: []string{"postgres", "postgresql"}, Open: Open, Knobs: knobs(), Updates: true})
 }
 
 // config is everything Open derives from the URL and options before it

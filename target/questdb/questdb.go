@@ -83,7 +83,7 @@ const (
 
 // Register registers the questdb scheme.
 func Register(r *target.Registry) {
-	r.Register(target.Driver{Name: "questdb", Schemes: []string{"questdb"}, Open: Open, Knobs: knobs()})
+	r.Register(target.Driver{Name: "questdb", Schemes: []string{"questdb"}, Open: Open, Knobs: knobs(), Updates: true})
 }
 
 // config is everything Open derives from the URL and options before it
