@@ -49,7 +49,8 @@ func addQueryFlags(fs *flag.FlagSet) *queryFlags {
 }
 
 // config checks the query flags and builds the workload; levels, when
-// given, set its QPS.
+// given, set its QPS. The workload's values are bench.QueryRun.Validate's
+// to check, with the rest of the run.
 func (f *queryFlags) config(fs *flag.FlagSet, seed uint64, levels *bench.QueryLevels) (query.Config, error) {
 	mix, err := query.ParseMix(f.mix)
 	if err != nil {
@@ -80,12 +81,10 @@ func (f *queryFlags) config(fs *flag.FlagSet, seed uint64, levels *bench.QueryLe
 			c.QPS = levels.QPS[0]
 		}
 	}
-	if err := c.Validate(); err != nil {
-		return query.Config{}, usageError{err}
-	}
 	return c, nil
 }
 
+// sweepConfig builds the sweep, which bench.QueryRun.Validate checks.
 func (f *queryFlags) sweepConfig() (query.SweepConfig, error) {
 	slo, err := stats.ParseSLO(f.slo)
 	if err != nil {
@@ -97,9 +96,6 @@ func (f *queryFlags) sweepConfig() (query.SweepConfig, error) {
 	}
 	if sc.Step == 0 {
 		sc.Step = sc.Start
-	}
-	if err := sc.Validate(); err != nil {
-		return query.SweepConfig{}, usageError{err}
 	}
 	return sc, nil
 }
@@ -291,15 +287,13 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 }
 
 // frontierRates reads --frontier: the ingest rates, which take the place
-// of --rate, each swept with --sweep.
+// of --rate, each swept with --sweep. What else a frontier needs (a
+// sweep, no levels) is bench.QueryRun.Validate's to check.
 func frontierRates(fs *flag.FlagSet, list string) ([]pace.Rate, error) {
-	for _, n := range []string{"rate", "total-rate", "levels"} {
+	for _, n := range []string{"rate", "total-rate"} {
 		if given(fs, n) {
 			return nil, usagef("--frontier and --%s: give one (--frontier's rates are the ingest's, each swept in turn)", n)
 		}
-	}
-	if !given(fs, "sweep") {
-		return nil, usagef("--frontier: add --sweep (with --sweep-start, --sweep-step, --sweep-max and --slo): at each ingest rate, the sweep finds the highest QPS")
 	}
 	var rates []pace.Rate
 	for _, s := range strings.Split(list, ",") {
