@@ -22,7 +22,7 @@ import (
 	"github.com/freshbench/freshbench/target/all"
 )
 
-func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("calibrate")
 	url := fs.String("target", "", "URL of a running freshbench noop server (default: start one as a child process, so that its CPU is not counted as the driver's)")
 	protocol := fs.String("protocol", "elasticsearch", "without --target, the endpoint of the started noop server to drive: elasticsearch, opensearch or postgres")
@@ -36,13 +36,10 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	hold := fs.Duration("hold", 5*time.Second, "how long each step holds its rate after its --warmup")
 	warmup := fs.Duration("warmup", time.Second, "leading part of each step left out of its figures")
 	maxDuration := fs.Duration("max-duration", 10*time.Minute, "bound on the whole calibration; each batch size gets an equal share, and a search stops before a step that would not fit")
-	generators := fs.Int("generators", 1, "independent event streams")
-	inflight := fs.Int("max-inflight", 16, "bound on concurrent write requests; a batch that waits for a slot is late")
-	docSize := fs.String("doc-size", "1KB", "serialized size of one event (1KB = 1000 bytes)")
-	maxMemory := fs.String("max-memory", "1GiB", "bound on the memory the batches may hold at once, as in a run")
-	poll := fs.Duration("poll-interval", 200*time.Millisecond, "how often the freshness and probe queries run, as in a run")
-	probeRate := fs.Float64("probe-rate", 20, "probe events per second, as in a run")
-	writeTimeout := fs.Duration("write-timeout", 30*time.Second, "timeout of one write request")
+	lf := &loadFlags{}
+	addDriverFlags(fs, lf)
+	var writeTimeout time.Duration
+	addWriteTimeoutFlag(fs, &writeTimeout)
 	out := fs.String("out", "", "results file (default results/calibrate-<time>.json)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the driver over the searches to this file (go tool pprof reads it)")
 	quiet := fs.Bool("quiet", false, "no live progress")
@@ -58,12 +55,12 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		*calibration = path
 	}
-	cfg, err := calibrateConfig(*batches, *start, *step, *refine, *maxRate, *hold, *warmup, *maxDuration, *docSize, *maxMemory)
+	cfg, err := calibrateConfig(*batches, *start, *step, *refine, *maxRate, *hold, *warmup, *maxDuration, lf.docSize, lf.maxMemory)
 	if err != nil {
 		return err
 	}
-	cfg.Run.Ingest.Generators, cfg.Run.Ingest.MaxInflight, cfg.Run.Ingest.ProbeRate = *generators, *inflight, *probeRate
-	cfg.Run.Ingest.WriteTimeout, cfg.Run.PollInterval = *writeTimeout, *poll
+	cfg.Run.Ingest.Generators, cfg.Run.Ingest.MaxInflight, cfg.Run.Ingest.ProbeRate = lf.generators, lf.inflight, lf.probeRate
+	cfg.Run.Ingest.WriteTimeout, cfg.Run.PollInterval = writeTimeout, lf.poll
 	if err := cfg.Validate(); err != nil {
 		return usageError{err}
 	}
@@ -87,18 +84,12 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	raw := *url
 	var child *noop.Process
 	if raw == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return fmt.Errorf("find the freshbench binary to start the noop server: %w", err)
-		}
-		if child, err = noop.StartProcess(ctx, exe); err != nil {
+		if child, raw, err = startNoop(ctx, *protocol, stderr); err != nil {
 			return err
 		}
 		defer child.Stop()
-		raw = child.URL(*protocol)
-		fmt.Fprintf(stderr, "calibrate: started freshbench noop, driving %s\n", raw)
 	}
-	tgt, err := openNoop(ctx, raw, set, *writeTimeout)
+	tgt, err := openNoop(ctx, raw, set, writeTimeout)
 	if err != nil {
 		return err
 	}
@@ -106,6 +97,14 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
+	// A noop server left running keeps what the probes read of every
+	// step; dropping the index frees it. A child has ended already.
+	teardown := false
+	defer func() {
+		if cerr := sess.close(ctx, teardown); err == nil {
+			err = cerr
+		}
+	}()
 	cfg.Run.Observer = sess.obs
 	if !*quiet {
 		cfg.Run.Progress = progressPrinter(stderr)
@@ -119,7 +118,6 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	stopProfile, err := startCPUProfile(profile)
 	if err != nil {
-		sess.close(ctx, false)
 		return err
 	}
 	res, err := bench.Calibrate(ctx, sess.tgt, cfg)
@@ -127,7 +125,6 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "calibrate: %v\n", perr)
 	}
 	if err != nil {
-		sess.close(ctx, false)
 		return err
 	}
 	if child != nil {
@@ -138,7 +135,6 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		res.Calibration.NoopCPUS = cpu.Seconds()
 	}
 	if err := sess.write(res); err != nil {
-		sess.close(ctx, false)
 		return err
 	}
 	fmt.Fprintln(stdout)
@@ -152,9 +148,24 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	} else {
 		fmt.Fprintf(stdout, "calibration: saved as this machine's: %s\n", *calibration)
 	}
-	// A noop server left running keeps what the probes read of every
-	// step; dropping the index frees it. A child has ended already.
-	return sess.close(ctx, child == nil)
+	teardown = child == nil
+	return nil
+}
+
+// startNoop starts freshbench noop as a child process and returns the URL
+// of its endpoint for protocol.
+func startNoop(ctx context.Context, protocol string, stderr io.Writer) (*noop.Process, string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, "", fmt.Errorf("find the freshbench binary to start the noop server: %w", err)
+	}
+	child, err := noop.StartProcess(ctx, exe)
+	if err != nil {
+		return nil, "", err
+	}
+	raw := child.URL(protocol)
+	fmt.Fprintf(stderr, "calibrate: started freshbench noop, driving %s\n", raw)
+	return child, raw, nil
 }
 
 // createProfile creates the --cpuprofile file before anything runs; nil
