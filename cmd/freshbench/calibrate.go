@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -49,26 +50,16 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	if *calibration == "" {
-		path, err := bench.DefaultCalibrationPath()
-		if err != nil {
+		if *calibration, err = bench.DefaultCalibrationPath(); err != nil {
 			return usagef("%v; give --calibration FILE", err)
 		}
-		*calibration = path
 	}
-	cfg, err := calibrateConfig(*batches, *start, *step, *refine, *maxRate, *hold, *warmup, *maxDuration, lf.docSize, lf.maxMemory)
+	cfg, err := calibrateConfig(*batches, *start, *step, *refine, *maxRate, *hold, *warmup, *maxDuration, lf, writeTimeout)
 	if err != nil {
 		return err
 	}
-	cfg.Run.Ingest.Generators, cfg.Run.Ingest.MaxInflight, cfg.Run.Ingest.ProbeRate = lf.generators, lf.inflight, lf.probeRate
-	cfg.Run.Ingest.WriteTimeout, cfg.Run.PollInterval = writeTimeout, lf.poll
-	if err := cfg.Validate(); err != nil {
-		return usageError{err}
-	}
-	if *url != "" && given(fs, "protocol") {
-		return usagef("--protocol chooses the endpoint of a noop server calibrate starts; with --target give that endpoint's URL instead")
-	}
-	if *url == "" && *protocol != "elasticsearch" && *protocol != "opensearch" && *protocol != "postgres" {
-		return usagef("--protocol %q: want elasticsearch, opensearch or postgres", *protocol)
+	if err := checkProtocol(fs, *url, *protocol); err != nil {
+		return err
 	}
 	if err := resultsPath(out, "calibrate"); err != nil {
 		return err
@@ -105,17 +96,9 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			err = cerr
 		}
 	}()
-	cfg.Run.Observer = sess.obs
-	if !*quiet {
-		cfg.Run.Progress = progressPrinter(stderr)
-	}
+	watchCalibration(&cfg, sess, *quiet, stdout, stderr)
 	fmt.Fprintf(stderr, "calibrate: batch sizes %s, from %s by %s (then %s), each step %s after %s warm-up, at most %s in all\n",
 		*batches, cfg.Start, cfg.Increase, orNone(*refine), *hold, *warmup, *maxDuration)
-	steps := map[int]int{}
-	cfg.OnStep = func(batch int, st *results.Result) {
-		report.CalibrationStep(stdout, batch, steps[batch], st)
-		steps[batch]++
-	}
 	stopProfile, err := startCPUProfile(profile)
 	if err != nil {
 		return err
@@ -140,16 +123,48 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fmt.Fprintln(stdout)
 	report.Calibration(stdout, res)
 	fmt.Fprintf(stdout, "results: %s\n", *out)
-	// An interrupted calibration's ceilings are too low to warn by.
-	if res.EndedEarly {
-		fmt.Fprintf(stdout, "calibration: ended early, not saved as this machine's (%s keeps what it held)\n", *calibration)
-	} else if err := bench.SaveCalibration(*calibration, res); err != nil {
-		fmt.Fprintf(stderr, "calibrate: %v\n", err)
-	} else {
-		fmt.Fprintf(stdout, "calibration: saved as this machine's: %s\n", *calibration)
-	}
+	saveCalibration(stdout, stderr, res, *calibration)
 	teardown = child == nil
 	return nil
+}
+
+// watchCalibration sends the calibration's live figures to the session's
+// metrics and prints each step as it ends, with progress unless quiet.
+func watchCalibration(cfg *bench.CalibrateConfig, sess *session, quiet bool, stdout, stderr io.Writer) {
+	cfg.Run.Observer = sess.obs
+	if !quiet {
+		cfg.Run.Progress = progressPrinter(stderr)
+	}
+	steps := map[int]int{}
+	cfg.OnStep = func(batch int, st *results.Result) {
+		report.CalibrationStep(stdout, batch, steps[batch], st)
+		steps[batch]++
+	}
+}
+
+// checkProtocol refuses a --protocol calibrate cannot start, or one given
+// with --target, which names the endpoint itself.
+func checkProtocol(fs *flag.FlagSet, url, protocol string) error {
+	if url != "" && given(fs, "protocol") {
+		return usagef("--protocol chooses the endpoint of a noop server calibrate starts; with --target give that endpoint's URL instead")
+	}
+	if url == "" && protocol != "elasticsearch" && protocol != "opensearch" && protocol != "postgres" {
+		return usagef("--protocol %q: want elasticsearch, opensearch or postgres", protocol)
+	}
+	return nil
+}
+
+// saveCalibration saves the ceilings of res as this machine's
+// calibration at path, unless the calibration ended early: an
+// interrupted calibration's ceilings are too low to warn by.
+func saveCalibration(stdout, stderr io.Writer, res *results.Result, path string) {
+	if res.EndedEarly {
+		fmt.Fprintf(stdout, "calibration: ended early, not saved as this machine's (%s keeps what it held)\n", path)
+	} else if err := bench.SaveCalibration(path, res); err != nil {
+		fmt.Fprintf(stderr, "calibrate: %v\n", err)
+	} else {
+		fmt.Fprintf(stdout, "calibration: saved as this machine's: %s\n", path)
+	}
 }
 
 // startNoop starts freshbench noop as a child process and returns the URL
@@ -204,8 +219,9 @@ func orNone(s string) string {
 	return s
 }
 
-// calibrateConfig reads the flags that shape the searches.
-func calibrateConfig(batches, start, step, refine string, maxRate float64, hold, warmup, maxDuration time.Duration, docSize, maxMemory string) (bench.CalibrateConfig, error) {
+// calibrateConfig reads the flags that shape the searches and the
+// driver's work in each step, and checks the whole.
+func calibrateConfig(batches, start, step, refine string, maxRate float64, hold, warmup, maxDuration time.Duration, lf *loadFlags, writeTimeout time.Duration) (bench.CalibrateConfig, error) {
 	var cfg bench.CalibrateConfig
 	for b := range strings.SplitSeq(batches, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(b))
@@ -233,20 +249,27 @@ func calibrateConfig(batches, start, step, refine string, maxRate float64, hold,
 	if warmup < 0 {
 		return cfg, usagef("--warmup %s: want 0 or more", warmup)
 	}
-	size, err := pace.ParseSize(docSize)
+	size, err := pace.ParseSize(lf.docSize)
 	if err != nil {
 		return cfg, usagef("--doc-size: %v", err)
 	}
-	memory, err := pace.ParseSize(maxMemory)
+	memory, err := pace.ParseSize(lf.maxMemory)
 	if err != nil {
 		return cfg, usagef("--max-memory: %v", err)
 	}
 	cfg.MaxRate, cfg.MaxDuration, cfg.Rule = maxRate, maxDuration, bench.CalibrationRule()
 	cfg.Run = bench.Config{
-		Ingest: ingest.Config{Duration: warmup + hold, Warmup: warmup, DocSize: int(size), MemoryLimit: int64(memory)},
+		Ingest: ingest.Config{
+			Duration: warmup + hold, Warmup: warmup, DocSize: int(size), MemoryLimit: int64(memory),
+			Generators: lf.generators, MaxInflight: lf.inflight, ProbeRate: lf.probeRate, WriteTimeout: writeTimeout,
+		},
+		PollInterval: lf.poll,
 		// Everything a noop server acknowledges is visible at once: the
 		// drain ends at its first look.
 		Drain: 10 * time.Second,
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, usageError{err}
 	}
 	return cfg, nil
 }
