@@ -76,7 +76,7 @@ func validEndpoints(eps []ReadEndpoint) error {
 	seen := map[string]bool{results.TargetEndpoint: true}
 	for _, e := range eps {
 		if e.Name == "" || seen[e.Name] {
-			return invalid.New("read endpoint name", strconv.Quote(e.Name), fmt.Sprintf("a name of its own, not empty nor %q", results.TargetEndpoint))
+			return invalid.New(invalid.ReadEndpointName, strconv.Quote(e.Name), fmt.Sprintf("a name of its own, not empty nor %q", results.TargetEndpoint))
 		}
 		seen[e.Name] = true
 	}
@@ -89,10 +89,10 @@ func (c Config) Validate() error {
 		return err
 	}
 	if c.PollInterval <= 0 {
-		return invalid.New("poll interval", c.PollInterval, "a positive duration, e.g. 200ms")
+		return invalid.New(invalid.PollInterval, c.PollInterval, "a positive duration, e.g. 200ms")
 	}
 	if c.Drain < 0 {
-		return invalid.New("drain", c.Drain, "0 or more")
+		return invalid.New(invalid.Drain, c.Drain, "0 or more")
 	}
 	if c.Experiment != nil {
 		if err := c.Experiment.Validate(); err != nil {
@@ -122,7 +122,7 @@ func startAt(ctx context.Context, e *results.Experiment) (time.Time, error) {
 	}
 	wait := time.Until(e.StartAt) - leadTime
 	if wait < 0 {
-		return time.Time{}, invalid.New("start", e.StartAt.Format(time.RFC3339Nano),
+		return time.Time{}, invalid.New(invalid.Start, e.StartAt.Format(time.RFC3339Nano),
 			fmt.Sprintf("an instant still ahead when the instance is ready; it was ready %s after it", (-wait).Round(time.Millisecond)))
 	}
 	t := time.NewTimer(wait)
@@ -355,7 +355,7 @@ func checkUnused(ctx context.Context, r target.Reader, gens []string, seed uint6
 		if err != nil || n == 0 {
 			continue
 		}
-		return invalid.Wrap("seed", seed, fmt.Errorf("%w %s (%d events): an earlier run wrote the same ids; use another seed, new ids for each run, or recreate the index or table", ErrGeneratorInUse, g, n))
+		return invalid.Wrap(invalid.Seed, seed, fmt.Errorf("%w %s (%d events): an earlier run wrote the same ids; use another seed, new ids for each run, or recreate the index or table", ErrGeneratorInUse, g, n))
 	}
 	return nil
 }
@@ -466,10 +466,10 @@ func RunQueries(ctx context.Context, q target.Querier, reads []ReadEndpoint, cfg
 
 func checkWarmup(warmup, duration time.Duration) error {
 	if duration <= 0 {
-		return invalid.New("duration", duration, "a positive duration, e.g. 60s")
+		return invalid.New(invalid.Duration, duration, "a positive duration, e.g. 60s")
 	}
 	if warmup < 0 || warmup >= duration {
-		return invalid.New("warm-up", warmup, fmt.Sprintf("0 or more and less than the duration %s", duration))
+		return invalid.New(invalid.Warmup, warmup, fmt.Sprintf("0 or more and less than the duration %s", duration))
 	}
 	return nil
 }

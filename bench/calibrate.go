@@ -49,29 +49,29 @@ func CalibrationRule() stats.Rule {
 // Validate names the first bad setting.
 func (c CalibrateConfig) Validate() error {
 	if len(c.BatchSizes) == 0 {
-		return invalid.New("batch sizes", "(none)", "one or more batch sizes, e.g. 50,500")
+		return invalid.New(invalid.BatchSizes, "(none)", "one or more batch sizes, e.g. 50,500")
 	}
 	if c.Start.Unit != pace.Events || c.Start.PerSecond <= 0 {
-		return invalid.New("start rate", c.Start, "a rate in events/s, e.g. 5000")
+		return invalid.New(invalid.StartRate, c.Start, "a rate in events/s, e.g. 5000")
 	}
 	if c.Increase.Factor <= 1 {
-		return invalid.New("step", c.Increase, "a factor above 1, e.g. x1.5")
+		return invalid.New(invalid.Step, c.Increase, "a factor above 1, e.g. x1.5")
 	}
 	if c.Refine.Factor != 0 && (c.Refine.Factor <= 1 || c.Refine.Factor >= c.Increase.Factor) {
-		return invalid.New("refinement", c.Refine, fmt.Sprintf("a factor above 1 and below the step's %s", c.Increase))
+		return invalid.New(invalid.Refinement, c.Refine, fmt.Sprintf("a factor above 1 and below the step's %s", c.Increase))
 	}
 	if c.MaxRate < c.Start.PerSecond {
-		return invalid.New("maximum rate", c.MaxRate, fmt.Sprintf("at least the start rate %s", c.Start))
+		return invalid.New(invalid.MaxRate, c.MaxRate, fmt.Sprintf("at least the start rate %s", c.Start))
 	}
 	if c.MaxDuration <= 0 {
-		return invalid.New("maximum duration", c.MaxDuration, "a positive duration, e.g. 10m")
+		return invalid.New(invalid.MaxDuration, c.MaxDuration, "a positive duration, e.g. 10m")
 	}
 	for _, b := range c.BatchSizes {
 		run := c.Run
 		run.Ingest.BatchSize, run.Ingest.Rate = b, c.Start
 		if err := run.Validate(); err != nil {
-			if e, ok := invalid.As(err); ok && e.Field == "batch size" {
-				return &invalid.Error{Field: "batch sizes", Value: e.Value, Want: e.Want, Err: e.Err}
+			if e, ok := invalid.As(err); ok && e.Field == invalid.BatchSize {
+				return &invalid.Error{Field: invalid.BatchSizes, Value: e.Value, Want: e.Want, Err: e.Err}
 			}
 			return err
 		}

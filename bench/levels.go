@@ -26,10 +26,10 @@ type LevelTrials struct {
 // Validate names the first bad setting.
 func (t LevelTrials) Validate() error {
 	if t.Trials < 1 {
-		return invalid.New("trials", t.Trials, "1 or more trials per level")
+		return invalid.New(invalid.Trials, t.Trials, "1 or more trials per level")
 	}
 	if t.Warmup < 0 {
-		return invalid.New("warm-up trials", t.Warmup, "0 or more")
+		return invalid.New(invalid.WarmupTrials, t.Warmup, "0 or more")
 	}
 	return nil
 }
@@ -50,17 +50,17 @@ type LevelsConfig struct {
 // Validate names the first bad setting.
 func (c LevelsConfig) Validate() error {
 	if len(c.Rates) == 0 {
-		return invalid.New("levels", "(none)", "one or more target rates, e.g. 1000,2000,4000")
+		return invalid.New(invalid.Levels, "(none)", "one or more target rates, e.g. 1000,2000,4000")
 	}
 	if c.Run.Experiment != nil {
-		return invalid.New("experiment name", c.Run.Experiment.Name, "no experiment: the instances of an experiment run one rate each, not levels")
+		return invalid.New(invalid.ExperimentName, c.Run.Experiment.Name, "no experiment: the instances of an experiment run one rate each, not levels")
 	}
 	if len(c.Run.ReadEndpoints) > 0 {
 		return errNoEndpointsWith("levels", c.Run.ReadEndpoints)
 	}
 	for _, r := range c.Rates {
 		if r.Unit != c.Rates[0].Unit {
-			return invalid.New("levels", ratesText(c.Rates), "rates in one unit: all in events/s or all in bytes/s")
+			return invalid.New(invalid.Levels, ratesText(c.Rates), "rates in one unit: all in events/s or all in bytes/s")
 		}
 		if err := stepConfig(c.Run, r, 0, "").Validate(); err != nil {
 			return fmt.Errorf("at the level %s: %w", r, err)
@@ -114,11 +114,11 @@ type QueryLevels struct {
 // Validate names the first bad setting.
 func (l QueryLevels) Validate() error {
 	if len(l.QPS) == 0 {
-		return invalid.New("levels", "(none)", "one or more QPS, e.g. 50,100,200")
+		return invalid.New(invalid.Levels, "(none)", "one or more QPS, e.g. 50,100,200")
 	}
 	for _, q := range l.QPS {
 		if q <= 0 {
-			return invalid.New("levels", strconv.FormatFloat(q, 'f', -1, 64), "a positive number of queries per second")
+			return invalid.New(invalid.Levels, strconv.FormatFloat(q, 'f', -1, 64), "a positive number of queries per second")
 		}
 	}
 	return l.LevelTrials.Validate()

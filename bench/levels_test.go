@@ -233,7 +233,7 @@ func TestRunLevelsKeepsTrialsBeforeAFailure(t *testing.T) {
 }
 
 func TestLevelsConfigValidate(t *testing.T) {
-	for field, mod := range map[string]func(*LevelsConfig){
+	for field, mod := range map[invalid.Field]func(*LevelsConfig){
 		"levels":          func(c *LevelsConfig) { c.Rates = nil },
 		"trials":          func(c *LevelsConfig) { c.Trials = 0 },
 		"warm-up trials":  func(c *LevelsConfig) { c.Warmup = -1 },

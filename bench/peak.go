@@ -81,19 +81,19 @@ func (c PeakConfig) Validate() error {
 	inc := c.Increase
 	switch {
 	case inc.Factor == 0 && inc.Add.PerSecond <= 0:
-		return invalid.New("step", inc, "a positive increment (2000, 10MB/s) or a factor above 1 (x1.5)")
+		return invalid.New(invalid.Step, inc, "a positive increment (2000, 10MB/s) or a factor above 1 (x1.5)")
 	case inc.Factor != 0 && inc.Factor <= 1:
-		return invalid.New("step", inc, "a factor above 1")
+		return invalid.New(invalid.Step, inc, "a factor above 1")
 	case inc.Factor == 0 && inc.Add.Unit != c.Run.Ingest.Rate.Unit:
-		return invalid.New("step", inc.Add, fmt.Sprintf("the unit of the start rate %s: give both in events/s or both in bytes/s", c.Run.Ingest.Rate))
+		return invalid.New(invalid.Step, inc.Add, fmt.Sprintf("the unit of the start rate %s: give both in events/s or both in bytes/s", c.Run.Ingest.Rate))
 	case c.MaxSteps < 0:
-		return invalid.New("maximum steps", c.MaxSteps, "0 (no limit) or more")
+		return invalid.New(invalid.MaxSteps, c.MaxSteps, "0 (no limit) or more")
 	case c.MaxRate < 0:
-		return invalid.New("maximum rate", c.MaxRate, "0 (no limit) or more")
+		return invalid.New(invalid.MaxRate, c.MaxRate, "0 (no limit) or more")
 	case c.MaxSteps == 0 && c.MaxRate == 0:
-		return invalid.New("maximum steps", c.MaxSteps, "a limit: a peak search needs a maximum number of steps or a maximum rate")
+		return invalid.New(invalid.MaxSteps, c.MaxSteps, "a limit: a peak search needs a maximum number of steps or a maximum rate")
 	case c.MaxRate > 0 && c.MaxRate < c.Run.Ingest.Rate.PerSecond:
-		return invalid.New("maximum rate", pace.Rate{PerSecond: c.MaxRate, Unit: c.Run.Ingest.Rate.Unit}, fmt.Sprintf("at least the start rate %s", c.Run.Ingest.Rate))
+		return invalid.New(invalid.MaxRate, pace.Rate{PerSecond: c.MaxRate, Unit: c.Run.Ingest.Rate.Unit}, fmt.Sprintf("at least the start rate %s", c.Run.Ingest.Rate))
 	}
 	return nil
 }

@@ -77,24 +77,24 @@ func (r QueryRun) Validate() error {
 	if len(r.Frontier) > 0 {
 		switch {
 		case r.Sweep == nil:
-			return invalid.New("frontier", r.Frontier[0].String(), "a sweep as well: at each ingest rate, the sweep finds the highest QPS")
+			return invalid.New(invalid.Frontier, r.Frontier[0].String(), "a sweep as well: at each ingest rate, the sweep finds the highest QPS")
 		case r.Ingest == nil:
-			return invalid.New("frontier", r.Frontier[0].String(), "an ingest: its rates are the frontier's")
+			return invalid.New(invalid.Frontier, r.Frontier[0].String(), "an ingest: its rates are the frontier's")
 		case r.Levels != nil:
-			return invalid.New("frontier", r.Frontier[0].String(), "no levels as well")
+			return invalid.New(invalid.Frontier, r.Frontier[0].String(), "no levels as well")
 		}
 		for _, rate := range r.Frontier {
 			if rate.Unit != r.Frontier[0].Unit || rate.PerSecond <= 0 {
-				return invalid.New("frontier", rate.String(), "positive rates, all in events/s or all in bytes/s")
+				return invalid.New(invalid.Frontier, rate.String(), "positive rates, all in events/s or all in bytes/s")
 			}
 		}
 	}
 	if r.Levels != nil {
 		if r.Sweep != nil {
-			return invalid.New("levels", r.Levels.QPS, "no sweep as well: a sweep steps the QPS itself")
+			return invalid.New(invalid.Levels, r.Levels.QPS, "no sweep as well: a sweep steps the QPS itself")
 		}
 		if r.Queries.Concurrency > 0 {
-			return invalid.New("concurrency", r.Queries.Concurrency, "none with levels: levels are open-loop QPS")
+			return invalid.New(invalid.Concurrency, r.Queries.Concurrency, "none with levels: levels are open-loop QPS")
 		}
 		if err := r.Levels.Validate(); err != nil {
 			return err
@@ -274,5 +274,5 @@ func (r QueryRun) measure(ctx context.Context, tgt target.Target, q target.Queri
 // figures are summarized over trials or steps: those summaries are the
 // write target's alone, and the endpoints' figures would go unseen.
 func errNoEndpointsWith(what string, eps []ReadEndpoint) error {
-	return invalid.New("read endpoint", redact.URL(eps[0].URL), "none with "+what+": measure each level or QPS with read endpoints as a run or query of its own")
+	return invalid.New(invalid.ReadEndpoint, redact.URL(eps[0].URL), "none with "+what+": measure each level or QPS with read endpoints as a run or query of its own")
 }

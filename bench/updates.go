@@ -36,7 +36,7 @@ func newUpdateProbes(eps []ReadEndpoint, cfg Config, window *probe.Window) (*upd
 	u := &updateProbes{eps: eps}
 	for _, e := range eps {
 		if _, piped := e.Reader.(target.Piped); piped {
-			return nil, invalid.New("update share", cfg.Ingest.UpdateShare, "0: writes through an intermediary (--via) are inserts only")
+			return nil, invalid.New(invalid.UpdateShare, cfg.Ingest.UpdateShare, "0: writes through an intermediary are inserts only")
 		}
 		up, ok := e.Reader.(target.Updater)
 		if !ok {
@@ -44,7 +44,7 @@ func newUpdateProbes(eps []ReadEndpoint, cfg Config, window *probe.Window) (*upd
 			if e.Name != results.TargetEndpoint {
 				what = fmt.Sprintf("read endpoint %s (%s)", e.Name, redact.URL(e.URL))
 			}
-			return nil, invalid.New("update share", cfg.Ingest.UpdateShare, fmt.Sprintf("0: %s takes no updates (sqlite, postgres, elasticsearch, opensearch, questdb and sim do)", what))
+			return nil, invalid.New(invalid.UpdateShare, cfg.Ingest.UpdateShare, fmt.Sprintf("0: %s takes no updates (the targets that do say so in their settings help)", what))
 		}
 		u.ups = append(u.ups, up)
 		u.vis = append(u.vis, probe.NewUpdateVisibility(e.Name, up, cfg.PollInterval, window, stats.NopObserver{}))

@@ -4,27 +4,20 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/results"
 )
 
 // replicated returns the first URL (the primary, or node 1) of a
 // replicated setup of scripts/*-replica.sh or scripts/*-cluster.sh, or
 // skips.
-func replicated(t *testing.T, env, script string) string {
+func replicated(t *testing.T, env, script string, urlArgs ...string) string {
 	t.Helper()
-	raw := os.Getenv(env)
-	if raw == "" {
-		msg := env + " is not set: start the setup with `scripts/" + script + " start` (see scripts/test.sh)"
-		if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	raw := testenv.URL(t, env, "scripts/"+script, urlArgs...)
 	first, _, _ := strings.Cut(raw, ",")
 	return first
 }
@@ -80,7 +73,7 @@ func TestServerAccountInResults(t *testing.T) {
 		}
 	})
 	t.Run("postgres-replica", func(t *testing.T) {
-		raw := withName(t, replicated(t, "FRESHBENCH_TEST_PG_PRIMARY_URL", "postgres-replica.sh"), "account")
+		raw := withName(t, replicated(t, "FRESHBENCH_TEST_PG_PRIMARY_URL", "postgres-replica.sh", "primary"), "account")
 		tgt := open(t, raw, nil)
 		a := recorded(t, run(t, tgt, config(500, 3*time.Second, 100*time.Millisecond)))
 		for _, end := range []*results.ServerAccount{a.Start, a.End} {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/freshbench/freshbench/bench"
 	"github.com/freshbench/freshbench/ingest"
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
@@ -58,7 +59,7 @@ func warmUp(raw string) error {
 	defer cancel()
 	i := strings.LastIndexByte(raw, '/')
 	raw = raw[:i+1] + "fb-e2e-warmup"
-	tgt, err := all.Registry().Open(ctx, raw, target.Options{Recreate: true, RequestTimeoutS: requestTimeoutS})
+	tgt, err := all.Registry().Open(ctx, raw, target.Options{Recreate: true, RequestTimeout: requestTimeout})
 	if err != nil {
 		return err
 	}
@@ -87,15 +88,7 @@ func serverURL(t *testing.T, name string) string {
 		if s.name != name {
 			continue
 		}
-		raw := os.Getenv(s.env)
-		if raw == "" {
-			msg := fmt.Sprintf("%s is not set: start a server with `scripts/%s start` and set %s=$(scripts/%s url)", s.env, s.script, s.env, s.script)
-			if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
-				t.Fatal(msg)
-			}
-			t.Skip(msg)
-		}
-		return raw
+		return testenv.URL(t, s.env, "scripts/"+s.script)
 	}
 	t.Fatalf("no server %q", name)
 	return ""
@@ -127,17 +120,17 @@ func withName(t *testing.T, raw, name string) string {
 	return raw[:i+1] + strings.ReplaceAll(name, "_", "-")
 }
 
-// requestTimeoutS bounds each request of the targets the tests open. A
+// requestTimeout bounds each request of the targets the tests open. A
 // search engine on a busy machine can take several seconds to delete or
 // create an index; the runs bound their writes with their own timeout.
-const requestTimeoutS = 30
+const requestTimeout = 30 * time.Second
 
 // open opens and sets up a fresh target that is dropped when the test ends.
 func open(t *testing.T, raw string, settings map[string]string) target.Target {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	tgt, err := all.Registry().Open(ctx, raw, target.Options{Recreate: true, Settings: settings, RequestTimeoutS: requestTimeoutS})
+	tgt, err := all.Registry().Open(ctx, raw, target.Options{Recreate: true, Settings: settings, RequestTimeout: requestTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}

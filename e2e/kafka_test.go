@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
@@ -34,16 +35,8 @@ import (
 // FRESHBENCH_REQUIRE_SERVERS=1).
 func kafkaEnv(t *testing.T) (broker, connect string) {
 	t.Helper()
-	broker = os.Getenv("FRESHBENCH_TEST_KAFKA_URL")
-	connect = os.Getenv("FRESHBENCH_TEST_KAFKA_CONNECT_URL")
-	if broker == "" || connect == "" {
-		msg := "FRESHBENCH_TEST_KAFKA_URL or FRESHBENCH_TEST_KAFKA_CONNECT_URL is not set: start Kafka and Connect with `scripts/kafka.sh start` " +
-			"and set them to $(scripts/kafka.sh url) and $(scripts/kafka.sh connect-url)"
-		if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	broker = testenv.URL(t, "FRESHBENCH_TEST_KAFKA_URL", "scripts/kafka.sh")
+	connect = testenv.URL(t, "FRESHBENCH_TEST_KAFKA_CONNECT_URL", "scripts/kafka.sh", "connect-url")
 	return strings.TrimSuffix(broker, "/"), strings.TrimSuffix(connect, "/")
 }
 

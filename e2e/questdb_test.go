@@ -8,12 +8,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/results"
 )
 
@@ -23,14 +23,7 @@ const questdbEnv = "FRESHBENCH_TEST_QUESTDB_URL"
 // FRESHBENCH_REQUIRE_SERVERS=1).
 func questdbURL(t *testing.T) *url.URL {
 	t.Helper()
-	raw := os.Getenv(questdbEnv)
-	if raw == "" {
-		msg := questdbEnv + " is not set: start a server with `scripts/questdb.sh start` and set " + questdbEnv + "=$(scripts/questdb.sh url)"
-		if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	raw := testenv.URL(t, questdbEnv, "scripts/questdb.sh")
 	u, err := url.Parse(raw)
 	if err != nil {
 		t.Fatal(err)

@@ -40,8 +40,8 @@ func setupURLs(t *testing.T, env, script string) []string {
 // pgPair returns the URLs of the PostgreSQL primary and its standby.
 func pgPair(t *testing.T) []string {
 	t.Helper()
-	primary := replicated(t, "FRESHBENCH_TEST_PG_PRIMARY_URL", "postgres-replica.sh")
-	return []string{primary, replicated(t, "FRESHBENCH_TEST_PG_STANDBY_URL", "postgres-replica.sh")}
+	primary := replicated(t, "FRESHBENCH_TEST_PG_PRIMARY_URL", "postgres-replica.sh", "primary")
+	return []string{primary, replicated(t, "FRESHBENCH_TEST_PG_STANDBY_URL", "postgres-replica.sh", "standby")}
 }
 
 // sameName points every URL of raws at one index or table of this
@@ -77,7 +77,7 @@ func renamed(t *testing.T, raw, like string) string {
 // opened with, as the command line opens them: each reading its node's
 // own copies.
 func endpointOptions(settings map[string]string) target.Options {
-	return target.Options{Settings: settings, RequestTimeoutS: requestTimeoutS, ReadLocal: true}
+	return target.Options{Settings: settings, RequestTimeout: requestTimeout, ReadLocal: true}
 }
 
 // openSetup opens the first URL as the write target, set up afresh and

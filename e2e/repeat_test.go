@@ -25,7 +25,7 @@ func TestRepeatedRunsOnOneIndex(t *testing.T) {
 			}
 			open(t, raw, settings) // created once, dropped at the end
 			reuse := func() target.Target {
-				tgt, err := all.Registry().Open(context.Background(), raw, target.Options{Settings: settings, RequestTimeoutS: requestTimeoutS})
+				tgt, err := all.Registry().Open(context.Background(), raw, target.Options{Settings: settings, RequestTimeout: requestTimeout})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -59,7 +59,7 @@ func retryCommitted(t *testing.T, raw string, settings map[string]string, trigge
 		u.Path = "/fb-e2e-retry"
 	}
 	ctx := context.Background()
-	tgt, err := all.Registry().Open(ctx, u.String(), target.Options{Recreate: true, RequestTimeoutS: 30, Settings: settings})
+	tgt, err := all.Registry().Open(ctx, u.String(), target.Options{Recreate: true, RequestTimeout: 30 * time.Second, Settings: settings})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,33 +66,33 @@ const DefaultMemoryLimit = 1 << 30
 func (c Config) Validate() error {
 	switch {
 	case c.Rate.PerSecond <= 0:
-		return invalid.New("rate", c.Rate.PerSecond, "a positive rate, e.g. 5000 (events/s) or 10MB/s")
+		return invalid.New(invalid.Rate, c.Rate.PerSecond, "a positive rate, e.g. 5000 (events/s) or 10MB/s")
 	case c.BatchSize <= 0:
-		return invalid.New("batch size", c.BatchSize, "a positive number of events per request")
+		return invalid.New(invalid.BatchSize, c.BatchSize, "a positive number of events per request")
 	case c.Duration <= 0:
-		return invalid.New("duration", c.Duration, "a positive duration, e.g. 60s")
+		return invalid.New(invalid.Duration, c.Duration, "a positive duration, e.g. 60s")
 	case c.Warmup < 0 || c.Warmup >= c.Duration:
-		return invalid.New("warm-up", c.Warmup, fmt.Sprintf("0 or more and less than the duration %s", c.Duration))
+		return invalid.New(invalid.Warmup, c.Warmup, fmt.Sprintf("0 or more and less than the duration %s", c.Duration))
 	case c.Generators <= 0 || c.Generators > GeneratorsPerInstance:
-		return invalid.New("generators", c.Generators, fmt.Sprintf("1..%d", GeneratorsPerInstance))
+		return invalid.New(invalid.Generators, c.Generators, fmt.Sprintf("1..%d", GeneratorsPerInstance))
 	case c.FirstGenerator < 0:
-		return invalid.New("first generator", c.FirstGenerator, "0 or more")
+		return invalid.New(invalid.FirstGenerator, c.FirstGenerator, "0 or more")
 	case c.MaxInflight <= 0:
-		return invalid.New("in-flight bound", c.MaxInflight, "1 or more")
+		return invalid.New(invalid.Inflight, c.MaxInflight, "1 or more")
 	case c.DocSize < docgen.MinDocSize || c.DocSize > docgen.MaxDocSize:
-		return invalid.New("document size", c.DocSize, fmt.Sprintf("%d..%d bytes", docgen.MinDocSize, docgen.MaxDocSize))
+		return invalid.New(invalid.DocSize, c.DocSize, fmt.Sprintf("%d..%d bytes", docgen.MinDocSize, docgen.MaxDocSize))
 	case !slices.Contains(docgen.Shapes, c.DocShape) && c.DocShape != "":
-		return invalid.New("document shape", c.DocShape, strings.Join(docgen.Shapes, " or "))
+		return invalid.New(invalid.DocShape, c.DocShape, strings.Join(docgen.Shapes, " or "))
 	case c.DocShape == docgen.ShapeNested && c.DocSize < docgen.MinNestedSize:
-		return invalid.New("document size", c.DocSize, fmt.Sprintf("at least %d bytes for the nested shape", docgen.MinNestedSize))
+		return invalid.New(invalid.DocSize, c.DocSize, fmt.Sprintf("at least %d bytes for the nested shape", docgen.MinNestedSize))
 	case c.WriteTimeout <= 0:
-		return invalid.New("write timeout", c.WriteTimeout, "a positive duration")
+		return invalid.New(invalid.WriteTimeout, c.WriteTimeout, "a positive duration")
 	case c.WriteRetries < 0:
-		return invalid.New("write retries", c.WriteRetries, "0 or more")
+		return invalid.New(invalid.WriteRetries, c.WriteRetries, "0 or more")
 	case c.ProbeRate < 0:
-		return invalid.New("probe rate", c.ProbeRate, "0 or more probes per second")
+		return invalid.New(invalid.ProbeRate, c.ProbeRate, "0 or more probes per second")
 	case !(c.UpdateShare >= 0 && c.UpdateShare < 1):
-		return invalid.New("update share", c.UpdateShare, "a share of the events in [0, 1), e.g. 0.5 for half updates")
+		return invalid.New(invalid.UpdateShare, c.UpdateShare, "a share of the events in [0, 1), e.g. 0.5 for half updates")
 	}
 	if c.UpdateShare > 0 {
 		if _, err := ParseKeyChoice(c.UpdateKeys.String()); err != nil {
@@ -100,12 +100,12 @@ func (c Config) Validate() error {
 		}
 	}
 	if need, limit := c.MemoryNeed(), c.memoryLimit(); need > limit {
-		return invalid.New("batch size", c.BatchSize, fmt.Sprintf(
+		return invalid.New(invalid.BatchSize, c.BatchSize, fmt.Sprintf(
 			"batches that fit the memory limit: batch size %d × document size %d B × (in-flight bound %d + generators %d) × 2 (documents and request body) = %s, more than the limit of %s; lower the batch size or the in-flight bound, or raise the memory limit",
 			c.BatchSize, c.DocSize, c.MaxInflight, c.Generators, pace.FormatBytes(float64(need)), pace.FormatBytes(float64(limit))))
 	}
 	if iv := batchInterval(c); c.Duration-c.Warmup < iv {
-		return invalid.New("duration", c.Duration, fmt.Sprintf("a measured part (after the warm-up of %s) of at least one batch interval, %s at this rate and batch size", c.Warmup, iv.Round(time.Microsecond)))
+		return invalid.New(invalid.Duration, c.Duration, fmt.Sprintf("a measured part (after the warm-up of %s) of at least one batch interval, %s at this rate and batch size", c.Warmup, iv.Round(time.Microsecond)))
 	}
 	return nil
 }
@@ -174,7 +174,7 @@ func New(cfg Config, w target.Writer, probes Probes, ledger Ledger, obs stats.Ob
 	for i := 0; i < cfg.Generators; i++ {
 		g, err := docgen.New(docgen.Config{DocSize: cfg.DocSize, Shape: cfg.DocShape, Seed: cfg.Seed, Nonce: cfg.IDNonce, Index: cfg.FirstGenerator + i})
 		if err != nil {
-			return nil, invalid.Wrap("document size", cfg.DocSize, err)
+			return nil, invalid.Wrap(invalid.DocSize, cfg.DocSize, err)
 		}
 		in.gens = append(in.gens, g)
 	}

@@ -32,7 +32,7 @@ const DefaultRecentKeys = 10_000
 func ParseKeyChoice(s string) (KeyChoice, error) {
 	kind, arg, hasArg := strings.Cut(s, ":")
 	bad := func() (KeyChoice, error) {
-		return KeyChoice{}, invalid.New("update keys", strconv.Quote(s), "uniform, recent, recent:N (the newest N events, N ≥ 1) or zipf:S (skewed towards the oldest events, S > 1, e.g. zipf:1.1)")
+		return KeyChoice{}, invalid.New(invalid.UpdateKeys, strconv.Quote(s), "uniform, recent, recent:N (the newest N events, N ≥ 1) or zipf:S (skewed towards the oldest events, S > 1, e.g. zipf:1.1)")
 	}
 	switch kind {
 	case KeysUniform, "":

@@ -9,9 +9,13 @@ import (
 	"fmt"
 )
 
+// Field names a setting in the library's words, e.g. "batch size".
+// Every field is declared in fields.go.
+type Field string
+
 // Error says which field is wrong, its value, and what is accepted.
 type Error struct {
-	Field string // the library's name for the field, e.g. "batch size"
+	Field Field  // the library's name for the field, e.g. BatchSize
 	Value string // the value given, as text
 	Want  string // what is accepted, e.g. "1 or more"
 	Err   error  // the cause, when another package found the fault
@@ -27,12 +31,12 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // New is a bad value of field.
-func New(field string, value any, want string) error {
+func New(field Field, value any, want string) error {
 	return &Error{Field: field, Value: fmt.Sprint(value), Want: want}
 }
 
 // Wrap marks err, found while using field's value, as the user's to fix.
-func Wrap(field string, value any, err error) error {
+func Wrap(field Field, value any, err error) error {
 	return &Error{Field: field, Value: fmt.Sprint(value), Err: err}
 }
 

@@ -23,6 +23,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/stats"
 )
 
@@ -45,11 +46,7 @@ func prometheusBin(t *testing.T) string {
 	}
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
-		msg := "no prometheus binary on PATH; install it with scripts/prometheus.sh install (or set " + prometheusBinEnv + ")"
-		if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
-			t.Fatal(msg + " (FRESHBENCH_REQUIRE_SERVERS=1)")
-		}
-		t.Skip(msg)
+		testenv.Unavailable(t, "no prometheus binary on PATH; install it with scripts/prometheus.sh install (or set "+prometheusBinEnv+")")
 	}
 	return bin
 }

@@ -32,7 +32,7 @@ func start(t *testing.T) *Server {
 // open opens and sets up freshbench's own target at url, recreated.
 func open(t *testing.T, ctx context.Context, url string, set map[string]string) target.Target {
 	t.Helper()
-	tgt, err := all.Registry().Open(ctx, url, target.Options{Recreate: true, Settings: set, RequestTimeoutS: 10})
+	tgt, err := all.Registry().Open(ctx, url, target.Options{Recreate: true, Settings: set, RequestTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,25 +60,25 @@ type Config struct {
 func (c Config) Validate() error {
 	switch {
 	case len(c.Mix) == 0:
-		return invalid.New("mix", "(empty)", "kind=weight pairs, e.g. point=4,array=3,aggregate=2,newest=1")
+		return invalid.New(invalid.Mix, "(empty)", "kind=weight pairs, e.g. point=4,array=3,aggregate=2,newest=1")
 	case c.QPS < 0:
-		return invalid.New("QPS", c.QPS, "a positive number of queries per second")
+		return invalid.New(invalid.QPS, c.QPS, "a positive number of queries per second")
 	case c.Concurrency < 0:
-		return invalid.New("concurrency", c.Concurrency, "1 or more workers")
+		return invalid.New(invalid.Concurrency, c.Concurrency, "1 or more workers")
 	case (c.QPS > 0) == (c.Concurrency > 0):
-		return invalid.New("QPS and concurrency", fmt.Sprintf("%g and %d", c.QPS, c.Concurrency), "one of the two: a QPS (open loop at a target rate) or a concurrency (closed loop with that many workers)")
+		return invalid.New(invalid.QPSAndConcurrency, fmt.Sprintf("%g and %d", c.QPS, c.Concurrency), "one of the two: a QPS (open loop at a target rate) or a concurrency (closed loop with that many workers)")
 	case c.QPS > 0 && c.MaxInflight <= 0:
-		return invalid.New("query in-flight bound", c.MaxInflight, "1 or more")
+		return invalid.New(invalid.QueryInflight, c.MaxInflight, "1 or more")
 	case c.MissShare < 0 || c.MissShare > 1:
-		return invalid.New("miss share", c.MissShare, "a fraction from 0 to 1")
+		return invalid.New(invalid.MissShare, c.MissShare, "a fraction from 0 to 1")
 	case c.Limit <= 0:
-		return invalid.New("limit", c.Limit, "1 or more rows")
+		return invalid.New(invalid.Limit, c.Limit, "1 or more rows")
 	case c.Timeout <= 0:
-		return invalid.New("query timeout", c.Timeout, "a positive duration, e.g. 10s")
+		return invalid.New(invalid.QueryTimeout, c.Timeout, "a positive duration, e.g. 10s")
 	case c.Settle < 0:
-		return invalid.New("settle", c.Settle, "0 or more")
+		return invalid.New(invalid.Settle, c.Settle, "0 or more")
 	case c.SampleSize < 0:
-		return invalid.New("sample size", c.SampleSize, "0 or more documents")
+		return invalid.New(invalid.SampleSize, c.SampleSize, "0 or more documents")
 	}
 	return nil
 }

@@ -296,12 +296,12 @@ func TestSweepRates(t *testing.T) {
 // Validate names the field in the library's words; the command maps it to
 // its flag.
 func TestValidateNamesTheField(t *testing.T) {
-	for field, mod := range map[string]func(*query.Config){
-		"QPS and concurrency":   func(c *query.Config) {},
-		"miss share":            func(c *query.Config) { c.QPS, c.MissShare = 1, 2 },
-		"limit":                 func(c *query.Config) { c.QPS, c.Limit = 1, 0 },
-		"query timeout":         func(c *query.Config) { c.QPS, c.Timeout = 1, 0 },
-		"query in-flight bound": func(c *query.Config) { c.QPS, c.MaxInflight = 1, 0 },
+	for field, mod := range map[invalid.Field]func(*query.Config){
+		invalid.QPSAndConcurrency: func(c *query.Config) {},
+		invalid.MissShare:         func(c *query.Config) { c.QPS, c.MissShare = 1, 2 },
+		invalid.Limit:             func(c *query.Config) { c.QPS, c.Limit = 1, 0 },
+		invalid.QueryTimeout:      func(c *query.Config) { c.QPS, c.Timeout = 1, 0 },
+		invalid.QueryInflight:     func(c *query.Config) { c.QPS, c.MaxInflight = 1, 0 },
 	} {
 		c := baseConfig()
 		mod(&c)
@@ -309,5 +309,49 @@ func TestValidateNamesTheField(t *testing.T) {
 		if !ok || e.Field != field || strings.Contains(e.Error(), "--") {
 			t.Errorf("%s: %v, want an invalid.Error of that field, in no flag's words", field, e)
 		}
+	}
+}
+
+// A sweep's settings are named in the library's words too, and so is the
+// reason a sweep that met its bound at every step records.
+func TestSweepValidateNamesTheField(t *testing.T) {
+	slo, err := stats.ParseSLO("p95<1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for field, mod := range map[invalid.Field]func(*query.SweepConfig){
+		invalid.SweepStart: func(c *query.SweepConfig) { c.Start = 0 },
+		invalid.SweepStep:  func(c *query.SweepConfig) { c.Step = -1 },
+		invalid.SweepMax:   func(c *query.SweepConfig) { c.Max = c.Start / 2 },
+		invalid.SLO:        func(c *query.SweepConfig) { c.SLO = nil },
+	} {
+		c := query.SweepConfig{Start: 10, Step: 10, Max: 30, SLO: slo}
+		mod(&c)
+		e, ok := invalid.As(c.Validate())
+		if !ok || e.Field != field || strings.Contains(e.Error(), "--") {
+			t.Errorf("%s: %v, want an invalid.Error of that field, in no flag's words", field, c.Validate())
+		}
+	}
+}
+
+// A sweep that meets its bound at every step says so in its own words:
+// the reason is stored in the results file, which no flag reaches.
+func TestSweepReasonInItsOwnWords(t *testing.T) {
+	tgt := sim.New(sim.Config{QueryDelay: time.Millisecond})
+	slo, err := stats.ParseSLO("p95<1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := query.SweepConfig{Start: 25, Step: 25, Max: 25, SLO: slo, MaxErrorShare: query.DefaultMaxErrorShare, MinAchievedShare: query.DefaultMinAchievedShare}
+	sw, err := query.RunSweep(context.Background(), sc, func(ctx context.Context, qps float64) (*results.Queries, error) {
+		cfg := baseConfig()
+		cfg.QPS = qps
+		return simLoad(t, tgt, cfg).Run(ctx, window(100*time.Millisecond, 800*time.Millisecond), nil), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sw.Found || !strings.Contains(sw.Reason, "25 QPS") || strings.Contains(sw.Reason, "--") {
+		t.Errorf("sweep found=%v, reason %q; want every step met, said without a flag", sw.Found, sw.Reason)
 	}
 }

@@ -2,12 +2,12 @@ package query
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"time"
 
+	"github.com/freshbench/freshbench/invalid"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 )
@@ -34,17 +34,17 @@ type SweepConfig struct {
 	OnStep func(sw *results.QuerySweep)
 }
 
-// Validate names the first bad setting by its flag.
+// Validate names the first bad setting.
 func (c SweepConfig) Validate() error {
 	switch {
 	case c.Start <= 0:
-		return fmt.Errorf("--sweep-start %g: want a positive QPS", c.Start)
+		return invalid.New(invalid.SweepStart, c.Start, "a positive QPS")
 	case c.Step <= 0:
-		return fmt.Errorf("--sweep-step %g: want a positive QPS", c.Step)
+		return invalid.New(invalid.SweepStep, c.Step, "a positive QPS")
 	case c.Max < c.Start:
-		return fmt.Errorf("--sweep-max %g: want at least --sweep-start %g", c.Max, c.Start)
+		return invalid.New(invalid.SweepMax, c.Max, fmt.Sprintf("at least the sweep's start, %g", c.Start))
 	case c.SLO == nil:
-		return errors.New("--slo: missing; want e.g. p95<200ms")
+		return invalid.New(invalid.SLO, "(none)", "a latency bound, e.g. p95<200ms")
 	case c.MaxErrorShare < 0 || c.MaxErrorShare > 1 || c.MinAchievedShare < 0 || c.MinAchievedShare > 1:
 		return fmt.Errorf("sweep error share %g and achieved share %g: want fractions from 0 to 1", c.MaxErrorShare, c.MinAchievedShare)
 	}
@@ -135,7 +135,7 @@ func RunSweep(ctx context.Context, cfg SweepConfig, step StepFunc) (*results.Que
 			sw.Found, sw.Best, sw.QPS, sw.AchievedQPS = true, len(sw.Steps)-1, qps, r.AchievedQPS
 			sw.Reason = SweepUnderWay
 			if i == len(rates)-1 {
-				sw.Reason = fmt.Sprintf("every step up to --sweep-max %g QPS met %s", cfg.Max, sw.SLO)
+				sw.Reason = fmt.Sprintf("every step up to the maximum of %g QPS met %s", cfg.Max, sw.SLO)
 			}
 		}
 		if cfg.OnStep != nil {

@@ -28,11 +28,11 @@ type Experiment struct {
 func (e Experiment) Validate() error {
 	switch {
 	case e.Name == "":
-		return invalid.New("experiment name", e.Name, "a name shared by every instance, e.g. pg-3x")
+		return invalid.New(invalid.ExperimentName, e.Name, "a name shared by every instance, e.g. pg-3x")
 	case e.Instances < 1:
-		return invalid.New("instances", e.Instances, "1 or more")
+		return invalid.New(invalid.Instances, e.Instances, "1 or more")
 	case e.Instance < 0 || e.Instance >= e.Instances:
-		return invalid.New("instance", e.Instance, fmt.Sprintf("0..%d (one less than the instance count %d)", e.Instances-1, e.Instances))
+		return invalid.New(invalid.Instance, e.Instance, fmt.Sprintf("0..%d (one less than the instance count %d)", e.Instances-1, e.Instances))
 	}
 	return nil
 }

@@ -72,25 +72,25 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	switch {
 	case c.Events <= 0:
-		return invalid.New("events", c.Events, "a positive number of events (or a size in bytes)")
+		return invalid.New(invalid.Events, c.Events, "a positive number of events (or a size in bytes)")
 	case c.DocSize < docgen.MinDocSize || c.DocSize > docgen.MaxDocSize:
-		return invalid.New("document size", c.DocSize, fmt.Sprintf("%d..%d bytes", docgen.MinDocSize, docgen.MaxDocSize))
+		return invalid.New(invalid.DocSize, c.DocSize, fmt.Sprintf("%d..%d bytes", docgen.MinDocSize, docgen.MaxDocSize))
 	case c.DocShape != "" && !slices.Contains(docgen.Shapes, c.DocShape):
-		return invalid.New("document shape", c.DocShape, strings.Join(docgen.Shapes, " or "))
+		return invalid.New(invalid.DocShape, c.DocShape, strings.Join(docgen.Shapes, " or "))
 	case c.DocShape == docgen.ShapeNested && c.DocSize < docgen.MinNestedSize:
-		return invalid.New("document size", c.DocSize, fmt.Sprintf("at least %d bytes for the nested shape", docgen.MinNestedSize))
+		return invalid.New(invalid.DocSize, c.DocSize, fmt.Sprintf("at least %d bytes for the nested shape", docgen.MinNestedSize))
 	case c.StreamEvents < 0:
 		return fmt.Errorf("stream size %d: want a positive number of events", c.StreamEvents)
 	case c.BatchSize <= 0:
-		return invalid.New("batch size", c.BatchSize, "a positive number of events per request")
+		return invalid.New(invalid.BatchSize, c.BatchSize, "a positive number of events per request")
 	case c.MaxInflight <= 0:
-		return invalid.New("in-flight bound", c.MaxInflight, "1 or more")
+		return invalid.New(invalid.Inflight, c.MaxInflight, "1 or more")
 	case c.Parallel <= 0:
-		return invalid.New("parallel streams", c.Parallel, "1 or more")
+		return invalid.New(invalid.ParallelStreams, c.Parallel, "1 or more")
 	case c.WriteTimeout <= 0:
-		return invalid.New("write timeout", c.WriteTimeout, "a positive duration")
+		return invalid.New(invalid.WriteTimeout, c.WriteTimeout, "a positive duration")
 	case c.WriteRetries < 0:
-		return invalid.New("write retries", c.WriteRetries, "0 or more")
+		return invalid.New(invalid.WriteRetries, c.WriteRetries, "0 or more")
 	}
 	return nil
 }

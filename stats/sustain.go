@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Rule is the sustainability test of DESIGN.md: over a step, the
+// Rule is the sustainability test of docs/design.md: over a step, the
 // acknowledged rate keeps up with the target, no backlog grows (late
 // batches do not accumulate; neither the write latency nor the freshness
 // lag trends upward, the lag judged over whole visibility periods), no

@@ -65,6 +65,20 @@ func (ks Knobs) lookup(name string) (Knob, bool) {
 	return Knob{}, false
 }
 
+// Help describes the knobs, one line each, "name (default value): what it
+// means", each line after indent.
+func (ks Knobs) Help(indent string) string {
+	lines := make([]string, len(ks))
+	for i, k := range ks {
+		def := k.Default
+		if def == "" {
+			def = "unset"
+		}
+		lines[i] = fmt.Sprintf("%s%s (default %s): %s", indent, k.Name, def, k.Help)
+	}
+	return strings.Join(lines, "\n")
+}
+
 // Check names the first key of set, in sorted order, that is not a knob,
 // with the keys that are; a misspelt setting must not be ignored silently.
 func (ks Knobs) Check(set map[string]string) error {

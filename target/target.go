@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/freshbench/freshbench/redact"
 )
@@ -125,11 +126,11 @@ type Target interface {
 // target's own knobs, checked and parsed against the Knobs its Driver
 // declares.
 type Options struct {
-	Recreate        bool              // drop and create the index/table at setup
-	Insecure        bool              // skip TLS verification (https only)
-	CACert          string            // path to a PEM CA bundle
-	Settings        map[string]string // the target's knobs by name: shards, refresh_interval, write_method, …
-	RequestTimeoutS float64           // per-request timeout in seconds; 0 means the target's default
+	Recreate       bool              // drop and create the index/table at setup
+	Insecure       bool              // skip TLS verification (https only)
+	CACert         string            // path to a PEM CA bundle
+	Settings       map[string]string // the target's knobs by name: shards, refresh_interval, write_method, …
+	RequestTimeout time.Duration     // bound on each request (--write-timeout, as the ingest's WriteTimeout); 0 means the target's default
 	// ReadLocal makes every read answer from the copy of the data on the
 	// node the URL names, where a target can tell (Elasticsearch and
 	// OpenSearch: search preference _local): a read endpoint then
@@ -147,6 +148,26 @@ type Driver struct {
 	Schemes []string // URL schemes, e.g. postgres and postgresql
 	Open    Opener
 	Knobs   Knobs // the settings (Options.Settings keys) it takes; nil: none
+	// What its targets can do beyond the roles every target has, declared
+	// here so that a command can tell before it opens one.
+	Updates   bool // takes update streams: its targets are Updaters, unless a setting says otherwise
+	InProcess bool // lives inside freshbench, where no sink outside it can write
+}
+
+// capabilities names what the driver declares, for its help: " (takes
+// updates)", or "" when it declares nothing.
+func (d Driver) capabilities() string {
+	var cs []string
+	if d.Updates {
+		cs = append(cs, "takes updates")
+	}
+	if d.InProcess {
+		cs = append(cs, "in-process")
+	}
+	if len(cs) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(cs, ", ") + ")"
 }
 
 // Registry maps URL schemes to drivers.
@@ -190,6 +211,14 @@ func (r *Registry) Drivers() []Driver {
 	return out
 }
 
+// Lookup returns the driver registered for scheme.
+func (r *Registry) Lookup(scheme string) (Driver, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	d, ok := r.drivers[scheme]
+	return d, ok
+}
+
 // SettingsHelp describes every driver's settings, one line each under the
 // driver's name, for a command's help.
 func (r *Registry) SettingsHelp() string {
@@ -198,14 +227,7 @@ func (r *Registry) SettingsHelp() string {
 		if len(d.Knobs) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "%s:\n", d.Name)
-		for _, k := range d.Knobs {
-			def := k.Default
-			if def == "" {
-				def = "unset"
-			}
-			fmt.Fprintf(&b, "  %s (default %s): %s\n", k.Name, def, k.Help)
-		}
+		fmt.Fprintf(&b, "%s%s:\n%s\n", d.Name, d.capabilities(), d.Knobs.Help("  "))
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
@@ -221,9 +243,7 @@ func (r *Registry) Open(ctx context.Context, raw string, opts Options) (Target, 
 	if err != nil || u.Scheme == "" {
 		return nil, fmt.Errorf("%w %q: want scheme://…, one of %s", ErrBadURL, redact.URL(raw), strings.Join(r.Schemes(), ", "))
 	}
-	r.mu.RLock()
-	d, ok := r.drivers[u.Scheme]
-	r.mu.RUnlock()
+	d, ok := r.Lookup(u.Scheme)
 	if !ok {
 		return nil, fmt.Errorf("%w: unknown scheme %q, want one of %s", ErrBadURL, u.Scheme, strings.Join(r.Schemes(), ", "))
 	}

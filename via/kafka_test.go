@@ -15,6 +15,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 )
@@ -23,14 +24,7 @@ import (
 // or skips (fails when FRESHBENCH_REQUIRE_SERVERS=1).
 func brokerURL(t *testing.T) string {
 	t.Helper()
-	raw := os.Getenv("FRESHBENCH_TEST_KAFKA_URL")
-	if raw == "" {
-		msg := "FRESHBENCH_TEST_KAFKA_URL is not set: start a broker with `scripts/kafka.sh start` and set FRESHBENCH_TEST_KAFKA_URL=$(scripts/kafka.sh url)"
-		if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	raw := testenv.URL(t, "FRESHBENCH_TEST_KAFKA_URL", "scripts/kafka.sh")
 	return strings.TrimSuffix(raw, "/")
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -22,7 +23,7 @@ import (
 	"github.com/freshbench/freshbench/target/all"
 )
 
-func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("calibrate")
 	url := fs.String("target", "", "URL of a running freshbench noop server (default: start one as a child process, so that its CPU is not counted as the driver's)")
 	protocol := fs.String("protocol", "elasticsearch", "without --target, the endpoint of the started noop server to drive: elasticsearch, opensearch or postgres")
@@ -36,13 +37,10 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	hold := fs.Duration("hold", 5*time.Second, "how long each step holds its rate after its --warmup")
 	warmup := fs.Duration("warmup", time.Second, "leading part of each step left out of its figures")
 	maxDuration := fs.Duration("max-duration", 10*time.Minute, "bound on the whole calibration; each batch size gets an equal share, and a search stops before a step that would not fit")
-	generators := fs.Int("generators", 1, "independent event streams")
-	inflight := fs.Int("max-inflight", 16, "bound on concurrent write requests; a batch that waits for a slot is late")
-	docSize := fs.String("doc-size", "1KB", "serialized size of one event (1KB = 1000 bytes)")
-	maxMemory := fs.String("max-memory", "1GiB", "bound on the memory the batches may hold at once, as in a run")
-	poll := fs.Duration("poll-interval", 200*time.Millisecond, "how often the freshness and probe queries run, as in a run")
-	probeRate := fs.Float64("probe-rate", 20, "probe events per second, as in a run")
-	writeTimeout := fs.Duration("write-timeout", 30*time.Second, "timeout of one write request")
+	lf := &loadFlags{}
+	addDriverFlags(fs, lf)
+	var writeTimeout time.Duration
+	addWriteTimeoutFlag(fs, &writeTimeout)
 	out := fs.String("out", "", "results file (default results/calibrate-<time>.json)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the driver over the searches to this file (go tool pprof reads it)")
 	quiet := fs.Bool("quiet", false, "no live progress")
@@ -52,26 +50,16 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	if *calibration == "" {
-		path, err := bench.DefaultCalibrationPath()
-		if err != nil {
+		if *calibration, err = bench.DefaultCalibrationPath(); err != nil {
 			return usagef("%v; give --calibration FILE", err)
 		}
-		*calibration = path
 	}
-	cfg, err := calibrateConfig(*batches, *start, *step, *refine, *maxRate, *hold, *warmup, *maxDuration, *docSize, *maxMemory)
+	cfg, err := calibrateConfig(*batches, *start, *step, *refine, *maxRate, *hold, *warmup, *maxDuration, lf, writeTimeout)
 	if err != nil {
 		return err
 	}
-	cfg.Run.Ingest.Generators, cfg.Run.Ingest.MaxInflight, cfg.Run.Ingest.ProbeRate = *generators, *inflight, *probeRate
-	cfg.Run.Ingest.WriteTimeout, cfg.Run.PollInterval = *writeTimeout, *poll
-	if err := cfg.Validate(); err != nil {
-		return usageError{err}
-	}
-	if *url != "" && given(fs, "protocol") {
-		return usagef("--protocol chooses the endpoint of a noop server calibrate starts; with --target give that endpoint's URL instead")
-	}
-	if *url == "" && *protocol != "elasticsearch" && *protocol != "opensearch" && *protocol != "postgres" {
-		return usagef("--protocol %q: want elasticsearch, opensearch or postgres", *protocol)
+	if err := checkProtocol(fs, *url, *protocol); err != nil {
+		return err
 	}
 	if err := resultsPath(out, "calibrate"); err != nil {
 		return err
@@ -87,18 +75,12 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	raw := *url
 	var child *noop.Process
 	if raw == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return fmt.Errorf("find the freshbench binary to start the noop server: %w", err)
-		}
-		if child, err = noop.StartProcess(ctx, exe); err != nil {
+		if child, raw, err = startNoop(ctx, *protocol, stderr); err != nil {
 			return err
 		}
 		defer child.Stop()
-		raw = child.URL(*protocol)
-		fmt.Fprintf(stderr, "calibrate: started freshbench noop, driving %s\n", raw)
 	}
-	tgt, err := openNoop(ctx, raw, set, *writeTimeout)
+	tgt, err := openNoop(ctx, raw, set, writeTimeout)
 	if err != nil {
 		return err
 	}
@@ -106,20 +88,19 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	cfg.Run.Observer = sess.obs
-	if !*quiet {
-		cfg.Run.Progress = progressPrinter(stderr)
-	}
+	// A noop server left running keeps what the probes read of every
+	// step; dropping the index frees it. A child has ended already.
+	teardown := false
+	defer func() {
+		if cerr := sess.close(ctx, teardown); err == nil {
+			err = cerr
+		}
+	}()
+	watchCalibration(&cfg, sess, *quiet, stdout, stderr)
 	fmt.Fprintf(stderr, "calibrate: batch sizes %s, from %s by %s (then %s), each step %s after %s warm-up, at most %s in all\n",
 		*batches, cfg.Start, cfg.Increase, orNone(*refine), *hold, *warmup, *maxDuration)
-	steps := map[int]int{}
-	cfg.OnStep = func(batch int, st *results.Result) {
-		report.CalibrationStep(stdout, batch, steps[batch], st)
-		steps[batch]++
-	}
 	stopProfile, err := startCPUProfile(profile)
 	if err != nil {
-		sess.close(ctx, false)
 		return err
 	}
 	res, err := bench.Calibrate(ctx, sess.tgt, cfg)
@@ -127,7 +108,6 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "calibrate: %v\n", perr)
 	}
 	if err != nil {
-		sess.close(ctx, false)
 		return err
 	}
 	if child != nil {
@@ -138,23 +118,69 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		res.Calibration.NoopCPUS = cpu.Seconds()
 	}
 	if err := sess.write(res); err != nil {
-		sess.close(ctx, false)
 		return err
 	}
 	fmt.Fprintln(stdout)
 	report.Calibration(stdout, res)
 	fmt.Fprintf(stdout, "results: %s\n", *out)
-	// An interrupted calibration's ceilings are too low to warn by.
+	saveCalibration(stdout, stderr, res, *calibration)
+	teardown = child == nil
+	return nil
+}
+
+// watchCalibration sends the calibration's live figures to the session's
+// metrics and prints each step as it ends, with progress unless quiet.
+func watchCalibration(cfg *bench.CalibrateConfig, sess *session, quiet bool, stdout, stderr io.Writer) {
+	cfg.Run.Observer = sess.obs
+	if !quiet {
+		cfg.Run.Progress = progressPrinter(stderr)
+	}
+	steps := map[int]int{}
+	cfg.OnStep = func(batch int, st *results.Result) {
+		report.CalibrationStep(stdout, batch, steps[batch], st)
+		steps[batch]++
+	}
+}
+
+// checkProtocol refuses a --protocol calibrate cannot start, or one given
+// with --target, which names the endpoint itself.
+func checkProtocol(fs *flag.FlagSet, url, protocol string) error {
+	if url != "" && given(fs, "protocol") {
+		return usagef("--protocol chooses the endpoint of a noop server calibrate starts; with --target give that endpoint's URL instead")
+	}
+	if url == "" && protocol != "elasticsearch" && protocol != "opensearch" && protocol != "postgres" {
+		return usagef("--protocol %q: want elasticsearch, opensearch or postgres", protocol)
+	}
+	return nil
+}
+
+// saveCalibration saves the ceilings of res as this machine's
+// calibration at path, unless the calibration ended early: an
+// interrupted calibration's ceilings are too low to warn by.
+func saveCalibration(stdout, stderr io.Writer, res *results.Result, path string) {
 	if res.EndedEarly {
-		fmt.Fprintf(stdout, "calibration: ended early, not saved as this machine's (%s keeps what it held)\n", *calibration)
-	} else if err := bench.SaveCalibration(*calibration, res); err != nil {
+		fmt.Fprintf(stdout, "calibration: ended early, not saved as this machine's (%s keeps what it held)\n", path)
+	} else if err := bench.SaveCalibration(path, res); err != nil {
 		fmt.Fprintf(stderr, "calibrate: %v\n", err)
 	} else {
-		fmt.Fprintf(stdout, "calibration: saved as this machine's: %s\n", *calibration)
+		fmt.Fprintf(stdout, "calibration: saved as this machine's: %s\n", path)
 	}
-	// A noop server left running keeps what the probes read of every
-	// step; dropping the index frees it. A child has ended already.
-	return sess.close(ctx, child == nil)
+}
+
+// startNoop starts freshbench noop as a child process and returns the URL
+// of its endpoint for protocol.
+func startNoop(ctx context.Context, protocol string, stderr io.Writer) (*noop.Process, string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, "", fmt.Errorf("find the freshbench binary to start the noop server: %w", err)
+	}
+	child, err := noop.StartProcess(ctx, exe)
+	if err != nil {
+		return nil, "", err
+	}
+	raw := child.URL(protocol)
+	fmt.Fprintf(stderr, "calibrate: started freshbench noop, driving %s\n", raw)
+	return child, raw, nil
 }
 
 // createProfile creates the --cpuprofile file before anything runs; nil
@@ -193,8 +219,9 @@ func orNone(s string) string {
 	return s
 }
 
-// calibrateConfig reads the flags that shape the searches.
-func calibrateConfig(batches, start, step, refine string, maxRate float64, hold, warmup, maxDuration time.Duration, docSize, maxMemory string) (bench.CalibrateConfig, error) {
+// calibrateConfig reads the flags that shape the searches and the
+// driver's work in each step, and checks the whole.
+func calibrateConfig(batches, start, step, refine string, maxRate float64, hold, warmup, maxDuration time.Duration, lf *loadFlags, writeTimeout time.Duration) (bench.CalibrateConfig, error) {
 	var cfg bench.CalibrateConfig
 	for b := range strings.SplitSeq(batches, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(b))
@@ -222,20 +249,27 @@ func calibrateConfig(batches, start, step, refine string, maxRate float64, hold,
 	if warmup < 0 {
 		return cfg, usagef("--warmup %s: want 0 or more", warmup)
 	}
-	size, err := pace.ParseSize(docSize)
+	size, err := pace.ParseSize(lf.docSize)
 	if err != nil {
 		return cfg, usagef("--doc-size: %v", err)
 	}
-	memory, err := pace.ParseSize(maxMemory)
+	memory, err := pace.ParseSize(lf.maxMemory)
 	if err != nil {
 		return cfg, usagef("--max-memory: %v", err)
 	}
 	cfg.MaxRate, cfg.MaxDuration, cfg.Rule = maxRate, maxDuration, bench.CalibrationRule()
 	cfg.Run = bench.Config{
-		Ingest: ingest.Config{Duration: warmup + hold, Warmup: warmup, DocSize: int(size), MemoryLimit: int64(memory)},
+		Ingest: ingest.Config{
+			Duration: warmup + hold, Warmup: warmup, DocSize: int(size), MemoryLimit: int64(memory),
+			Generators: lf.generators, MaxInflight: lf.inflight, ProbeRate: lf.probeRate, WriteTimeout: writeTimeout,
+		},
+		PollInterval: lf.poll,
 		// Everything a noop server acknowledges is visible at once: the
 		// drain ends at its first look.
 		Drain: 10 * time.Second,
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, usageError{err}
 	}
 	return cfg, nil
 }
@@ -244,7 +278,7 @@ func calibrateConfig(batches, start, step, refine string, maxRate float64, hold,
 // is a noop server: a calibration against a database would measure the
 // database, and fill it.
 func openNoop(ctx context.Context, raw string, set settings, writeTimeout time.Duration) (target.Target, error) {
-	tgt, err := all.Registry().Open(ctx, raw, target.Options{Settings: set, RequestTimeoutS: writeTimeout.Seconds()})
+	tgt, err := all.Registry().Open(ctx, raw, target.Options{Settings: set, RequestTimeout: writeTimeout})
 	switch {
 	case errors.Is(err, target.ErrBadURL):
 		return nil, usagef("--target: %v", err)

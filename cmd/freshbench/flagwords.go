@@ -6,26 +6,61 @@ import (
 	"github.com/freshbench/freshbench/invalid"
 )
 
-// flagFor maps the library's name of a field to the flag that sets it.
-func flagFor(field string) (string, bool) {
-	f, ok := map[string]string{
-		"rate": "--rate", "batch size": "--batch-size", "duration": "--duration",
-		"warm-up": "--warmup", "generators": "--generators", "in-flight bound": "--max-inflight",
-		"document size": "--doc-size", "document shape": "--doc-shape", "write timeout": "--write-timeout", "write retries": "--write-retries",
-		"probe rate": "--probe-rate", "poll interval": "--poll-interval", "drain": "--drain",
-		"memory limit": "--max-memory", "mix": "--mix", "QPS": "--qps", "QPS and concurrency": "--qps and --concurrency", "concurrency": "--concurrency",
-		"query in-flight bound": "--query-max-inflight", "miss share": "--miss-share", "limit": "--limit",
-		"query timeout": "--query-timeout", "settle": "--settle", "events": "--events",
-		"parallel streams": "--parallel", "seed": "--seed",
-		"experiment name": "--experiment", "instance": "--instance", "instances": "--instances", "start": "--start-at",
-		"step": "--step", "maximum steps": "--max-steps", "maximum rate": "--max-rate",
-		"levels": "--levels", "trials": "--trials", "warm-up trials": "--warmup-trials",
-		"batch sizes": "--batch-sizes", "start rate": "--start", "refinement": "--refine", "maximum duration": "--max-duration",
-		"read endpoint": "--read-endpoint", "frontier": "--frontier",
-		"update share": "--update-share", "update keys": "--update-keys",
-		"sweep start": "--sweep-start", "sweep step": "--sweep-step", "sweep maximum": "--sweep-max", "SLO": "--slo",
-	}[field]
-	return f, ok
+// flagOf maps every field the library names in an invalid.Error to the
+// flag that sets it; "" marks a field no flag sets (the library's words
+// then stand). TestFlagOfEveryField holds it to invalid's fields and to
+// the commands' flags: a new field is one line here.
+var flagOf = map[invalid.Field]string{
+	invalid.Rate:              "--rate",
+	invalid.BatchSize:         "--batch-size",
+	invalid.Duration:          "--duration",
+	invalid.Warmup:            "--warmup",
+	invalid.Generators:        "--generators",
+	invalid.FirstGenerator:    "", // derived from --instance
+	invalid.Inflight:          "--max-inflight",
+	invalid.DocSize:           "--doc-size",
+	invalid.DocShape:          "--doc-shape",
+	invalid.WriteTimeout:      "--write-timeout",
+	invalid.WriteRetries:      "--write-retries",
+	invalid.ProbeRate:         "--probe-rate",
+	invalid.PollInterval:      "--poll-interval",
+	invalid.Drain:             "--drain",
+	invalid.UpdateShare:       "--update-share",
+	invalid.UpdateKeys:        "--update-keys",
+	invalid.ReadEndpoint:      "--read-endpoint",
+	invalid.ReadEndpointName:  "--read-endpoint",
+	invalid.Mix:               "--mix",
+	invalid.QPS:               "--qps",
+	invalid.QPSAndConcurrency: "--qps and --concurrency",
+	invalid.Concurrency:       "--concurrency",
+	invalid.QueryInflight:     "--query-max-inflight",
+	invalid.MissShare:         "--miss-share",
+	invalid.Limit:             "--limit",
+	invalid.QueryTimeout:      "--query-timeout",
+	invalid.SampleSize:        "", // fixed by the query command
+	invalid.Settle:            "--settle",
+	invalid.Frontier:          "--frontier",
+	invalid.SweepStart:        "--sweep-start",
+	invalid.SweepStep:         "--sweep-step",
+	invalid.SweepMax:          "--sweep-max",
+	invalid.SLO:               "--slo",
+	invalid.Events:            "--events",
+	invalid.ParallelStreams:   "--parallel",
+	invalid.Seed:              "--seed",
+	invalid.ExperimentName:    "--experiment",
+	invalid.Instance:          "--instance",
+	invalid.Instances:         "--instances",
+	invalid.Start:             "--start-at",
+	invalid.Step:              "--step",
+	invalid.MaxSteps:          "--max-steps",
+	invalid.MaxRate:           "--max-rate",
+	invalid.Levels:            "--levels",
+	invalid.Trials:            "--trials",
+	invalid.WarmupTrials:      "--warmup-trials",
+	invalid.BatchSizes:        "--batch-sizes",
+	invalid.StartRate:         "--start",
+	invalid.Refinement:        "--refine",
+	invalid.MaxDuration:       "--max-duration",
 }
 
 func isInvalid(err error) bool {
@@ -41,8 +76,8 @@ func inFlagWords(err error) string {
 	if !ok {
 		return msg
 	}
-	if f, ok := flagFor(e.Field); ok {
-		msg = strings.Replace(msg, e.Field+" "+e.Value+":", f+" "+e.Value+":", 1)
+	if f := flagOf[e.Field]; f != "" {
+		msg = strings.Replace(msg, string(e.Field)+" "+e.Value+":", f+" "+e.Value+":", 1)
 	}
 	return msg
 }

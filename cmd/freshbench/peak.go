@@ -106,7 +106,7 @@ func peakConfig(lf *loadFlags, tf *targetFlags, step string, hold time.Duration,
 		return bench.PeakConfig{}, usagef("--warmup %s: want 0 or more", lf.warmup)
 	}
 	lf.duration = lf.warmup + hold
-	run, err := lf.config(tf.requestTimeout)
+	run, err := lf.config(tf.writeTimeout)
 	if err != nil {
 		return bench.PeakConfig{}, err
 	}

@@ -49,7 +49,8 @@ func addQueryFlags(fs *flag.FlagSet) *queryFlags {
 }
 
 // config checks the query flags and builds the workload; levels, when
-// given, set its QPS.
+// given, set its QPS. The workload's values are bench.QueryRun.Validate's
+// to check, with the rest of the run.
 func (f *queryFlags) config(fs *flag.FlagSet, seed uint64, levels *bench.QueryLevels) (query.Config, error) {
 	mix, err := query.ParseMix(f.mix)
 	if err != nil {
@@ -80,12 +81,10 @@ func (f *queryFlags) config(fs *flag.FlagSet, seed uint64, levels *bench.QueryLe
 			c.QPS = levels.QPS[0]
 		}
 	}
-	if err := c.Validate(); err != nil {
-		return query.Config{}, usageError{err}
-	}
 	return c, nil
 }
 
+// sweepConfig builds the sweep, which bench.QueryRun.Validate checks.
 func (f *queryFlags) sweepConfig() (query.SweepConfig, error) {
 	slo, err := stats.ParseSLO(f.slo)
 	if err != nil {
@@ -97,9 +96,6 @@ func (f *queryFlags) sweepConfig() (query.SweepConfig, error) {
 	}
 	if sc.Step == 0 {
 		sc.Step = sc.Start
-	}
-	if err := sc.Validate(); err != nil {
-		return query.SweepConfig{}, usageError{err}
 	}
 	return sc, nil
 }
@@ -131,56 +127,9 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		return err
 	}
 	defer func() { err = wf.locate(err) }()
-	reads, err := tf.readEndpoints()
+	qr, err := queryRun(fs, tf, lf, qf, ef, lv, *frontier, *quiet, stderr)
 	if err != nil {
 		return err
-	}
-	levels, err := lv.given(fs)
-	if err != nil {
-		return err
-	}
-	var ql *bench.QueryLevels
-	if levels {
-		if ql, err = lv.queries(fs); err != nil {
-			return err
-		}
-	}
-	var frontierList []pace.Rate
-	if *frontier != "" {
-		if frontierList, err = frontierRates(fs, *frontier); err != nil {
-			return err
-		}
-	}
-	qcfg, err := qf.config(fs, lf.seed, ql)
-	if err != nil {
-		return err
-	}
-	// Events stream in beside the queries when --rate is given; otherwise
-	// the queries run alone against what the target holds.
-	qr := bench.QueryRun{Queries: qcfg, Warmup: lf.warmup, Duration: lf.duration, Levels: ql, ReadEndpoints: reads, Frontier: frontierList}
-	if *frontier != "" {
-		// The ingest's configuration is the first rate's; each point
-		// sets its own.
-		lf.rate, _, _ = strings.Cut(*frontier, ",")
-	}
-	if given(fs, "rate") || given(fs, "total-rate") || *frontier != "" {
-		runCfg, err := lf.config(tf.requestTimeout)
-		if err != nil {
-			return err
-		}
-		if err := ef.apply(fs, &runCfg); err != nil {
-			return err
-		}
-		if !*quiet {
-			runCfg.Progress = progressPrinter(stderr)
-		}
-		qr.Ingest = &runCfg
-	}
-	if err := tf.checkVia(); err != nil {
-		return err
-	}
-	if tf.via != "" && qr.Ingest == nil {
-		return usagef("--via: only an ingest's events pass through Kafka; give --rate too, or leave --via out")
 	}
 	// Only an ingest has a share of the driver ceiling to record.
 	var ceilings bench.Ceilings
@@ -188,16 +137,6 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		if ceilings, err = loadCeilings(*calibration, stderr); err != nil {
 			return err
 		}
-	}
-	if ef.name != "" && (qr.Ingest == nil || qf.sweep || levels) {
-		return usagef("--experiment: an experiment's instances run an ingest (--rate or --total-rate) and one query measurement (no --sweep or --levels)")
-	}
-	if qf.sweep {
-		sc, err := qf.sweepConfig()
-		if err != nil {
-			return err
-		}
-		qr.Sweep = &sc
 	}
 	if !qf.explain {
 		if err := qr.Validate(); err != nil {
@@ -211,43 +150,144 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err != nil {
 		return err
 	}
-	q, ok := tgt.(target.Querier)
-	if !ok {
-		tgt.Close()
-		return usagef("--target: %s does not run the query workload", tgt.Name())
-	}
-	if qf.explain {
-		defer tgt.Close()
-		return explain(ctx, stdout, q, qcfg)
-	}
-	if err := q.SetupQueries(ctx); err != nil {
-		tgt.Close()
-		if errors.Is(err, target.ErrBadSetting) {
-			return usagef("--set: set up the queries on %s: %v", redact.URL(raw), err)
-		}
-		return fmt.Errorf("set up the queries on %s: %w", redact.URL(raw), err)
+	if done, err := prepareQueries(ctx, tgt, raw, tf, qr, qf.explain, stdout); done || err != nil {
+		return err
 	}
 	var exp *results.Experiment
 	if qr.Ingest != nil {
 		exp = qr.Ingest.Experiment
 	}
-	if err := tf.openReads(ctx, reads); err != nil {
-		tgt.Close()
-		return err
-	}
-	sess, err := newSession(ctx, "query", tgt, raw, reads, metricsFlags, exp, *out, stderr)
+	sess, err := newSession(ctx, "query", tgt, raw, qr.ReadEndpoints, metricsFlags, exp, *out, stderr)
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if cerr := sess.close(ctx, false); err == nil {
+			err = cerr
+		}
+	}()
 	sess.desc.Ceilings = ceilings
 	sess.desc.Workload = wl
+	watchQueries(&qr, sess, *quiet, stdout, stderr)
+	res, err := bench.MeasureQueries(ctx, sess.tgt, qr)
+	switch {
+	case res == nil && errors.Is(err, query.ErrNoParameters):
+		return fmt.Errorf("%w in %s: write events first (freshbench run), or give --rate to stream them in beside the queries", err, redact.URL(raw))
+	case res == nil:
+		return err
+	case err != nil:
+		fmt.Fprintf(stderr, "freshbench query: %v (what was measured before is kept)\n", err)
+	}
+	if err := sess.write(res); err != nil {
+		return err
+	}
+	printQueries(stdout, res, qr.Ingest != nil)
+	fmt.Fprintf(stdout, "results: %s\n", *out)
+	return nil
+}
+
+// queryRun reads the flags into the measurement they ask for: the query
+// workload, alone or beside an ingest (--rate, --frontier), swept, at
+// levels, or on read endpoints. bench.QueryRun.Validate checks it.
+func queryRun(fs *flag.FlagSet, tf *targetFlags, lf *loadFlags, qf *queryFlags, ef *experimentFlags, lv *levelsFlags, frontier string, quiet bool, stderr io.Writer) (bench.QueryRun, error) {
+	reads, err := tf.readEndpoints()
+	if err != nil {
+		return bench.QueryRun{}, err
+	}
+	levels, err := lv.given(fs)
+	if err != nil {
+		return bench.QueryRun{}, err
+	}
+	var ql *bench.QueryLevels
+	if levels {
+		if ql, err = lv.queries(fs); err != nil {
+			return bench.QueryRun{}, err
+		}
+	}
+	var frontierList []pace.Rate
+	if frontier != "" {
+		if frontierList, err = frontierRates(fs, frontier); err != nil {
+			return bench.QueryRun{}, err
+		}
+		// The ingest's configuration is the first rate's; each point
+		// sets its own.
+		lf.rate, _, _ = strings.Cut(frontier, ",")
+	}
+	qcfg, err := qf.config(fs, lf.seed, ql)
+	if err != nil {
+		return bench.QueryRun{}, err
+	}
+	qr := bench.QueryRun{Queries: qcfg, Warmup: lf.warmup, Duration: lf.duration, Levels: ql, ReadEndpoints: reads, Frontier: frontierList}
+	// Events stream in beside the queries when --rate is given; otherwise
+	// the queries run alone against what the target holds.
+	if given(fs, "rate") || given(fs, "total-rate") || frontier != "" {
+		runCfg, err := lf.config(tf.writeTimeout)
+		if err != nil {
+			return bench.QueryRun{}, err
+		}
+		if err := ef.apply(fs, &runCfg); err != nil {
+			return bench.QueryRun{}, err
+		}
+		if !quiet {
+			runCfg.Progress = progressPrinter(stderr)
+		}
+		qr.Ingest = &runCfg
+	}
+	if err := tf.checkVia(); err != nil {
+		return bench.QueryRun{}, err
+	}
+	if tf.via != "" && qr.Ingest == nil {
+		return bench.QueryRun{}, usagef("--via: only an ingest's events pass through Kafka; give --rate too, or leave --via out")
+	}
+	if ef.name != "" && (qr.Ingest == nil || qf.sweep || levels) {
+		return bench.QueryRun{}, usagef("--experiment: an experiment's instances run an ingest (--rate or --total-rate) and one query measurement (no --sweep or --levels)")
+	}
+	if qf.sweep {
+		sc, err := qf.sweepConfig()
+		if err != nil {
+			return bench.QueryRun{}, err
+		}
+		qr.Sweep = &sc
+	}
+	return qr, nil
+}
+
+// prepareQueries makes the opened target ready for the query workload:
+// with explain, it prints the queries and is done; otherwise it sets the
+// queries up and opens the read endpoints. When it is done or fails, it
+// has closed the target.
+func prepareQueries(ctx context.Context, tgt target.Target, raw string, tf *targetFlags, qr bench.QueryRun, explainOnly bool, stdout io.Writer) (done bool, err error) {
+	defer func() {
+		if done || err != nil {
+			tgt.Close()
+		}
+	}()
+	q, ok := tgt.(target.Querier)
+	if !ok {
+		return false, usagef("--target: %s does not run the query workload", tgt.Name())
+	}
+	if explainOnly {
+		return true, explain(ctx, stdout, q, qr.Queries)
+	}
+	if err := q.SetupQueries(ctx); err != nil {
+		if errors.Is(err, target.ErrBadSetting) {
+			return false, usagef("--set: set up the queries on %s: %v", redact.URL(raw), err)
+		}
+		return false, fmt.Errorf("set up the queries on %s: %w", redact.URL(raw), err)
+	}
+	return false, tf.openReads(ctx, qr.ReadEndpoints)
+}
+
+// watchQueries sends qr's live figures to the session's metrics and, unless
+// quiet, says what runs; each step or trial is written as it ends.
+func watchQueries(qr *bench.QueryRun, sess *session, quiet bool, stdout, stderr io.Writer) {
 	qr.Observer = sess.obs
 	if qr.Ingest != nil {
 		qr.Ingest.Observer = sess.obs
 	}
-	if !*quiet {
+	if !quiet {
 		qr.Starting = func(c query.Config, ingest *bench.Config) {
-			fmt.Fprintf(stderr, "query load on %s%s: %s for %s (warm-up %s)%s\n", redact.URL(raw), readsText(qr.ReadEndpoints), loop(c), lf.duration, lf.warmup, besideText(ingest))
+			fmt.Fprintf(stderr, "query load on %s%s: %s for %s (warm-up %s)%s\n", redact.URL(sess.raw), readsText(qr.ReadEndpoints), loop(c), qr.Duration, qr.Warmup, besideText(ingest))
 		}
 	}
 	qr.OnStep = func(r *results.Result) {
@@ -262,44 +302,30 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		}
 		sess.keep(r, stderr, "query")
 	}
-	res, err := bench.MeasureQueries(ctx, sess.tgt, qr)
-	switch {
-	case res == nil && errors.Is(err, query.ErrNoParameters):
-		sess.close(ctx, false)
-		return fmt.Errorf("%w in %s: write events first (freshbench run), or give --rate to stream them in beside the queries", err, redact.URL(raw))
-	case res == nil:
-		sess.close(ctx, false)
-		return err
-	case err != nil:
-		fmt.Fprintf(stderr, "freshbench query: %v (what was measured before is kept)\n", err)
-	}
-	if err := sess.write(res); err != nil {
-		sess.close(ctx, false)
-		return err
-	}
+}
+
+// printQueries prints the result on the console: the ingest's figures
+// when there was one, then the queries'.
+func printQueries(stdout io.Writer, res *results.Result, ingest bool) {
 	switch {
 	case res.Kind == results.KindLevels:
 		fmt.Fprintln(stdout)
 		report.Console(stdout, res)
-	case qr.Ingest != nil:
+	case ingest:
 		report.Console(stdout, res)
 		fmt.Fprintln(stdout)
 	}
 	report.ConsoleQueries(stdout, res)
-	fmt.Fprintf(stdout, "results: %s\n", *out)
-	return sess.close(ctx, false)
 }
 
 // frontierRates reads --frontier: the ingest rates, which take the place
-// of --rate, each swept with --sweep.
+// of --rate, each swept with --sweep. What else a frontier needs (a
+// sweep, no levels) is bench.QueryRun.Validate's to check.
 func frontierRates(fs *flag.FlagSet, list string) ([]pace.Rate, error) {
-	for _, n := range []string{"rate", "total-rate", "levels"} {
+	for _, n := range []string{"rate", "total-rate"} {
 		if given(fs, n) {
 			return nil, usagef("--frontier and --%s: give one (--frontier's rates are the ingest's, each swept in turn)", n)
 		}
-	}
-	if !given(fs, "sweep") {
-		return nil, usagef("--frontier: add --sweep (with --sweep-start, --sweep-step, --sweep-max and --slo): at each ingest rate, the sweep finds the highest QPS")
 	}
 	var rates []pace.Rate
 	for _, s := range strings.Split(list, ",") {

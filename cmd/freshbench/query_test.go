@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/query"
 	"github.com/freshbench/freshbench/results"
 )
@@ -34,6 +35,10 @@ func TestQueryBadInput(t *testing.T) {
 		{[]string{"--sweep"}, "--sweep-max 0"},
 		{[]string{"--sweep", "--sweep-max", "100", "--slo", "p95>1s"}, "--slo: SLO"},
 		{[]string{"--qps", "10", "--rate", "fast"}, "--rate"},
+		// A frontier is checked where the rest of the run is, in bench.
+		{[]string{"--frontier", "1000"}, "--frontier 1000 events/s: want a sweep as well"},
+		{[]string{"--frontier", "1000", "--sweep", "--rate", "10"}, "--frontier and --rate: give one"},
+		{[]string{"--frontier", "1000,fast", "--sweep"}, "--frontier: rate \"fast\""},
 	} {
 		wantUsageError(t, append(append([]string{}, data...), c.args...), c.want)
 	}
@@ -237,9 +242,6 @@ func TestQueryFrontier(t *testing.T) {
 	if err != nil || !strings.Contains(string(html), "<h3>Frontier</h3>") {
 		t.Errorf("the HTML report has no frontier (%v)", err)
 	}
-	wantUsageError(t, []string{"query", "--target", target, "--frontier", "1000"}, "--frontier: add --sweep")
-	wantUsageError(t, []string{"query", "--target", target, "--frontier", "1000", "--sweep", "--rate", "10"}, "--frontier and --rate: give one")
-	wantUsageError(t, []string{"query", "--target", target, "--frontier", "1000,fast", "--sweep"}, "--frontier: rate \"fast\"")
 }
 
 // The nested documents of the 20K-QPS study go through a run and the
@@ -258,7 +260,7 @@ func TestNestedShapeQueried(t *testing.T) {
 			}
 		})
 		targets["elasticsearch"] = []string{"--target", "elasticsearch://" + es + "/" + idx, "--recreate", "--set", "refresh_interval=200ms"}
-	} else if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
+	} else if testenv.Required() {
 		t.Fatal("FRESHBENCH_TEST_ELASTICSEARCH_URL is not set")
 	}
 	for name, where := range targets {

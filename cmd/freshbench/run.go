@@ -49,7 +49,7 @@ type targetFlags struct {
 	url, dataDir, caCert string
 	recreate, insecure   bool
 	settings             settings
-	requestTimeout       time.Duration
+	writeTimeout         time.Duration
 	reads                readFlags // --read-endpoint, on the measuring commands
 	via                  string    // --via, on the measuring commands
 }
@@ -62,8 +62,14 @@ func addTargetFlags(fs *flag.FlagSet) *targetFlags {
 	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification (https targets only)")
 	fs.StringVar(&f.caCert, "ca-cert", "", "PEM file of the CA that signed the server's certificate")
 	fs.Var(f.settings, "set", "target setting key=value, repeatable; the settings of each target:\n"+all.Registry().SettingsHelp())
-	fs.DurationVar(&f.requestTimeout, "write-timeout", 30*time.Second, "timeout of one write request")
+	addWriteTimeoutFlag(fs, &f.writeTimeout)
 	return f
+}
+
+// addWriteTimeoutFlag adds --write-timeout: the bound on each request to
+// the target, and on each write.
+func addWriteTimeoutFlag(fs *flag.FlagSet, d *time.Duration) {
+	fs.DurationVar(d, "write-timeout", 30*time.Second, "timeout of one write request")
 }
 
 // open opens and sets up the target.
@@ -124,7 +130,7 @@ func (f *targetFlags) open(ctx context.Context) (target.Target, string, error) {
 func (f *targetFlags) options() target.Options {
 	return target.Options{
 		Recreate: f.recreate, Insecure: f.insecure, CACert: f.caCert,
-		Settings: f.settings, RequestTimeoutS: f.requestTimeout.Seconds(),
+		Settings: f.settings, RequestTimeout: f.writeTimeout,
 		ReadLocal: len(f.reads) > 0,
 	}
 }
@@ -154,20 +160,27 @@ func addStreamFlags(fs *flag.FlagSet) *loadFlags {
 	f := &loadFlags{}
 	fs.IntVar(&f.batchSize, "batch-size", 50, "events per write request")
 	fs.DurationVar(&f.warmup, "warmup", 10*time.Second, "leading part of the run left out of the summary")
-	fs.IntVar(&f.generators, "generators", 1, "independent event streams, each with its own generator_identifier")
-	fs.IntVar(&f.inflight, "max-inflight", 16, "bound on concurrent write requests; a batch that waits for a slot is late")
-	fs.StringVar(&f.docSize, "doc-size", "1KB", "serialized size of one event (1KB = 1000 bytes)")
 	fs.StringVar(&f.docShape, "doc-shape", docgen.ShapeRockBench, "shape of the events: rockbench (the RockBench sample, flat, about 1 KB) or nested (the 20K-QPS study's, deeply nested, about 9 KB: give --doc-size 9KB)")
+	addDriverFlags(fs, f)
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the generators (0 = random); the same seed gives the same documents, under ids of each run's own")
 	fs.BoolVar(&f.repeatIDs, "repeat-ids", false, "with --seed, also repeat the generator ids and _ids; a run is refused when the target holds them already")
-	fs.DurationVar(&f.poll, "poll-interval", 200*time.Millisecond, "how often the freshness and probe queries run: the resolution of visibility latency")
-	fs.Float64Var(&f.probeRate, "probe-rate", 20, "probe events per second whose visibility latency is measured")
 	fs.DurationVar(&f.drain, "drain", 30*time.Second, "after the run, how long to wait for acknowledged events to become visible before the completeness audit")
 	fs.IntVar(&f.retries, "write-retries", 0, "re-sends of a write request that failed as a whole (connection refused, timeout, 5xx)")
 	fs.Float64Var(&f.updateShare, "update-share", 0, "share of the events that update an event already written instead of inserting one, in [0, 1); the rate counts both")
 	fs.StringVar(&f.updateKeys, "update-keys", ingest.KeysUniform, "which written event an update updates: uniform, recent:N (one of the newest N) or zipf:S (hot keys: the k-th oldest ∝ 1/(k+1)^S, S > 1)")
-	fs.StringVar(&f.maxMemory, "max-memory", "1GiB", "bound on the memory the batches may hold at once (batch size × doc size × (max in-flight + generators) × 2); a larger product is refused")
 	return f
+}
+
+// addDriverFlags adds the load flags that shape the driver's own work
+// beside the rate and the batch size, which a calibration shares with a
+// run.
+func addDriverFlags(fs *flag.FlagSet, f *loadFlags) {
+	fs.IntVar(&f.generators, "generators", 1, "independent event streams, each with its own generator_identifier")
+	fs.IntVar(&f.inflight, "max-inflight", 16, "bound on concurrent write requests; a batch that waits for a slot is late")
+	fs.StringVar(&f.docSize, "doc-size", "1KB", "serialized size of one event (1KB = 1000 bytes)")
+	fs.StringVar(&f.maxMemory, "max-memory", "1GiB", "bound on the memory the batches may hold at once (batch size × doc size × (max in-flight + generators) × 2); a larger product is refused")
+	fs.DurationVar(&f.poll, "poll-interval", 200*time.Millisecond, "how often the freshness and probe queries run: the resolution of visibility latency")
+	fs.Float64Var(&f.probeRate, "probe-rate", 20, "probe events per second whose visibility latency is measured")
 }
 
 func (f *loadFlags) config(writeTimeout time.Duration) (bench.Config, error) {
@@ -245,7 +258,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	if err != nil {
 		return err
 	}
-	cfg, err := lf.config(tf.requestTimeout)
+	cfg, err := lf.config(tf.writeTimeout)
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ func seedCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	cfg.BatchSize, cfg.MaxInflight, cfg.Parallel, cfg.DocShape = *batchSize, *inflight, *parallel, *docShape
-	cfg.WriteTimeout, cfg.WriteRetries = tf.requestTimeout, *retries
+	cfg.WriteTimeout, cfg.WriteRetries = tf.writeTimeout, *retries
 	if err := cfg.Validate(); err != nil {
 		return usageError{err}
 	}

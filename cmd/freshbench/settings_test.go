@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/target/all"
 )
 
@@ -44,7 +45,7 @@ func TestSettingsHelp(t *testing.T) {
 func TestMappingMismatchExitsTwo(t *testing.T) {
 	host := serverHost(t, "FRESHBENCH_TEST_ELASTICSEARCH_URL")
 	if host == "" {
-		t.Skip("FRESHBENCH_TEST_ELASTICSEARCH_URL is not set: start a server with `scripts/elasticsearch.sh start`")
+		testenv.Unavailable(t, "FRESHBENCH_TEST_ELASTICSEARCH_URL is not set: start a server with `scripts/elasticsearch.sh start`")
 	}
 	idx := fmt.Sprintf("fb-cmd-mapping-%d", time.Now().UnixNano())
 	raw := "elasticsearch://" + host + "/" + idx

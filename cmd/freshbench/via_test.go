@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/results"
 )
 
@@ -43,13 +44,7 @@ func TestViaBadInput(t *testing.T) {
 // the topic into this SQLite database, so its audit finds every event
 // missing: the figures are the database's, not Kafka's.
 func TestRunVia(t *testing.T) {
-	broker := os.Getenv("FRESHBENCH_TEST_KAFKA_URL")
-	if broker == "" {
-		if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
-			t.Fatal("FRESHBENCH_TEST_KAFKA_URL is not set: start scripts/kafka.sh and set it to $(scripts/kafka.sh url)")
-		}
-		t.Skip("FRESHBENCH_TEST_KAFKA_URL is not set (scripts/kafka.sh url)")
-	}
+	broker := testenv.URL(t, "FRESHBENCH_TEST_KAFKA_URL", "scripts/kafka.sh")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
 	topic := fmt.Sprintf("fb-cmd-via-%d", time.Now().UnixNano()%1e9)
@@ -81,13 +76,7 @@ func TestRunVia(t *testing.T) {
 // The query workload runs beside an ingest --via: the events go to Kafka,
 // the queries to the database.
 func TestQueryVia(t *testing.T) {
-	broker := os.Getenv("FRESHBENCH_TEST_KAFKA_URL")
-	if broker == "" {
-		if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
-			t.Fatal("FRESHBENCH_TEST_KAFKA_URL is not set: start scripts/kafka.sh and set it to $(scripts/kafka.sh url)")
-		}
-		t.Skip("FRESHBENCH_TEST_KAFKA_URL is not set (scripts/kafka.sh url)")
-	}
+	broker := testenv.URL(t, "FRESHBENCH_TEST_KAFKA_URL", "scripts/kafka.sh")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "q.json")
 	topic := fmt.Sprintf("fb-cmd-query-via-%d", time.Now().UnixNano()%1e9)

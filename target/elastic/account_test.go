@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/target"
 )
@@ -31,14 +32,7 @@ var testClusters = []testServer{
 // skips.
 func clusterURLs(t *testing.T, s testServer) []*url.URL {
 	t.Helper()
-	raw := os.Getenv(s.env)
-	if raw == "" {
-		msg := fmt.Sprintf("%s is not set: start a cluster with `%s start` and set %s=$(%s url)", s.env, s.script, s.env, s.script)
-		if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	raw := testenv.URL(t, s.env, s.script)
 	var out []*url.URL
 	for _, r := range strings.Split(raw, ",") {
 		u, err := url.Parse(r)

@@ -491,7 +491,7 @@ func TestWriteWholeRequest(t *testing.T) {
 	srv := httptest.NewServer(slow)
 	defer srv.Close()
 	u, _ := url.Parse(strings.Replace(srv.URL, "http", "elasticsearch", 1) + "/idx")
-	tg, err = open(context.Background(), u, target.Options{RequestTimeoutS: 0.2}, envOf(nil))
+	tg, err = open(context.Background(), u, target.Options{RequestTimeout: 200 * time.Millisecond}, envOf(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

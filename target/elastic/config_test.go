@@ -97,8 +97,8 @@ func TestParseConfigDefaultsAndSettings(t *testing.T) {
 		t.Errorf("defaults: %+v", c)
 	}
 	c, err = parseConfig(u, target.Options{
-		RequestTimeoutS: 2.5,
-		Settings:        map[string]string{"shards": "3", "replicas": "1", "refresh_interval": "200ms", "max_retries": "0"},
+		RequestTimeout: 2500 * time.Millisecond,
+		Settings:       map[string]string{"shards": "3", "replicas": "1", "refresh_interval": "200ms", "max_retries": "0"},
 	}, envOf(nil))
 	if err != nil {
 		t.Fatal(err)

@@ -110,7 +110,7 @@ const (
 
 // Register registers the elasticsearch, opensearch and their +https schemes.
 func Register(r *target.Registry) {
-	r.Register(target.Driver{Name: "elasticsearch, opensearch", Open: Open, Knobs: knobs(),
+	r.Register(target.Driver{Name: "elasticsearch, opensearch", Open: Open, Knobs: knobs(), Updates: true,
 		Schemes: []string{Elasticsearch, Elasticsearch + "+https", OpenSearch, OpenSearch + "+https"}})
 }
 
@@ -194,11 +194,11 @@ func parseConfig(u *url.URL, opts target.Options, getenv func(string) string) (c
 	}
 
 	c.timeout = defaultTimeout
-	if opts.RequestTimeoutS < 0 {
-		return c, fmt.Errorf("%s: request timeout must not be negative, got %gs", display, opts.RequestTimeoutS)
+	if opts.RequestTimeout < 0 {
+		return c, fmt.Errorf("%s: request timeout must not be negative, got %s", display, opts.RequestTimeout)
 	}
-	if opts.RequestTimeoutS > 0 {
-		c.timeout = time.Duration(opts.RequestTimeoutS * float64(time.Second))
+	if opts.RequestTimeout > 0 {
+		c.timeout = opts.RequestTimeout
 	}
 
 	if err := c.applySettings(opts.Settings); err != nil {

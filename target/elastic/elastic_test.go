@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/target"
 )
 
@@ -42,14 +43,7 @@ var testServers = []testServer{
 // serverURL returns the URL of a test server, or skips.
 func serverURL(t testing.TB, s testServer) *url.URL {
 	t.Helper()
-	raw := os.Getenv(s.env)
-	if raw == "" {
-		msg := fmt.Sprintf("%s is not set: start a server with `%s start` and set %s=$(%s url)", s.env, s.script, s.env, s.script)
-		if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	raw := testenv.URL(t, s.env, s.script)
 	u, err := url.Parse(raw)
 	if err != nil {
 		t.Fatalf("%s: %v", s.env, err)
@@ -454,7 +448,7 @@ func TestDeadServer(t *testing.T) {
 		t.Run(product, func(t *testing.T) {
 			r := target.NewRegistry()
 			Register(r)
-			tg, err := r.Open(context.Background(), product+"://"+addr+"/idx", target.Options{RequestTimeoutS: 5})
+			tg, err := r.Open(context.Background(), product+"://"+addr+"/idx", target.Options{RequestTimeout: 5 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -56,9 +56,6 @@ func parseReplicationType(v string) (any, error) {
 	return target.OneOf(ReplicationDocument, ReplicationSegment)(v)
 }
 
-// Knobs are the settings the elasticsearch and opensearch targets take.
-func Knobs() target.Knobs { return knobs() }
-
 // applySettings resolves the settings into c.
 func (c *config) applySettings(set map[string]string) error {
 	s, err := knobs().Resolve(set)

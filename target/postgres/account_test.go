@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/target"
 )
@@ -29,15 +30,8 @@ const standbyName = "freshbench_standby"
 // pairURLs returns the URLs of the primary and the standby, or skips.
 func pairURLs(t *testing.T) (primary, standby string) {
 	t.Helper()
-	primary, standby = os.Getenv("FRESHBENCH_TEST_PG_PRIMARY_URL"), os.Getenv("FRESHBENCH_TEST_PG_STANDBY_URL")
-	if primary == "" || standby == "" {
-		msg := "FRESHBENCH_TEST_PG_PRIMARY_URL and FRESHBENCH_TEST_PG_STANDBY_URL are not set: start the pair with " +
-			"scripts/postgres-replica.sh start and set them to $(scripts/postgres-replica.sh url primary) and … url standby"
-		if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	primary = testenv.URL(t, "FRESHBENCH_TEST_PG_PRIMARY_URL", "scripts/postgres-replica.sh", "primary")
+	standby = testenv.URL(t, "FRESHBENCH_TEST_PG_STANDBY_URL", "scripts/postgres-replica.sh", "standby")
 	return primary, standby
 }
 
@@ -45,7 +39,7 @@ func pairURLs(t *testing.T) (primary, standby string) {
 // ends.
 func openOn(t *testing.T, raw, table string, settings map[string]string) *store {
 	t.Helper()
-	tg, err := Open(context.Background(), withTable(t, raw, table), target.Options{Settings: settings, RequestTimeoutS: 30})
+	tg, err := Open(context.Background(), withTable(t, raw, table), target.Options{Settings: settings, RequestTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

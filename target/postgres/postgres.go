@@ -123,7 +123,7 @@ func WriteMethods() []string { return []string{methodInsert, methodCopy, methodP
 
 // Register registers the postgres and postgresql schemes.
 func Register(r *target.Registry) {
-	r.Register(target.Driver{Name: "postgres", Schemes: []string{"postgres", "postgresql"}, Open: Open, Knobs: knobs()})
+	r.Register(target.Driver{Name: "postgres", Schemes: []string{"postgres", "postgresql"}, Open: Open, Knobs: knobs(), Updates: true})
 }
 
 // config is everything Open derives from the URL and options before it
@@ -185,8 +185,8 @@ func parseConfig(u *url.URL, opts target.Options) (*config, error) {
 		return nil, fmt.Errorf("%w %s: scheme must be postgres or postgresql", target.ErrBadURL, redacted)
 	}
 	cfg := &config{redacted: redacted, recreate: opts.Recreate, timeout: defaultTimeout}
-	if opts.RequestTimeoutS > 0 {
-		cfg.timeout = time.Duration(opts.RequestTimeoutS * float64(time.Second))
+	if opts.RequestTimeout > 0 {
+		cfg.timeout = opts.RequestTimeout
 	}
 
 	q := u.Query()

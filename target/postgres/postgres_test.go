@@ -21,6 +21,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/target"
 )
 
@@ -30,16 +31,7 @@ const urlEnv = "FRESHBENCH_TEST_POSTGRES_URL"
 // FRESHBENCH_REQUIRE_SERVERS=1) when none is configured.
 func serverURL(tb testing.TB) string {
 	tb.Helper()
-	raw := os.Getenv(urlEnv)
-	if raw == "" {
-		msg := urlEnv + " is not set; start a server with scripts/postgres.sh start and set " +
-			urlEnv + "=$(scripts/postgres.sh url)"
-		if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
-			tb.Fatal(msg + " (FRESHBENCH_REQUIRE_SERVERS=1)")
-		}
-		tb.Skip(msg)
-	}
-	return raw
+	return testenv.URL(tb, urlEnv, "scripts/postgres.sh")
 }
 
 func randomHex(tb testing.TB, n int) string {
@@ -347,7 +339,7 @@ func TestVersion(t *testing.T) {
 // checks that the request timeout ends it.
 func TestRequestTimeout(t *testing.T) {
 	ctx := context.Background()
-	s, table := openTest(t, nil, target.Options{RequestTimeoutS: 0.5})
+	s, table := openTest(t, nil, target.Options{RequestTimeout: 500 * time.Millisecond})
 	if err := s.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -466,7 +458,7 @@ func TestBadOptions(t *testing.T) {
 
 func TestParseConfig(t *testing.T) {
 	u, _ := url.Parse("postgresql://u:pw@127.0.0.1:5432/db?table=Events_1&sslmode=disable&application_name=fb")
-	cfg, err := parseConfig(u, target.Options{RequestTimeoutS: 2.5, Settings: map[string]string{"synchronous_commit": "off"}})
+	cfg, err := parseConfig(u, target.Options{RequestTimeout: 2500 * time.Millisecond, Settings: map[string]string{"synchronous_commit": "off"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -524,7 +516,7 @@ func TestServerRestart(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	s, _ := openTest(t, nil, target.Options{RequestTimeoutS: 5})
+	s, _ := openTest(t, nil, target.Options{RequestTimeout: 5 * time.Second})
 	if err := s.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}

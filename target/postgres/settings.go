@@ -28,9 +28,6 @@ func knobs() target.Knobs {
 	}
 }
 
-// Knobs are the settings the postgres target takes.
-func Knobs() target.Knobs { return knobs() }
-
 func parseTable(v string) (any, error) {
 	if !pgwire.PlainIdentifier(v, maxTableLen) {
 		return nil, fmt.Errorf("want 1 to %d letters, digits or underscores, not starting with a digit", maxTableLen)

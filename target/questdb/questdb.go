@@ -83,7 +83,7 @@ const (
 
 // Register registers the questdb scheme.
 func Register(r *target.Registry) {
-	r.Register(target.Driver{Name: "questdb", Schemes: []string{"questdb"}, Open: Open, Knobs: knobs()})
+	r.Register(target.Driver{Name: "questdb", Schemes: []string{"questdb"}, Open: Open, Knobs: knobs(), Updates: true})
 }
 
 // config is everything Open derives from the URL and options before it
@@ -143,8 +143,8 @@ func parseConfig(u *url.URL, opts target.Options) (*config, error) {
 		return nil, fmt.Errorf("questdb: %w wal=false: QuestDB takes ILP over HTTP into WAL tables only; set ilp_transport=tcp too",
 			conflict(q, "wal", "ilp_transport"))
 	}
-	if opts.RequestTimeoutS > 0 {
-		cfg.timeout = time.Duration(opts.RequestTimeoutS * float64(time.Second))
+	if opts.RequestTimeout > 0 {
+		cfg.timeout = opts.RequestTimeout
 	}
 
 	port := u.Port()

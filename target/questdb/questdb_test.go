@@ -6,10 +6,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
-	"os"
 	"testing"
 	"time"
 
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/target"
 )
@@ -20,16 +20,7 @@ const urlEnv = "FRESHBENCH_TEST_QUESTDB_URL"
 // FRESHBENCH_REQUIRE_SERVERS=1) when none is configured.
 func serverURL(tb testing.TB) string {
 	tb.Helper()
-	raw := os.Getenv(urlEnv)
-	if raw == "" {
-		msg := urlEnv + " is not set; start a server with scripts/questdb.sh start and set " +
-			urlEnv + "=$(scripts/questdb.sh url)"
-		if os.Getenv("FRESHBENCH_REQUIRE_SERVERS") == "1" {
-			tb.Fatal(msg + " (FRESHBENCH_REQUIRE_SERVERS=1)")
-		}
-		tb.Skip(msg)
-	}
-	return raw
+	return testenv.URL(tb, urlEnv, "scripts/questdb.sh")
 }
 
 func randomHex(tb testing.TB, n int) string {

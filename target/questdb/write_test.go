@@ -136,7 +136,7 @@ func TestWriteTimesOut(t *testing.T) {
 			defer c.Close() // held open, never answered
 		}
 	}()
-	tg, err := Open(context.Background(), withTable(t, serverURL(t), "fbt_"+randomHex(t, 6)), target.Options{RequestTimeoutS: 0.5})
+	tg, err := Open(context.Background(), withTable(t, serverURL(t), "fbt_"+randomHex(t, 6)), target.Options{RequestTimeout: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,9 +30,6 @@ func knobs() target.Knobs {
 	}
 }
 
-// Knobs are the settings the sim target takes.
-func Knobs() target.Knobs { return knobs() }
-
 // configOf reads resolved settings.
 func configOf(s target.Settings) Config {
 	return Config{

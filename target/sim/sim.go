@@ -43,8 +43,8 @@ type Config struct {
 
 // Register adds the sim and discard schemes to r.
 func Register(r *target.Registry) {
-	r.Register(target.Driver{Name: "sim", Schemes: []string{"sim"}, Open: Open, Knobs: knobs()})
-	r.Register(target.Driver{Name: "discard", Schemes: []string{"discard"}, Open: Open})
+	r.Register(target.Driver{Name: "sim", Schemes: []string{"sim"}, Open: Open, Knobs: knobs(), Updates: true, InProcess: true})
+	r.Register(target.Driver{Name: "discard", Schemes: []string{"discard"}, Open: Open, Updates: true, InProcess: true})
 }
 
 // Open reads the behaviour of a sim:// target from the URL's query and the

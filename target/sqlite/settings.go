@@ -17,9 +17,6 @@ func knobs() target.Knobs {
 	}
 }
 
-// Knobs are the settings the sqlite target takes.
-func Knobs() target.Knobs { return knobs() }
-
 func parseTable(v string) (any, error) {
 	if !identRe.MatchString(v) {
 		return nil, fmt.Errorf("want letters, digits and _, not starting with a digit")

@@ -26,7 +26,7 @@ import (
 
 // Register adds the sqlite scheme to r.
 func Register(r *target.Registry) {
-	r.Register(target.Driver{Name: "sqlite", Schemes: []string{"sqlite"}, Open: Open, Knobs: knobs()})
+	r.Register(target.Driver{Name: "sqlite", Schemes: []string{"sqlite"}, Open: Open, Knobs: knobs(), Updates: true})
 }
 
 var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)

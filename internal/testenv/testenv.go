@@ -1,0 +1,44 @@
+// Package testenv is what tests against real servers share: the URL of a
+// server from its FRESHBENCH_TEST_* variable, or a skip when none is
+// configured — a failure instead when FRESHBENCH_REQUIRE_SERVERS=1
+// (scripts/test.sh sets it), so that a run meant to cover every server
+// cannot pass by skipping one.
+package testenv
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// RequireEnv is the variable that makes a missing server a failure.
+const RequireEnv = "FRESHBENCH_REQUIRE_SERVERS"
+
+// Required says whether a missing server fails the test rather than
+// skipping it.
+func Required() bool { return os.Getenv(RequireEnv) == "1" }
+
+// Unavailable ends the test for want of what msg names: it fails when
+// Required, else it skips.
+func Unavailable(tb testing.TB, msg string) {
+	tb.Helper()
+	if Required() {
+		tb.Fatal(msg + " (" + RequireEnv + "=1)")
+		return
+	}
+	tb.Skip(msg)
+}
+
+// URL returns the value of env, the URL of a test server that script
+// (scripts/NAME.sh) runs, or ends the test as Unavailable does with a
+// message that says how to start it. urlArgs are what the script's url
+// command takes besides, e.g. "primary".
+func URL(tb testing.TB, env, script string, urlArgs ...string) string {
+	tb.Helper()
+	raw := os.Getenv(env)
+	if raw == "" {
+		how := strings.Join(append([]string{script, "url"}, urlArgs...), " ")
+		Unavailable(tb, env+" is not set: start the server with `"+script+" start` and set "+env+"=$("+how+")")
+	}
+	return raw
+}
