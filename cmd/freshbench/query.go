@@ -120,7 +120,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	qf := addQueryFlags(fs)
 	ef := addExperimentFlags(fs)
 	lv := addLevelsFlags(fs, "open-loop QPS measured in turn instead of one --qps, each by --trials trials after --warmup-trials warm-up trials, e.g. 50,100,200")
-	out := fs.String("out", "", "results file (default results/query-<time>.json); a sweep or --levels rewrites it as each step or trial ends")
+	out := fs.String("out", "", "results file (default freshbench-results/query-<time>.json); a sweep or --levels rewrites it as each step or trial ends")
 	quiet := fs.Bool("quiet", false, "no live progress")
 	metricsFlags := addMetricsFlags(fs)
 	calibration := addCalibrationFlag(fs)
@@ -199,11 +199,12 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		}
 		qr.Sweep = &sc
 	}
+	var o output
 	if !qf.explain {
 		if err := qr.Validate(); err != nil {
 			return err
 		}
-		if err := resultsPath(out, ef.fileName("query")); err != nil {
+		if o, stdout, err = resultsOut(*out, ef.fileName("query"), stdout, stderr); err != nil {
 			return err
 		}
 	}
@@ -235,7 +236,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		tgt.Close()
 		return err
 	}
-	sess, err := newSession(ctx, "query", tgt, raw, reads, metricsFlags, exp, *out, stderr)
+	sess, err := newSession(ctx, "query", tgt, raw, reads, metricsFlags, exp, o, stderr)
 	if err != nil {
 		return err
 	}
@@ -286,7 +287,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		fmt.Fprintln(stdout)
 	}
 	report.ConsoleQueries(stdout, res)
-	fmt.Fprintf(stdout, "results: %s\n", *out)
+	fmt.Fprintf(stdout, "results: %s\n", o)
 	return sess.close(ctx, false)
 }
 
