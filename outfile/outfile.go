@@ -28,16 +28,31 @@ const (
 	Stderr
 )
 
+// streams are the names of the standard streams.
+var streams = map[string]Stream{
+	"-": Stdout, "/dev/stdout": Stdout, "/dev/fd/1": Stdout, "/proc/self/fd/1": Stdout,
+	"/dev/stderr": Stderr, "/dev/fd/2": Stderr, "/proc/self/fd/2": Stderr,
+}
+
 // StreamOf tells which standard stream path names: "-" and /dev/stdout
-// name standard output, /dev/stderr standard error, as does any path that
-// is, through its links, the same file as this process's standard output
-// or error and not a regular file (a link to /proc/self/fd/1).
+// name standard output, /dev/stderr standard error, as does a link to
+// one of them, or a path that is the same file as this process's
+// standard output or error and not a regular file (a link to the
+// terminal).
 func StreamOf(path string) Stream {
-	switch path {
-	case "-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1":
-		return Stdout
-	case "/dev/stderr", "/dev/fd/2", "/proc/self/fd/2":
-		return Stderr
+	p := path
+	for range 64 {
+		if s, ok := streams[p]; ok {
+			return s
+		}
+		to, err := os.Readlink(p)
+		if err != nil {
+			break
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(p), to)
+		}
+		p = to
 	}
 	st, err := os.Stat(path)
 	if err != nil || st.Mode().IsRegular() {
