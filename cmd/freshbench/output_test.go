@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/freshbench/freshbench/noop"
 	"github.com/freshbench/freshbench/results"
@@ -348,5 +350,61 @@ func TestOutputReadOnlyDirectory(t *testing.T) {
 	code, stderr := asUnprivileged(t, shortRun("--target", unreachable, "--metrics-addr=", "--quiet", "--out", out)...)
 	if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, out) || !strings.Contains(stderr, "permission denied") {
 		t.Errorf("exit %d, stderr %q; want one line naming %s, exit 2", code, stderr, out)
+	}
+}
+
+// The levels file is written again, and checked again, as each trial
+// ends: a FIFO that took its place during the run is left as it is, the
+// trials go on, and the figures are kept in the user's cache, exit 3.
+func TestOutputLevelsRewriteRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two trials of 2 s")
+	}
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	out := filepath.Join(t.TempDir(), "levels.json")
+	var stdout, stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(context.Background(), shortLevels("--target", "sim://", "--levels", "200", "--trials", "2", "--warmup-trials", "0", "--out", out), &stdout, &stderr)
+	}()
+	deadline := time.After(30 * time.Second)
+	for {
+		if _, err := results.ReadFile(out); err == nil {
+			break
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("exit code %d before the levels file held a trial\nstderr: %s", code, stderr.String())
+		case <-deadline:
+			t.Fatal("no levels file after 30 s")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if err := os.Remove(out); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(out, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-done; code != 3 {
+		t.Errorf("exit code %d, want 3\nstderr: %s", code, stderr.String())
+	}
+	if st, err := os.Lstat(out); err != nil || st.Mode().Type() != fs.ModeNamedPipe {
+		t.Errorf("%s after: %v, %v; want the FIFO left", out, st.Mode(), err)
+	}
+	errText := stderr.String()
+	for _, want := range []string{"is a named pipe (FIFO), not a regular file, and is not replaced", "(the measurement goes on)", "kept instead in " + filepath.Join(cache, "freshbench", "unsaved")} {
+		if !strings.Contains(errText, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errText)
+		}
+	}
+	saved, _ := filepath.Glob(filepath.Join(cache, "freshbench", "unsaved", "levels-*.json"))
+	if len(saved) != 1 {
+		t.Fatalf("fallback files %q, want one", saved)
+	}
+	r, err := results.ReadFile(saved[0])
+	if err != nil || r.Kind != results.KindLevels || len(r.Levels.Levels[0].Trials) != 2 {
+		t.Errorf("fallback file: %v; want both trials", err)
 	}
 }
