@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -82,7 +83,7 @@ func Check(path string) error {
 	}
 	dir := filepath.Dir(target)
 	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return fmt.Errorf("%s: directory cannot be made: %w", path, cause(err))
+		return fmt.Errorf("%s: directory cannot be created: %w", path, cause(err))
 	}
 	f, err := create(dir, "."+filepath.Base(target)+".", ".check")
 	if err != nil {
@@ -178,7 +179,7 @@ func resolve(path string) (string, error) {
 			path = filepath.Join(dir, filepath.Base(path))
 		}
 		st, err := os.Lstat(path)
-		if errors.Is(err, fs.ErrNotExist) {
+		if absent(err) {
 			return path, nil
 		}
 		if err != nil {
@@ -203,7 +204,7 @@ func resolve(path string) (string, error) {
 // what the user gave, which leads to target.
 func regular(path, target string) error {
 	st, err := os.Lstat(target)
-	if errors.Is(err, fs.ErrNotExist) {
+	if absent(err) {
 		return nil
 	}
 	if err != nil {
@@ -220,6 +221,12 @@ func regular(path, target string) error {
 		return fmt.Errorf("%s is a directory: give a file in it, such as %s%cNAME", what, strings.TrimSuffix(path, string(filepath.Separator)), filepath.Separator)
 	}
 	return fmt.Errorf("%s is a %s, not a regular file, and is not replaced: give a file path (or - for standard output)", what, kind(st.Mode()))
+}
+
+// absent tells that nothing is at a path: it does not exist, or a
+// directory on the way is not one (which making the directory reports).
+func absent(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
 func kind(m fs.FileMode) string {

@@ -119,10 +119,11 @@ func TestWriteRefusesWhatIsNotAFile(t *testing.T) {
 // the data is kept in the user's cache.
 func TestSaveDiskFull(t *testing.T) {
 	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=4k"); err != nil {
+	unmount, err := mountSmall(dir)
+	if err != nil {
 		t.Skipf("cannot mount a small tmpfs (%v): TestSaveFallsBackToTemp injects the failure instead", err)
 	}
-	t.Cleanup(func() { syscall.Unmount(dir, 0) })
+	t.Cleanup(unmount)
 	cache := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", cache)
 	path := filepath.Join(dir, "run.json")
@@ -130,7 +131,7 @@ func TestSaveDiskFull(t *testing.T) {
 	if err := Check(path); err != nil {
 		t.Fatalf("Check on an empty tmpfs: %v", err)
 	}
-	err := Save(path, data)
+	err = Save(path, data)
 	var e *Error
 	if !errors.As(err, &e) || !errors.Is(err, syscall.ENOSPC) || e.FallbackErr != nil || !strings.HasPrefix(e.Fallback, filepath.Join(cache, "freshbench", "unsaved", "run-")) {
 		t.Fatalf("Save on a full disk: %v", err)

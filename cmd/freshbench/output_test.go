@@ -266,10 +266,11 @@ func TestOutputModes(t *testing.T) {
 func tmpfs(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=4k"); err != nil {
+	unmount, err := mountSmall(dir)
+	if err != nil {
 		t.Skipf("cannot mount a small tmpfs to fill (%v); the outfile tests inject the failure instead", err)
 	}
-	t.Cleanup(func() { syscall.Unmount(dir, 0) })
+	t.Cleanup(unmount)
 	return dir
 }
 
