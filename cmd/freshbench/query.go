@@ -120,7 +120,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	qf := addQueryFlags(fs)
 	ef := addExperimentFlags(fs)
 	lv := addLevelsFlags(fs, "open-loop QPS measured in turn instead of one --qps, each by --trials trials after --warmup-trials warm-up trials, e.g. 50,100,200")
-	out := fs.String("out", "", "results file (default freshbench-results/query-<time>.json); a sweep or --levels rewrites it as each step or trial ends")
+	out := fs.String("out", "", "results file, - for standard output (default freshbench-results/query-<time>.json); a sweep or --levels rewrites it as each step or trial ends")
 	quiet := fs.Bool("quiet", false, "no live progress")
 	metricsFlags := addMetricsFlags(fs)
 	calibration := addCalibrationFlag(fs)
