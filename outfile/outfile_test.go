@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -277,4 +278,21 @@ func readOnlyHelper(t *testing.T, dir string) {
 	}
 	wantContent(t, e.Fallback, []byte("figures"))
 	t.Log(err)
+}
+
+// BenchmarkWrite is the cost of writing a results file whole and synced
+// (levels and peak files are rewritten as each trial or step ends).
+func BenchmarkWrite(b *testing.B) {
+	for _, size := range []int{8 << 10, 1 << 20} {
+		b.Run(strconv.Itoa(size>>10)+"KiB", func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "r.json")
+			data := bytes.Repeat([]byte("x"), size)
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				if err := Write(path, data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
