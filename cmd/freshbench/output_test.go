@@ -180,7 +180,7 @@ func TestOutputThroughLinks(t *testing.T) {
 		outLink := link(t, out, filepath.Join(dir, "calibrate-link"))
 		saved := filepath.Join(dir, "machine.json")
 		savedLink := link(t, saved, filepath.Join(dir, "machine-dangling"))
-		if code, _, errOut := freshbench(t, shortCalibration(outLink, "--target", srv.ElasticsearchURL("cal-out"), "--calibration", savedLink)...); code != 0 {
+		if code, _, errOut := freshbench(t, shortCalibration(outLink, "--target", srv.ElasticsearchURL("cal-out"), "--calibration", savedLink, "--batch-sizes", "100", "--max-duration", "3s")...); code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
 		wantThrough(t, outLink, out, results.KindCalibration)
