@@ -4,66 +4,36 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
+
+	"github.com/freshbench/freshbench/outfile"
 )
 
-// WriteFile writes res as indented JSON, atomically (see writeJSON).
+// WriteFile writes res as indented JSON to path (see outfile.Write).
 func WriteFile(path string, res *Result) error {
-	return writeJSON(path, "results", res)
+	b, err := Marshal(res)
+	if err != nil {
+		return err
+	}
+	return outfile.Write(path, b)
 }
 
-// WriteMachineCalibration writes mc as this machine's calibration,
-// atomically (see writeJSON).
+// WriteMachineCalibration writes mc as this machine's calibration (see
+// outfile.Write).
 func WriteMachineCalibration(path string, mc *MachineCalibration) error {
-	return writeJSON(path, "calibration", mc)
+	b, err := json.MarshalIndent(mc, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode calibration: %w", err)
+	}
+	return outfile.Write(path, append(b, '\n'))
 }
 
-// writeJSON writes v as indented JSON to path through a temporary file
-// renamed over it: a reader never sees half a file, and an existing file
-// is replaced only by a complete one. what names the file in errors.
-func writeJSON(path, what string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+// Marshal is the content of a results file holding res.
+func Marshal(res *Result) ([]byte, error) {
+	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encode %s: %w", what, err)
+		return nil, fmt.Errorf("encode results: %w", err)
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("%s directory %s: %w", what, dir, err)
-	}
-	tmp, err := os.CreateTemp(dir, ".freshbench-"+what+"-*")
-	if err != nil {
-		return fmt.Errorf("%s file %s: %w", what, path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s file %s: %w", what, path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s file %s: %w", what, path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s file %s: %w", what, path, err)
-	}
-	return nil
-}
-
-// CheckWritable fails early, before a run, when path cannot be written.
-func CheckWritable(path string) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("%s: directory cannot be created: %w", path, err)
-	}
-	f, err := os.CreateTemp(dir, ".freshbench-results-*")
-	if err != nil {
-		return fmt.Errorf("%s: directory is not writable: %w", path, err)
-	}
-	f.Close()
-	os.Remove(f.Name())
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return fmt.Errorf("%s: is a directory; give a file name such as %s", path, filepath.Join(path, "results.json"))
-	}
-	return nil
+	return append(b, '\n'), nil
 }
 
 // ReadFile reads a results file, checking its schema version.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -15,6 +16,7 @@ import (
 	"github.com/freshbench/freshbench/bench"
 	"github.com/freshbench/freshbench/ingest"
 	"github.com/freshbench/freshbench/noop"
+	"github.com/freshbench/freshbench/outfile"
 	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/report"
@@ -41,7 +43,7 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	addDriverFlags(fs, lf)
 	var writeTimeout time.Duration
 	addWriteTimeoutFlag(fs, &writeTimeout)
-	out := fs.String("out", "", "results file (default results/calibrate-<time>.json)")
+	out := fs.String("out", "", "results file, - for standard output (default freshbench-results/calibrate-<time>.json)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the driver over the searches to this file (go tool pprof reads it)")
 	quiet := fs.Bool("quiet", false, "no live progress")
 	metricsFlags := addMetricsFlags(fs)
@@ -61,15 +63,17 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := checkProtocol(fs, *url, *protocol); err != nil {
 		return err
 	}
-	if err := resultsPath(out, "calibrate"); err != nil {
-		return err
-	}
-	profile, err := createProfile(*cpuProfile)
+	o, stdout, err := resultsOut(*out, "calibrate", stdout, stderr)
 	if err != nil {
 		return err
 	}
-	if profile != nil {
-		defer profile.Close() // also on the way out before profiling started
+	if err := outfile.Check(*calibration); err != nil {
+		return usagef("--calibration %v", err)
+	}
+	if *cpuProfile != "" {
+		if err := outfile.Check(*cpuProfile); err != nil {
+			return usagef("--cpuprofile %v", err)
+		}
 	}
 
 	raw := *url
@@ -84,7 +88,7 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	sess, err := newSession(ctx, "calibrate", tgt, raw, nil, metricsFlags, nil, *out, stderr)
+	sess, err := newSession(ctx, "calibrate", tgt, raw, nil, metricsFlags, nil, o, stderr)
 	if err != nil {
 		return err
 	}
@@ -99,7 +103,7 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	watchCalibration(&cfg, sess, *quiet, stdout, stderr)
 	fmt.Fprintf(stderr, "calibrate: batch sizes %s, from %s by %s (then %s), each step %s after %s warm-up, at most %s in all\n",
 		*batches, cfg.Start, cfg.Increase, orNone(*refine), *hold, *warmup, *maxDuration)
-	stopProfile, err := startCPUProfile(profile)
+	stopProfile, err := startCPUProfile(*cpuProfile)
 	if err != nil {
 		return err
 	}
@@ -122,7 +126,7 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	fmt.Fprintln(stdout)
 	report.Calibration(stdout, res)
-	fmt.Fprintf(stdout, "results: %s\n", *out)
+	fmt.Fprintf(stdout, "results: %s\n", o)
 	saveCalibration(stdout, stderr, res, *calibration)
 	teardown = child == nil
 	return nil
@@ -183,32 +187,20 @@ func startNoop(ctx context.Context, protocol string, stderr io.Writer) (*noop.Pr
 	return child, raw, nil
 }
 
-// createProfile creates the --cpuprofile file before anything runs; nil
-// for none.
-func createProfile(path string) (*os.File, error) {
+// startCPUProfile profiles this process until the returned function is
+// called, which writes the profile to path; "" profiles nothing. The
+// profile is held in memory so that its file is written as every other.
+func startCPUProfile(path string) (func() error, error) {
 	if path == "" {
-		return nil, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, usagef("--cpuprofile: %v", err)
-	}
-	return f, nil
-}
-
-// startCPUProfile profiles this process into f until the returned
-// function is called; a nil f profiles nothing.
-func startCPUProfile(f *os.File) (func() error, error) {
-	if f == nil {
 		return func() error { return nil }, nil
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
+	var b bytes.Buffer
+	if err := pprof.StartCPUProfile(&b); err != nil {
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
 	return func() error {
 		pprof.StopCPUProfile()
-		return f.Close()
+		return outfile.Write(path, b.Bytes())
 	}, nil
 }
 

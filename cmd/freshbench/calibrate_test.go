@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -131,6 +132,12 @@ func TestCalibrateBadInput(t *testing.T) {
 	base := func(args ...string) []string {
 		return append([]string{"calibrate", "--out", out, "--metrics-addr="}, args...)
 	}
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o666)
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o666); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name string
 		args []string
@@ -148,7 +155,8 @@ func TestCalibrateBadInput(t *testing.T) {
 		{"protocol with a target", base("--target", "sim://", "--protocol", "postgres"), "--protocol chooses the endpoint"},
 		{"target not a noop server", base("--target", "sim://"), "--target sim:// is not a freshbench noop server"},
 		{"unknown target scheme", base("--target", "mongodb://x/y"), "--target: bad target URL"},
-		{"profile in a missing directory", base("--cpuprofile", filepath.Join(out, "no", "cpu.pprof")), "--cpuprofile: open"},
+		{"profile under a file", base("--cpuprofile", filepath.Join(file, "cpu.pprof")), "--cpuprofile " + filepath.Join(file, "cpu.pprof") + ": directory cannot be created"},
+		{"profile a FIFO", base("--cpuprofile", fifo), "--cpuprofile " + fifo + " is a named pipe (FIFO)"},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantUsageError(t, c.args, c.want) })
 	}

@@ -46,7 +46,7 @@ func TestExperimentInstance(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "results", "run-pair-1-*.json"))
+	files, _ := filepath.Glob(filepath.Join(dir, "freshbench-results", "run-pair-1-*.json"))
 	if len(files) != 1 {
 		t.Fatalf("results files %v; want one named run-pair-1-<time>.json\n%s", files, stdout)
 	}

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/outfile"
 	"github.com/freshbench/freshbench/redact"
 )
 
@@ -79,8 +80,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 			msg = redact.Text(msg, redact.Secrets(os.Getenv, args[1:]...))
 			fmt.Fprintf(stderr, "freshbench %s: %s\n", c.name, msg)
-			if fixable {
+			switch {
+			case fixable:
 				return 2
+			case errors.As(err, new(*outfile.Error)):
+				return 3 // the command's own output failed
 			}
 			return 1
 		}

@@ -106,7 +106,7 @@ func TestRunBadInput(t *testing.T) {
 		{"stray argument", base("extra"), `unexpected argument "extra"`},
 		{"data dir under a file", base("--data-dir", filepath.Join(file, "data")), "choose another data directory (--data-dir)"},
 		{"out under a file", base("--out", filepath.Join(file, "r.json")), "--out " + filepath.Join(file, "r.json") + ": directory cannot be created"},
-		{"out is a directory", base("--out", dir), "--out " + dir + ": is a directory"},
+		{"out is a directory", base("--out", dir), "--out " + dir + " is a directory"},
 		{"metrics address not host:port", base("--metrics-addr", "9464"), `invalid value "9464" for flag -metrics-addr: want host:port`},
 		{"metrics port out of range", base("--metrics-addr", "127.0.0.1:70000"), "want host:port"},
 		{"negative metrics linger", base("--metrics-linger", "-1s"), `invalid value "-1s" for flag -metrics-linger: want a duration of 0 or more`},

@@ -14,7 +14,7 @@ import (
 
 func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("merge")
-	out := fs.String("out", "", "merged results file (default results/merge-<time>.json)")
+	out := fs.String("out", "", "merged results file, - for standard output (default freshbench-results/merge-<time>.json)")
 	files, err := parseFiles(fs, "instance-0.json instance-1.json ...", args, stderr)
 	if err != nil {
 		return err
@@ -22,7 +22,8 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if len(files) == 0 {
 		return usagef("want the results files of an experiment's instances: freshbench merge --out merged.json instance-0.json instance-1.json ...")
 	}
-	if err := resultsPath(out, "merge"); err != nil {
+	o, stdout, err := resultsOut(*out, "merge", stdout, stderr)
+	if err != nil {
 		return err
 	}
 	ins := make([]merge.Input, len(files))
@@ -43,7 +44,11 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	// The merged file is this program's writing; the instances' versions
 	// are in its differences when they differ.
 	res.Tool = results.Tool{Name: "freshbench", Version: bench.ToolVersion()}
-	if err := results.WriteFile(*out, res); err != nil {
+	b, err := results.Marshal(res)
+	if err != nil {
+		return err
+	}
+	if err := o.save(b); err != nil {
 		return err
 	}
 	report.Console(stdout, res)
@@ -51,6 +56,6 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintln(stdout)
 		report.ConsoleQueries(stdout, res)
 	}
-	fmt.Fprintf(stdout, "results: %s\n", *out)
+	fmt.Fprintf(stdout, "results: %s\n", o)
 	return nil
 }

@@ -27,7 +27,7 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	slo := fs.String("slo", "", "freshness bound every sustainable step must also meet, e.g. p95<2s")
 	confirm := fs.Bool("confirm", false, "run an unsustainable step once more before stopping; if it holds then, the search goes on")
 	maxTrend := fs.Float64("max-trend", 1000*stats.DefaultRule().MaxGrowth, "steepest upward trend of the write latency and the freshness lag a sustainable step may show, in ms per second (an overload of 0.5 % shows as 5 ms/s); 0 judges no trend, for steps too short to judge one")
-	out := fs.String("out", "", "results file with every step, rewritten as each step ends (default results/peak-<time>.json)")
+	out := fs.String("out", "", "results file with every step, rewritten as each step ends, - for standard output at the end (default freshbench-results/peak-<time>.json)")
 	teardown := fs.Bool("teardown", false, "drop the index or table after the search")
 	quiet := fs.Bool("quiet", false, "no live progress")
 	metricsFlags := addMetricsFlags(fs)
@@ -57,11 +57,12 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		return usagef("--max-trend %g: want 0 (no trend judged) or more ms/s", *maxTrend)
 	}
 	pc.Rule.MaxGrowth = *maxTrend / 1000
-	if err := resultsPath(out, "peak"); err != nil {
+	o, stdout, err := resultsOut(*out, "peak", stdout, stderr)
+	if err != nil {
 		return err
 	}
 	pc.Run.ReadEndpoints = reads
-	sess, err := openSession(ctx, "peak", tf, reads, metricsFlags, nil, *out, stderr)
+	sess, err := openSession(ctx, "peak", tf, reads, metricsFlags, nil, o, stderr)
 	if err != nil {
 		return err
 	}
@@ -88,7 +89,7 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	}
 	fmt.Fprintln(stdout)
 	report.Console(stdout, res)
-	fmt.Fprintf(stdout, "results: %s\n", *out)
+	fmt.Fprintf(stdout, "results: %s\n", o)
 	return sess.close(ctx, *teardown)
 }
 

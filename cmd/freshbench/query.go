@@ -116,7 +116,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	qf := addQueryFlags(fs)
 	ef := addExperimentFlags(fs)
 	lv := addLevelsFlags(fs, "open-loop QPS measured in turn instead of one --qps, each by --trials trials after --warmup-trials warm-up trials, e.g. 50,100,200")
-	out := fs.String("out", "", "results file (default results/query-<time>.json); a sweep or --levels rewrites it as each step or trial ends")
+	out := fs.String("out", "", "results file, - for standard output (default freshbench-results/query-<time>.json); a sweep or --levels rewrites it as each step or trial ends")
 	quiet := fs.Bool("quiet", false, "no live progress")
 	metricsFlags := addMetricsFlags(fs)
 	calibration := addCalibrationFlag(fs)
@@ -138,11 +138,12 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			return err
 		}
 	}
+	var o output
 	if !qf.explain {
 		if err := qr.Validate(); err != nil {
 			return err
 		}
-		if err := resultsPath(out, ef.fileName("query")); err != nil {
+		if o, stdout, err = resultsOut(*out, ef.fileName("query"), stdout, stderr); err != nil {
 			return err
 		}
 	}
@@ -157,7 +158,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if qr.Ingest != nil {
 		exp = qr.Ingest.Experiment
 	}
-	sess, err := newSession(ctx, "query", tgt, raw, qr.ReadEndpoints, metricsFlags, exp, *out, stderr)
+	sess, err := newSession(ctx, "query", tgt, raw, qr.ReadEndpoints, metricsFlags, exp, o, stderr)
 	if err != nil {
 		return err
 	}
@@ -182,7 +183,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		return err
 	}
 	printQueries(stdout, res, qr.Ingest != nil)
-	fmt.Fprintf(stdout, "results: %s\n", *out)
+	fmt.Fprintf(stdout, "results: %s\n", o)
 	return nil
 }
 

@@ -7,10 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/freshbench/freshbench/outfile"
 	"github.com/freshbench/freshbench/report"
 	"github.com/freshbench/freshbench/results"
 )
@@ -32,19 +32,29 @@ func reportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	stream := outfile.StreamOf(out)
+	if out == "" {
+		out = strings.TrimSuffix(files[0], filepath.Ext(files[0])) + ".html"
+	}
+	if stream == outfile.NoStream {
+		if err := outfile.Check(out); err != nil {
+			return usagef("-o %v", err)
+		}
+	}
 	var page bytes.Buffer
 	if err := report.HTML(&page, res); err != nil {
 		return err
 	}
-	if out == "-" {
+	switch stream {
+	case outfile.Stdout:
 		_, err := page.WriteTo(stdout)
 		return err
+	case outfile.Stderr:
+		_, err := page.WriteTo(stderr)
+		return err
 	}
-	if out == "" {
-		out = strings.TrimSuffix(files[0], filepath.Ext(files[0])) + ".html"
-	}
-	if err := os.WriteFile(out, page.Bytes(), 0o644); err != nil {
-		return usagef("-o %s: %v", out, err)
+	if err := outfile.Write(out, page.Bytes()); err != nil {
+		return err
 	}
 	fmt.Fprintf(stdout, "report: %s\n", out)
 	return nil

@@ -19,7 +19,6 @@ import (
 	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/report"
-	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/all"
 )
@@ -215,19 +214,6 @@ func (f *loadFlags) config(writeTimeout time.Duration) (bench.Config, error) {
 	return cfg, nil
 }
 
-// resultsPath returns where a command writes its results: the --out value,
-// or results/<command>-<time>.json; checked writable before anything runs,
-// so that no measurement is lost for want of a place to put it.
-func resultsPath(out *string, command string) error {
-	if *out == "" {
-		*out = filepath.Join("results", fmt.Sprintf("%s-%s.json", command, time.Now().Format("20060102-150405")))
-	}
-	if err := results.CheckWritable(*out); err != nil {
-		return usagef("--out %v", err)
-	}
-	return nil
-}
-
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("run")
 	tf := addTargetFlags(fs)
@@ -236,7 +222,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	lf := addLoadFlags(fs)
 	ef := addExperimentFlags(fs)
 	lv := addLevelsFlags(fs, "target rates measured in turn instead of one --rate, each by --trials trials after --warmup-trials warm-up trials: events/s or bytes/s, all in one unit, e.g. 1000,2000,4000 or 5MB/s,10MB/s")
-	out := fs.String("out", "", "results file (default results/run-<time>.json); with --levels, rewritten as each trial ends")
+	out := fs.String("out", "", "results file, - for standard output (default freshbench-results/run-<time>.json); with --levels, rewritten as each trial ends")
 	teardown := fs.Bool("teardown", false, "drop the index or table after the run")
 	quiet := fs.Bool("quiet", false, "no live progress")
 	metricsFlags := addMetricsFlags(fs)
@@ -276,10 +262,11 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 			return err
 		}
 	}
-	if err := resultsPath(out, ef.fileName("run")); err != nil {
+	o, stdout, err := resultsOut(*out, ef.fileName("run"), stdout, stderr)
+	if err != nil {
 		return err
 	}
-	sess, err := openSession(ctx, "run", tf, reads, metricsFlags, cfg.Experiment, *out, stderr)
+	sess, err := openSession(ctx, "run", tf, reads, metricsFlags, cfg.Experiment, o, stderr)
 	if err != nil {
 		return err
 	}
@@ -303,7 +290,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 		return err
 	}
 	report.Console(stdout, res)
-	fmt.Fprintf(stdout, "results: %s\n", *out)
+	fmt.Fprintf(stdout, "results: %s\n", o)
 	return sess.close(ctx, *teardown)
 }
 
