@@ -268,6 +268,11 @@ func testSinkLosesNothing(t *testing.T, p *sinkPipeline) *results.Result {
 	if len(end.Groups) != 1 || end.Groups[0].Group != "connect-"+p.connector {
 		t.Errorf("groups %+v: want the connector's", end.Groups)
 	}
+	// The pipeline's own check of Kafka's account says the records
+	// appended are the events acknowledged.
+	if f := res.ServerAccount.Findings; len(f) != 1 || f[0].Verdict != results.Agrees {
+		t.Errorf("findings %+v: want Kafka's records held against the events acknowledged, agreeing", f)
+	}
 	// The sink commits its offsets on its own schedule (every second,
 	// scripts/kafka.sh), after it wrote: with every event visible, the
 	// commit follows within a few of those intervals, later on a busy

@@ -2,10 +2,12 @@ package via
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/target"
 )
 
 // The tables of Kafka's account in a server account.
@@ -113,4 +115,56 @@ func AccountOf(s *results.ServerAccount) (*Account, error) {
 	}
 	slices.SortFunc(a.Groups, func(x, y GroupLag) int { return cmp.Compare(x.Group, y.Group) })
 	return a, nil
+}
+
+var _ target.AccountChecker = (*pipeline)(nil)
+
+// checkRecords names the check CheckAccount makes.
+const checkRecords = "records appended to the topic against events acknowledged"
+
+// CheckAccount holds the records appended to the topic over the measured
+// phase against the events Kafka acknowledged in it: each is one record.
+// The two ends of the account are taken while writes are in flight, so
+// at each the events of the longest write latency may fall on either
+// side; an event retried or failed may have been appended too. The
+// database's own checks do not apply: it is the sink that writes to it.
+func (p *pipeline) CheckAccount(a *results.Account, r *results.Result) []results.Finding {
+	return []results.Finding{checkAppended(a, r)}
+}
+
+// checkAppended is CheckAccount's check.
+func checkAppended(a *results.Account, r *results.Result) results.Finding {
+	f := results.Finding{Check: checkRecords, Verdict: results.NotYetKnown}
+	var parts []partitionRow
+	if err := results.ReadTable(a.WindowTable(PartitionsTable), &parts); err != nil {
+		f.Detail = err.Error()
+		return f
+	}
+	var appended int64
+	for _, p := range parts {
+		appended += p.EndOffset
+	}
+	s := r.Summary
+	switch {
+	case a.WindowTable(PartitionsTable) == nil || len(parts) == 0:
+		f.Detail = "the account has no window of the topic's partitions"
+		return f
+	case r.Experiment != nil && r.Experiment.Instances > 1:
+		f.Detail = fmt.Sprintf("%d records appended; the other instances of experiment %s write to the topic too", appended, r.Experiment.Name)
+		return f
+	case s.MeasuredS <= 0:
+		f.Detail = fmt.Sprintf("%d records appended; no measured phase to hold them against", appended)
+		return f
+	}
+	dispatched := s.EventsAcked + s.EventsFailed
+	edge := int64(s.WriteLatency.MaxMs/1000*float64(dispatched)/s.MeasuredS) + 1
+	// A retry sends its batch again.
+	low, high := s.EventsAcked-2*edge, s.EventsAcked+2*edge+s.EventsFailed+s.Retries*int64(r.Config.BatchSize)
+	f.Verdict = results.Agrees
+	if appended < low || appended > high {
+		f.Verdict = results.Disagrees
+	}
+	f.Detail = fmt.Sprintf("%d records appended to the topic over the measured phase, for %d events acknowledged (%d to %d allowed: %d at each edge for the longest write, %.0f ms, and one more for each event failed and each event of a batch retried)",
+		appended, s.EventsAcked, low, high, edge, s.WriteLatency.MaxMs)
+	return f
 }
