@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -70,10 +71,17 @@ func accountTables(a *results.Account) []results.AccountTable {
 	return out
 }
 
-// tableView formats a table: each column headed by its name and unit.
+// tableView formats a table: each column headed by its name and unit,
+// leaving out the columns the server gave no value in (a lag only some
+// copies have, when none of these has it).
 func tableView(t results.AccountTable) accountTableView {
 	v := accountTableView{Name: t.Name, Note: t.Note}
-	for _, c := range t.Columns {
+	var shown []int
+	for i, c := range t.Columns {
+		if c.Role != results.RoleKey && !slices.ContainsFunc(t.Rows, func(r []results.Value) bool { return i < len(r) && !r[i].IsNull() }) {
+			continue
+		}
+		shown = append(shown, i)
 		h := c.Name
 		if c.Unit != "" {
 			h += " (" + c.Unit + ")"
@@ -81,11 +89,11 @@ func tableView(t results.AccountTable) accountTableView {
 		v.Head = append(v.Head, h)
 	}
 	for _, r := range t.Rows {
-		row := make([]string, len(t.Columns))
-		for i := range row {
-			row[i] = "-"
+		row := make([]string, len(shown))
+		for j, i := range shown {
+			row[j] = "-"
 			if i < len(r) {
-				row[i] = r[i].String()
+				row[j] = r[i].String()
 			}
 		}
 		v.Rows = append(v.Rows, row)

@@ -16,6 +16,7 @@ type widget struct {
 	Spins int64    `account:"spins,counter,unit=spins"`
 	Lag   *float64 `account:"lag,level,unit=ms"`
 	Color string   `account:"color"`
+	Wear  *int64   `account:"wear,level"` // never given: not shown
 }
 
 // accountResult is a run whose server gave a widget account, with one
@@ -28,8 +29,8 @@ func accountResult() *results.Result {
 		return &results.ServerAccount{At: t0.Add(d), Tables: []results.AccountTable{results.TableOf("widgets", "each <widget> of the server", w)}}
 	}
 	res.ServerAccount = results.NewAccount(
-		at(time.Second, widget{"a", 10, lag(1.5), "red"}, widget{"b", 3, nil, "blue"}),
-		at(9*time.Second, widget{"a", 250, lag(2), "green"}, widget{"b", 3, lag(7), "blue"}))
+		at(time.Second, widget{"a", 10, lag(1.5), "red", nil}, widget{"b", 3, nil, "blue", nil}),
+		at(9*time.Second, widget{"a", 250, lag(2), "green", nil}, widget{"b", 3, lag(7), "blue", nil}))
 	res.ServerAccount.Findings = []results.Finding{
 		{Check: "spins against events", Verdict: results.Agrees, Detail: "240 spins for 240 batches"},
 		{Check: "lag against visibility", Verdict: results.NotYetKnown, Detail: "no probe seen"},
@@ -38,8 +39,9 @@ func accountResult() *results.Result {
 }
 
 // The console shows any database's account: its tables over the window
-// (a counter's increase, a level at each end, with their units) and its
-// checks against freshbench's figures.
+// (a counter's increase, a level at each end, with their units; a column
+// without a value in any row left out) and its checks against
+// freshbench's figures.
 func TestConsoleAccount(t *testing.T) {
 	var b bytes.Buffer
 	Console(&b, accountResult())
@@ -56,6 +58,9 @@ func TestConsoleAccount(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("console lacks %q:\n%s", want, out)
 		}
+	}
+	if strings.Contains(out, "wear") {
+		t.Errorf("console shows a column without values:\n%s", out)
 	}
 	res := accountResult()
 	res.ServerAccount = &results.Account{Error: "at the start of the measured phase: connection refused"}

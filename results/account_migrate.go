@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
+	"strings"
 )
 
 // Files before version 4 wrote each database's account in fields of its
@@ -23,7 +25,7 @@ func (a *ServerAccount) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
 	}
-	legacy, err := legacyTables(b, "at", "tables")
+	legacy, err := legacyTables(b, jsonFields(p))
 	if err != nil {
 		return fmt.Errorf("server account: %w", err)
 	}
@@ -38,7 +40,7 @@ func (a *Account) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
 	}
-	legacy, err := legacyTables(b, "start", "end", "samples", "window", "findings", "error")
+	legacy, err := legacyTables(b, jsonFields(p))
 	if err != nil {
 		return fmt.Errorf("server account: %w", err)
 	}
@@ -47,9 +49,21 @@ func (a *Account) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// jsonFields names the JSON fields of v, a struct: those the current
+// schema knows, never read as legacy tables.
+func jsonFields(v any) []string {
+	t := reflect.TypeOf(v)
+	var names []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		names = append(names, name)
+	}
+	return names
+}
+
 // legacyTables makes a table of each field of the JSON object b but the
 // known ones.
-func legacyTables(b []byte, known ...string) ([]AccountTable, error) {
+func legacyTables(b []byte, known []string) ([]AccountTable, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(b, &fields); err != nil {
 		return nil, err
