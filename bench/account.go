@@ -68,12 +68,21 @@ func takeAccount(ctx context.Context, r target.AccountReporter) (*results.Server
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), accountTimeout)
 	defer cancel()
 	sent := time.Now()
-	a, err := r.ServerAccount(ctx)
+	snap, err := r.ServerAccount(ctx)
 	if err != nil {
 		return nil, err
 	}
-	a.At = sent.Add(time.Since(sent) / 2).UTC()
-	return &a, nil
+	return &results.ServerAccount{At: sent.Add(time.Since(sent) / 2).UTC(), Tables: snap.AccountTables()}, nil
+}
+
+// checkAccount adds to res's server account the target's checks of it
+// against res's own figures, when the target makes any.
+func checkAccount(tgt target.Target, res *results.Result) {
+	c, ok := tgt.(target.AccountChecker)
+	if !ok || res.ServerAccount == nil || res.ServerAccount.Error != "" {
+		return
+	}
+	res.ServerAccount.Findings = c.CheckAccount(res.ServerAccount, res)
 }
 
 // sleepUntil waits until t and tells whether it got there before ctx

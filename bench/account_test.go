@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,15 +25,35 @@ type reporting struct {
 	fail  map[int]bool
 }
 
-func (r *reporting) ServerAccount(context.Context) (results.ServerAccount, error) {
+func (r *reporting) ServerAccount(context.Context) (results.AccountSnapshot, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.asked = append(r.asked, time.Now())
 	if r.fail[len(r.asked)] {
-		return results.ServerAccount{}, errors.New("no account now")
+		return nil, errors.New("no account now")
 	}
-	n := int64(len(r.asked))
-	return results.ServerAccount{Copies: []results.CopyAccount{{Index: "i", Node: "n", ExternalRefreshTotal: 10 * n, RefreshTotal: 10 * n}}}, nil
+	return refreshAccount{{Copy: "c", Refreshes: 10 * int64(len(r.asked))}}, nil
+}
+
+// refreshAccount is the reporting target's own account: one copy's
+// refresh count.
+type refreshAccount []struct {
+	Copy      string `account:"copy,key"`
+	Refreshes int64  `account:"refreshes,counter"`
+}
+
+func (a refreshAccount) AccountTables() []results.AccountTable {
+	return []results.AccountTable{results.TableOf("copies", "", a)}
+}
+
+// refreshes reads the refresh count of a table of a refreshAccount.
+func refreshes(t *testing.T, tb *results.AccountTable) int64 {
+	t.Helper()
+	var a refreshAccount
+	if err := results.ReadTable(tb, &a); err != nil || len(a) != 1 {
+		t.Fatalf("copies %+v (%v): want one copy", tb, err)
+	}
+	return a[0].Refreshes
 }
 
 // The run asks for the server's account at the start and at the end of
@@ -62,13 +84,12 @@ func TestServerAccountAtMeasuredPhase(t *testing.T) {
 		}
 	}
 	for i, s := range a.Samples {
-		if got := s.Copies[0].RefreshTotal; got != 10*int64(i+2) {
+		if got := refreshes(t, s.Table("copies")); got != 10*int64(i+2) {
 			t.Errorf("sample %d: refresh total %d, want the %d-th answer's", i, got, i+2)
 		}
 	}
-	window := a.End.At.Sub(a.Start.At)
-	if r := a.Refreshes; len(r) != 1 || r[0].Refreshes != 30 || r[0].PeriodMS != float64(window)/float64(time.Millisecond)/30 {
-		t.Errorf("refreshes %+v, want 30 over the %s between the accounts", r, window)
+	if r := refreshes(t, a.WindowTable("copies")); r != 30 {
+		t.Errorf("%d refreshes between the accounts, want 30", r)
 	}
 }
 
@@ -100,7 +121,7 @@ func TestServerAccountErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := res.ServerAccount; a == nil || a.Start == nil || a.End == nil || len(a.Samples) != 0 || len(a.Refreshes) != 1 ||
+	if a := res.ServerAccount; a == nil || a.Start == nil || a.End == nil || len(a.Samples) != 0 || len(a.Window) != 1 ||
 		!strings.Contains(a.Error, "in the measured phase: no account now") {
 		t.Errorf("a sample failing: account %+v, want both ends, no sample and the sample's error", a)
 	}
@@ -130,6 +151,44 @@ func TestServerAccountInterrupted(t *testing.T) {
 		}
 		if got := res.ServerAccount != nil && res.ServerAccount.End != nil; got != tc.want {
 			t.Errorf("interrupted after %s: account %+v, want one %v", tc.after, res.ServerAccount, tc.want)
+		}
+	}
+}
+
+// checking is a reporting target that checks its account against the
+// run's figures: it records what it was given.
+type checking struct {
+	*reporting
+	given []*results.Result
+}
+
+func (c *checking) CheckAccount(a *results.Account, r *results.Result) []results.Finding {
+	c.given = append(c.given, r)
+	return []results.Finding{{Check: "batches", Verdict: results.NotYetKnown, Detail: fmt.Sprint(r.Summary.Batches)}}
+}
+
+// A target that checks its account does so once, against the run's
+// complete figures, and its findings are in the result; an account that
+// failed is not checked.
+func TestServerAccountChecked(t *testing.T) {
+	cfg := simConfig(1500 * time.Millisecond)
+	cfg.Drain = 0
+	for _, fail := range []bool{false, true} {
+		tgt := &checking{reporting: &reporting{Target: sim.New(sim.Config{}), fail: map[int]bool{1: fail}}}
+		res, err := Run(context.Background(), tgt, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := res.ServerAccount
+		if fail {
+			if len(tgt.given) != 0 || a == nil || len(a.Findings) != 0 {
+				t.Errorf("a failed account: checked %d times, findings %+v; want none", len(tgt.given), a)
+			}
+			continue
+		}
+		want := []results.Finding{{Check: "batches", Verdict: results.NotYetKnown, Detail: fmt.Sprint(res.Summary.Batches)}}
+		if len(tgt.given) != 1 || tgt.given[0] != res || res.Summary.Batches == 0 || !slices.Equal(a.Findings, want) {
+			t.Errorf("checked %d times, findings %+v; want once, against the run's %d batches", len(tgt.given), a.Findings, res.Summary.Batches)
 		}
 	}
 }

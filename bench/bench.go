@@ -301,6 +301,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	res.Series = series.Points()
 	from, to := acct.MeasuredWindow()
 	res.Summary = results.Summarize(res, to.Sub(from).Seconds())
+	checkAccount(tgt, res)
 	for _, e := range res.Endpoints() {
 		if e.Queries != nil {
 			e.Queries.Beside = res.Summary.Beside()

@@ -10,6 +10,9 @@ import (
 
 	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/target/elastic"
+	"github.com/freshbench/freshbench/target/postgres"
+	"github.com/freshbench/freshbench/target/questdb"
 )
 
 // replicated returns the first URL (the primary, or node 1) of a
@@ -62,10 +65,11 @@ func TestServerAccountInResults(t *testing.T) {
 		cfg.Ingest.Warmup = 3 * time.Second
 		a := recorded(t, run(t, tgt, cfg))
 		window := a.End.At.Sub(a.Start.At)
-		if len(a.Refreshes) != 2 || a.Refreshes[0].Node == a.Refreshes[1].Node {
-			t.Fatalf("refreshes %+v, want the primary's and the replica's, on two nodes", a.Refreshes)
+		refreshes := refreshesOf(t, a)
+		if len(refreshes) != 2 || refreshes[0].Node == refreshes[1].Node {
+			t.Fatalf("refreshes %+v, want the primary's and the replica's, on two nodes", refreshes)
 		}
-		for _, r := range a.Refreshes {
+		for _, r := range refreshes {
 			t.Logf("%s primary=%v: %d refreshes in %s, period %.0f ms", r.Node, r.Primary, r.Refreshes, window.Round(time.Millisecond), r.PeriodMS)
 			if most := int64(window/interval) + 1; r.Refreshes < 1 || r.Refreshes > most {
 				t.Errorf("%s: %d refreshes in %s at refresh_interval %s, want 1 to %d", r.Node, r.Refreshes, window, interval, most)
@@ -77,8 +81,8 @@ func TestServerAccountInResults(t *testing.T) {
 		tgt := open(t, raw, nil)
 		a := recorded(t, run(t, tgt, config(500, 3*time.Second, 100*time.Millisecond)))
 		for _, end := range []*results.ServerAccount{a.Start, a.End} {
-			if len(end.Standbys) != 1 || end.Standbys[0].ApplicationName != "freshbench_standby" || end.Standbys[0].State != "streaming" {
-				t.Errorf("standbys %+v, want freshbench_standby streaming", end.Standbys)
+			if sb := standbysOf(t, end); len(sb) != 1 || sb[0].ApplicationName != "freshbench_standby" || sb[0].State != "streaming" {
+				t.Errorf("standbys %+v, want freshbench_standby streaming", sb)
 			}
 		}
 	})
@@ -103,4 +107,43 @@ func recorded(t *testing.T, res *results.Result) *results.Account {
 		t.Fatalf("server_account %+v, want both ends", a)
 	}
 	return a
+}
+
+// The server's account of each database, read through the database's own
+// package as the results file has it.
+
+func refreshesOf(t *testing.T, a *results.Account) []elastic.CopyRefreshes {
+	t.Helper()
+	r, err := elastic.Refreshes(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func copiesOf(t *testing.T, s *results.ServerAccount) []elastic.Copy {
+	t.Helper()
+	c, err := elastic.Copies(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func standbysOf(t *testing.T, s *results.ServerAccount) []postgres.Standby {
+	t.Helper()
+	sb, err := postgres.Standbys(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sb
+}
+
+func walApplyOf(t *testing.T, a *results.Account) []questdb.WALApply {
+	t.Helper()
+	w, err := questdb.WALApplyOf(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }

@@ -194,10 +194,10 @@ func TestQuestDBRunWithSuspendedApply(t *testing.T) {
 	}
 
 	a := res.ServerAccount
-	if a == nil || a.Error != "" || len(a.WALApply) != 1 {
+	if a == nil || a.Error != "" || len(walApplyOf(t, a)) != 1 {
 		t.Fatalf("server account %+v, want the table's WAL over the measured phase", a)
 	}
-	w := a.WALApply[0]
+	w := walApplyOf(t, a)[0]
 	// One commit per batch of the measured phase. The two ends are taken
 	// while writes are in flight, so at each edge the batches of the
 	// longest write latency may fall on either side.
@@ -205,5 +205,9 @@ func TestQuestDBRunWithSuspendedApply(t *testing.T) {
 	if d := w.Committed - s.Batches; w.Table != table || d < -2*edge || d > 2*edge {
 		t.Errorf("wal_apply %+v: %d commits over the measured phase, want the %d batches it wrote (± %d at the edges: the longest write %.0f ms)",
 			w, w.Committed, s.Batches, 2*edge, s.WriteLatency.MaxMs)
+	}
+	// The target's own check of its account says the same.
+	if f := a.Findings; len(f) != 1 || f[0].Verdict != results.Agrees {
+		t.Errorf("findings %+v: want QuestDB's check of its commits against the batches written, agreeing", f)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/all"
+	"github.com/freshbench/freshbench/target/elastic"
 )
 
 // The read-endpoint tests run against the replicated setups of
@@ -315,20 +316,21 @@ func refreshPeriodPredictsMedian(t *testing.T, res *results.Result, urls []strin
 	a := recorded(t, res)
 	for i, e := range res.Endpoints() {
 		node := nodeName(t, urls[i])
-		var copy *results.CopyRefreshes
-		for j := range a.Refreshes {
-			if a.Refreshes[j].Node == node {
-				copy = &a.Refreshes[j]
+		var copy *elastic.CopyRefreshes
+		refreshes := refreshesOf(t, a)
+		for j := range refreshes {
+			if refreshes[j].Node == node {
+				copy = &refreshes[j]
 			}
 		}
 		if copy == nil || copy.Refreshes < 5 {
-			t.Fatalf("%s: no refresh account for node %s's copy (%+v)", e.Name, node, a.Refreshes)
+			t.Fatalf("%s: no refresh account for node %s's copy (%+v)", e.Name, node, refreshes)
 		}
 		refresh := float64(copy.RefreshTimeMS) / float64(copy.Refreshes)
 		write := res.Summary.WriteLatency.P50Ms
 		gap := ms(e.Visibility.Gap.Quantile(0.5)) / 2
-		var segrep *results.SegmentReplication
-		for _, c := range a.End.Copies {
+		var segrep *elastic.SegmentReplication
+		for _, c := range copiesOf(t, a.End) {
 			if c.Node == node && c.SegmentReplication != nil {
 				segrep = c.SegmentReplication
 			}
@@ -447,7 +449,7 @@ func TestStandbySyncAndAsync(t *testing.T) {
 		var mostBytes int64
 		var mostLag float64
 		for _, sample := range a.Samples {
-			for _, sb := range sample.Standbys {
+			for _, sb := range standbysOf(t, sample) {
 				if sb.ReplayLagBytes != nil {
 					mostBytes = max(mostBytes, *sb.ReplayLagBytes)
 				}

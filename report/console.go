@@ -100,6 +100,7 @@ func Console(w io.Writer, r *results.Result) {
 	}
 	consoleUpdates(w, r)
 	consoleVia(w, r)
+	consoleAccount(w, r)
 	if c := r.DriverCPU; c != nil {
 		fmt.Fprintf(w, "driver: %.1f s CPU over %.1f s (%.0f%% of one core of %d)\n", c.Seconds, c.WallS, c.CorePercent, r.Environment.Cores)
 	}

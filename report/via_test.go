@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-
-	"github.com/freshbench/freshbench/results"
 )
 
-// A run through Kafka says so beside its completeness, with the topic's
-// records and the sink's consumer lag from Kafka's account; without a
-// secret of the URL.
+// A run through Kafka says so beside its completeness, without a secret
+// of the URL.
 func TestConsoleVia(t *testing.T) {
 	res := runResult(2000, 1)
 	var direct bytes.Buffer
@@ -19,23 +16,12 @@ func TestConsoleVia(t *testing.T) {
 		t.Errorf("a direct run mentions a via:\n%s", direct.String())
 	}
 	res.Config.Via = "kafka://u:s3cret@127.0.0.1:19092/t"
-	res.ServerAccount = &results.Account{
-		Start: &results.ServerAccount{Kafka: &results.KafkaAccount{Topic: "t", EndOffsets: map[int32]int64{0: 100, 1: 50},
-			Groups: []results.KafkaGroupLag{{Group: "connect-sink", Lag: 30}}}},
-		End: &results.ServerAccount{Kafka: &results.KafkaAccount{Topic: "t", EndOffsets: map[int32]int64{0: 1000, 1: 900},
-			Groups: []results.KafkaGroupLag{{Group: "connect-sink", Lag: 0}}}},
-	}
 	var b bytes.Buffer
 	Console(&b, res)
 	out := b.String()
-	for _, want := range []string{
-		"via kafka://u:xxxxx@127.0.0.1:19092/t: writes acknowledged by Kafka; missing = acknowledged by Kafka, never visible: lost in the pipeline",
-		"topic t: 150 records at the start of the measured phase, 1900 at its end",
-		"consumer lag (records the sink has not committed): connect-sink 30 → 0 records",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("console lacks %q:\n%s", want, out)
-		}
+	want := "via kafka://u:xxxxx@127.0.0.1:19092/t: writes acknowledged by Kafka; missing = acknowledged by Kafka, never visible: lost in the pipeline"
+	if !strings.Contains(out, want) {
+		t.Errorf("console lacks %q:\n%s", want, out)
 	}
 	if strings.Contains(out, "s3cret") {
 		t.Error("the via's password is in the output")

@@ -43,6 +43,7 @@ type htmlView struct {
 	Phases       []phaseRow
 	Errors       []errorRow
 	Completeness completenessView
+	Account      *accountView // when the target gave its server's account
 	Config       []fact
 	Environment  []fact
 	Footer       string
@@ -139,6 +140,7 @@ func buildView(res *results.Result) *htmlView {
 	v.WriteLatency = writeLatencyChart(detail)
 	v.Freshness = freshnessChart(detail)
 	v.Backlog = backlogChart(detail)
+	v.Account = accountSection(detail)
 	measured := detail.Phase(results.PhaseMeasured)
 	var writeH, serviceH, latenessH *stats.Histogram
 	if measured != nil {

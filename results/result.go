@@ -25,7 +25,12 @@ import (
 // levels and its Levels; server_account; read endpoints
 // (read_endpoints, visible_everywhere, and the summary's), beside which
 // every figure of older files keeps its meaning: the write target's.
-const SchemaVersion = 3
+//
+// 4: server_account in one shape for every database: tables of named
+// values with units and roles at each end, the window's figures as
+// tables, and findings. Older accounts read as tables (see
+// ServerAccount.UnmarshalJSON).
+const SchemaVersion = 4
 
 // Kinds of result. A reader renders a result by its kind rather than
 // guessing from the fields that happen to be set.

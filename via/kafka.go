@@ -419,12 +419,12 @@ func (k *Kafka) endOffsets(ctx context.Context) (map[int32]int64, error) {
 // Account is Kafka's own account of the topic: its end offsets and the
 // committed offsets of the sink's consumer group (the group setting), or
 // of every group that committed offsets on the topic.
-func (k *Kafka) Account(ctx context.Context) (*results.KafkaAccount, error) {
+func (k *Kafka) Account(ctx context.Context) (*Account, error) {
 	ends, err := k.endOffsets(ctx)
 	if err != nil {
 		return nil, err
 	}
-	a := &results.KafkaAccount{Topic: k.topic, EndOffsets: ends}
+	a := &Account{Topic: k.topic, EndOffsets: ends}
 	groups := []string{k.group}
 	if k.group == "" {
 		listed, err := k.admin.ListGroups(ctx)
@@ -448,7 +448,7 @@ func (k *Kafka) Account(ctx context.Context) (*results.KafkaAccount, error) {
 		if len(committed) == 0 && k.group == "" {
 			continue // a group of another topic
 		}
-		gl := results.KafkaGroupLag{Group: g, Committed: committed}
+		gl := GroupLag{Group: g, Committed: committed}
 		for p, end := range a.EndOffsets {
 			gl.Lag += max(end-committed[p], 0)
 		}
@@ -523,18 +523,20 @@ func (p *pipeline) Backlog(ctx context.Context) (int64, error) {
 	return most, nil
 }
 
-func (p *pipeline) ServerAccount(ctx context.Context) (results.ServerAccount, error) {
-	var a results.ServerAccount
+// ServerAccount is the database's account (when it reports one) with
+// Kafka's after it.
+func (p *pipeline) ServerAccount(ctx context.Context) (results.AccountSnapshot, error) {
+	var a results.AccountSnapshots
 	if r, ok := p.Target.(target.AccountReporter); ok {
-		var err error
-		if a, err = r.ServerAccount(ctx); err != nil {
-			return a, err
+		db, err := r.ServerAccount(ctx)
+		if err != nil {
+			return nil, err
 		}
+		a = append(a, db)
 	}
 	ka, err := p.kafka.Account(ctx)
 	if err != nil {
-		return a, err
+		return nil, err
 	}
-	a.Kafka = ka
-	return a, nil
+	return append(a, ka), nil
 }

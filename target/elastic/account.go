@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/target"
@@ -17,15 +18,120 @@ import (
 
 var _ target.AccountReporter = (*Target)(nil)
 
-// ServerAccount reports every shard copy of the index (of each index, for
-// an alias): its node, whether it is the primary, its refresh counters
-// and, on OpenSearch, its replication type and, for a replica under
-// segment replication, the lag the server reports.
-func (t *Target) ServerAccount(ctx context.Context) (results.ServerAccount, error) {
-	var acct results.ServerAccount
+// CopiesTable names the table of shard copies in a server account.
+const CopiesTable = "copies"
+
+// Account is the server's account of the index: its shard copies, from
+// the index stats API (_stats/refresh?level=shards).
+type Account struct {
+	Copies []Copy
+}
+
+// AccountTables puts the account in the results' shape.
+func (a Account) AccountTables() []results.AccountTable {
+	return []results.AccountTable{results.TableOf(CopiesTable,
+		"each shard copy of the index: its refreshes (search_refreshes made new documents visible to searches on it) and, for a segment-replication replica, its lag",
+		a.Copies)}
+}
+
+// Copy is one shard copy of an Elasticsearch or OpenSearch index.
+type Copy struct {
+	Index       string `account:"index,key"`
+	Shard       int    `account:"shard,key"`
+	Primary     bool   `account:"primary"`
+	Node        string `account:"node,key"`     // the node's name
+	NodeAddress string `account:"node_address"` // its HTTP address, host:port
+	// Replication is the index's replication type, document or segment;
+	// "" on Elasticsearch, which has only the one.
+	Replication string `account:"replication"`
+	// The refresh counters since the copy started: every refresh, and
+	// those of them that opened a new reader for searches (external;
+	// Elasticsearch 7.7 and later, OpenSearch).
+	RefreshTotal          int64 `account:"refresh_total,counter,unit=refreshes"`
+	RefreshTimeMS         int64 `account:"refresh_time,counter,unit=ms"`
+	ExternalRefreshTotal  int64 `account:"external_refresh_total,counter,unit=refreshes"`
+	ExternalRefreshTimeMS int64 `account:"external_refresh_time,counter,unit=ms"`
+	// SearchRefreshes counts the refreshes that made new documents
+	// visible to searches on the copy (see searchRefreshes).
+	SearchRefreshes int64 `account:"search_refreshes,counter,unit=refreshes"`
+	// SegmentReplication is the lag OpenSearch reports for a replica
+	// under segment replication; nil for other copies.
+	SegmentReplication *SegmentReplication
+}
+
+// SegmentReplication is OpenSearch's account of a segment-replication
+// replica (_cat/segment_replication): how far it is behind its primary.
+type SegmentReplication struct {
+	CheckpointsBehind int64 `account:"checkpoints_behind,level,unit=checkpoints"`
+	BytesBehind       int64 `account:"bytes_behind,level,unit=bytes"`
+	CurrentLagMS      int64 `account:"current_lag,level,unit=ms"`        // of the replication round under way
+	LastCompletedLag  int64 `account:"last_completed_lag,level,unit=ms"` // of the last round that finished
+	RejectedRequests  int64 `account:"rejected_requests,counter,unit=requests"`
+}
+
+// searchRefreshes counts the refreshes that made new documents visible to
+// searches on the copy: its external refreshes, except on a replica under
+// segment replication, which never refreshes from its own indexing but
+// opens a new reader (an internal refresh) after each replication round.
+func (c Copy) searchRefreshes() int64 {
+	if c.Replication == ReplicationSegment && !c.Primary {
+		return c.RefreshTotal
+	}
+	return c.ExternalRefreshTotal
+}
+
+// Copies reads the shard copies of an account taken of this target.
+func Copies(a *results.ServerAccount) ([]Copy, error) {
+	var out []Copy
+	return out, results.ReadTable(a.Table(CopiesTable), &out)
+}
+
+// CopyRefreshes is one shard copy's refreshes over an account's window.
+type CopyRefreshes struct {
+	Index   string `account:"index"`
+	Shard   int    `account:"shard"`
+	Primary bool   `account:"primary"`
+	Node    string `account:"node"`
+	// Refreshes that made new documents visible to searches on the copy
+	// (for a segment-replication replica: replication rounds), and the
+	// mean time between them over the window; 0 when there were none.
+	Refreshes int64 `account:"search_refreshes"`
+	PeriodMS  float64
+	// RefreshTimeMS is the time the copy spent refreshing in the window.
+	RefreshTimeMS int64 `account:"refresh_time"`
+}
+
+// Refreshes reads, per shard copy present at both ends of a, its
+// refreshes in between.
+func Refreshes(a *results.Account) ([]CopyRefreshes, error) {
+	var out []CopyRefreshes
+	if err := results.ReadTable(a.WindowTable(CopiesTable), &out); err != nil || a.Start == nil || a.End == nil {
+		return out, err
+	}
+	window := a.End.At.Sub(a.Start.At)
+	for i, r := range out {
+		if r.Refreshes > 0 {
+			out[i].PeriodMS = float64(window) / float64(time.Millisecond) / float64(r.Refreshes)
+		}
+	}
+	return out, nil
+}
+
+// ServerAccount reports every shard copy of the index.
+func (t *Target) ServerAccount(ctx context.Context) (results.AccountSnapshot, error) {
+	copies, err := t.copies(ctx)
+	return Account{Copies: copies}, err
+}
+
+// copies reports every shard copy of the index (of each index, for an
+// alias): its node, whether it is the primary, its refresh counters and,
+// on OpenSearch, its replication type and, for a replica under segment
+// replication, the lag the server reports.
+func (t *Target) copies(ctx context.Context) ([]Copy, error) {
+	var acct Account
 	nodes, err := t.nodeNames(ctx)
 	if err != nil {
-		return acct, fmt.Errorf("%s: server account: %w", t.display, err)
+		return nil, fmt.Errorf("%s: server account: %w", t.display, err)
 	}
 	var stats struct {
 		Indices map[string]struct {
@@ -45,21 +151,21 @@ func (t *Target) ServerAccount(ctx context.Context) (results.ServerAccount, erro
 	}
 	if err := t.getJSON(ctx, "/"+t.ip+"/_stats/refresh",
 		"level=shards&filter_path=indices.*.shards.*.routing,indices.*.shards.*.refresh", &stats); err != nil {
-		return acct, fmt.Errorf("%s: server account: refresh stats: %w", t.display, err)
+		return nil, fmt.Errorf("%s: server account: refresh stats: %w", t.display, err)
 	}
 	types, lags, err := t.replication(ctx)
 	if err != nil {
-		return acct, fmt.Errorf("%s: server account: %w", t.display, err)
+		return nil, fmt.Errorf("%s: server account: %w", t.display, err)
 	}
 	for index, ix := range stats.Indices {
 		for sh, copies := range ix.Shards {
 			shard, err := strconv.Atoi(sh)
 			if err != nil {
-				return acct, fmt.Errorf("%s: server account: shard %q of %s is not a number", t.display, sh, index)
+				return nil, fmt.Errorf("%s: server account: shard %q of %s is not a number", t.display, sh, index)
 			}
 			for _, c := range copies {
 				n := nodes[c.Routing.Node]
-				ca := results.CopyAccount{
+				ca := Copy{
 					Index: index, Shard: shard, Primary: c.Routing.Primary,
 					Node: cmp.Or(n.Name, c.Routing.Node), NodeAddress: n.HTTP.PublishAddress,
 					Replication:  types[index],
@@ -69,11 +175,12 @@ func (t *Target) ServerAccount(ctx context.Context) (results.ServerAccount, erro
 				if !ca.Primary {
 					ca.SegmentReplication = lags[copyKey{index, shard, ca.Node}]
 				}
+				ca.SearchRefreshes = ca.searchRefreshes()
 				acct.Copies = append(acct.Copies, ca)
 			}
 		}
 	}
-	slices.SortFunc(acct.Copies, func(a, b results.CopyAccount) int {
+	slices.SortFunc(acct.Copies, func(a, b Copy) int {
 		if a.Primary != b.Primary { // primary first
 			if a.Primary {
 				return -1
@@ -82,7 +189,7 @@ func (t *Target) ServerAccount(ctx context.Context) (results.ServerAccount, erro
 		}
 		return cmp.Or(cmp.Compare(a.Index, b.Index), cmp.Compare(a.Shard, b.Shard), cmp.Compare(a.Node, b.Node))
 	})
-	return acct, nil
+	return acct.Copies, nil
 }
 
 // nodeInfo is a node's name and HTTP address from the nodes info API.
@@ -116,7 +223,7 @@ type copyKey struct {
 // (document or segment) and, when some index replicates segments, the lag
 // of each of its replicas. Elasticsearch has one replication type and
 // neither figure.
-func (t *Target) replication(ctx context.Context) (map[string]string, map[copyKey]*results.SegmentReplication, error) {
+func (t *Target) replication(ctx context.Context) (map[string]string, map[copyKey]*SegmentReplication, error) {
 	if t.cfg.product != OpenSearch {
 		return nil, nil, nil
 	}
@@ -147,21 +254,21 @@ var shardIDPattern = regexp.MustCompile(`^\[(.+)\]\[(\d+)\]$`)
 
 // segmentReplication reads OpenSearch's lag of each segment-replication
 // replica of the index, in milliseconds and bytes.
-func (t *Target) segmentReplication(ctx context.Context) (map[copyKey]*results.SegmentReplication, error) {
+func (t *Target) segmentReplication(ctx context.Context) (map[copyKey]*SegmentReplication, error) {
 	var rows []map[string]string
 	err := t.getJSON(ctx, "/_cat/segment_replication/"+t.ip,
 		"format=json&time=ms&bytes=b&h=shardId,target_node,checkpoints_behind,bytes_behind,current_lag,last_completed_lag,rejected_requests", &rows)
 	if err != nil {
 		return nil, fmt.Errorf("segment replication: %w", err)
 	}
-	out := make(map[copyKey]*results.SegmentReplication, len(rows))
+	out := make(map[copyKey]*SegmentReplication, len(rows))
 	for _, r := range rows {
 		m := shardIDPattern.FindStringSubmatch(r["shardId"])
 		if m == nil {
 			return nil, fmt.Errorf("segment replication: unexpected shardId %q", r["shardId"])
 		}
 		shard, _ := strconv.Atoi(m[2])
-		var sr results.SegmentReplication
+		var sr SegmentReplication
 		for _, f := range []struct {
 			name string
 			to   *int64

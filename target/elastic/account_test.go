@@ -118,8 +118,28 @@ func account(t *testing.T, tg *Target) *results.ServerAccount {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.At = at
-	return &a
+	return &results.ServerAccount{At: at, Tables: a.AccountTables()}
+}
+
+// copiesOf reads the shard copies of an account as the results file has
+// them.
+func copiesOf(t *testing.T, a *results.ServerAccount) []Copy {
+	t.Helper()
+	c, err := Copies(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// refreshesOf reads the refreshes of each copy between two accounts.
+func refreshesOf(t *testing.T, before, after *results.ServerAccount) []CopyRefreshes {
+	t.Helper()
+	r, err := Refreshes(results.NewAccount(before, after))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // The account has one entry per shard copy, the primary and the replica on
@@ -144,13 +164,13 @@ func TestClusterServerAccountRefreshes(t *testing.T) {
 			wg.Wait()
 
 			for _, tg := range []*Target{every, never} {
-				a := results.NewAccount(before[tg], after[tg])
-				if len(a.End.Copies) != 2 || len(a.Refreshes) != 2 {
-					t.Fatalf("%s: copies %+v, refreshes %+v; want the primary and the replica", tg.Index(), a.End.Copies, a.Refreshes)
+				copies, refreshes := copiesOf(t, after[tg]), refreshesOf(t, before[tg], after[tg])
+				if len(copies) != 2 || len(refreshes) != 2 {
+					t.Fatalf("%s: copies %+v, refreshes %+v; want the primary and the replica", tg.Index(), copies, refreshes)
 				}
 				var addrs, nodes []string
 				primaries := 0
-				for _, c := range a.End.Copies {
+				for _, c := range copies {
 					addrs = append(addrs, c.NodeAddress)
 					nodes = append(nodes, c.Node)
 					if c.Primary {
@@ -162,9 +182,9 @@ func TestClusterServerAccountRefreshes(t *testing.T) {
 					t.Errorf("%s: copies on nodes %v at %v, %d primaries; want one primary and one replica, on the nodes at %v",
 						tg.Index(), nodes, addrs, primaries, want)
 				}
-				window := a.End.At.Sub(a.Start.At)
+				window := after[tg].At.Sub(before[tg].At)
 				most := int64(window/interval) + 1
-				for _, r := range a.Refreshes {
+				for _, r := range refreshes {
 					t.Logf("%s %s primary=%v: %d refreshes in %s, period %.0f ms", tg.Index(), r.Node, r.Primary, r.Refreshes, window.Round(time.Millisecond), r.PeriodMS)
 					switch {
 					case tg == never && r.Refreshes != 0:
@@ -203,18 +223,18 @@ func TestClusterReplicationType(t *testing.T) {
 			var after *results.ServerAccount
 			eventually(t, "a replica that the account describes", func() (bool, string) {
 				after = account(t, tg)
-				for _, c := range after.Copies {
+				for _, c := range copiesOf(t, after) {
 					if !c.Primary && (typ == ReplicationDocument || c.SegmentReplication != nil) {
 						return true, ""
 					}
 				}
-				return false, fmt.Sprintf("%+v", after.Copies)
+				return false, fmt.Sprintf("%+v", copiesOf(t, after))
 			})
 			time.Sleep(time.Second)
 			after = account(t, tg)
 			close(stop)
 			wg.Wait()
-			for _, c := range after.Copies {
+			for _, c := range copiesOf(t, after) {
 				if c.Replication != typ {
 					t.Errorf("copy on %s: replication %q, want %q", c.Node, c.Replication, typ)
 				}
@@ -222,11 +242,61 @@ func TestClusterReplicationType(t *testing.T) {
 					t.Errorf("copy on %s (primary %v): segment replication %+v", c.Node, c.Primary, c.SegmentReplication)
 				}
 			}
-			for _, r := range results.NewAccount(before, after).Refreshes {
+			for _, r := range refreshesOf(t, before, after) {
 				if r.Refreshes == 0 {
 					t.Errorf("copy on %s (primary %v): no refresh or replication round while documents came in", r.Node, r.Primary)
 				}
 			}
 		})
+	}
+}
+
+// The refreshes of a copy over a window are the differences of the
+// server's counters between its two accounts, as the results file holds
+// them: the refreshes that opened a new reader for searches (on a
+// segment-replication replica, every reader refresh: its replication
+// rounds), none for a copy that restarted or is at one end only.
+func TestRefreshesOverAWindow(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	seg := func(c Copy) Copy {
+		c.Replication = ReplicationSegment
+		if !c.Primary {
+			c.SegmentReplication = &SegmentReplication{}
+		}
+		c.SearchRefreshes = c.searchRefreshes()
+		return c
+	}
+	doc := func(c Copy) Copy { c.SearchRefreshes = c.searchRefreshes(); return c }
+	at := func(d time.Duration, copies ...Copy) *results.ServerAccount {
+		return &results.ServerAccount{At: t0.Add(d), Tables: Account{Copies: copies}.AccountTables()}
+	}
+	start := at(0,
+		doc(Copy{Index: "i", Primary: true, Node: "n1", RefreshTotal: 10, ExternalRefreshTotal: 5, RefreshTimeMS: 100}),
+		doc(Copy{Index: "i", Node: "n2", RefreshTotal: 9, ExternalRefreshTotal: 5, RefreshTimeMS: 50}),
+		seg(Copy{Index: "s", Primary: true, Node: "n2", RefreshTotal: 4, ExternalRefreshTotal: 2}),
+		seg(Copy{Index: "s", Node: "n1", RefreshTotal: 3}),
+		doc(Copy{Index: "r", Node: "n2", RefreshTotal: 50, ExternalRefreshTotal: 40}), // restarts below
+		doc(Copy{Index: "g", Node: "n1", RefreshTotal: 7, ExternalRefreshTotal: 7}),   // gone below
+	)
+	end := at(10*time.Second,
+		doc(Copy{Index: "i", Primary: true, Node: "n1", RefreshTotal: 30, ExternalRefreshTotal: 25, RefreshTimeMS: 400}),
+		doc(Copy{Index: "i", Node: "n2", RefreshTotal: 9, ExternalRefreshTotal: 5, RefreshTimeMS: 50}),
+		seg(Copy{Index: "s", Primary: true, Node: "n2", RefreshTotal: 14, ExternalRefreshTotal: 12}),
+		seg(Copy{Index: "s", Node: "n1", RefreshTotal: 8}),
+		doc(Copy{Index: "r", Node: "n2", RefreshTotal: 3, ExternalRefreshTotal: 2}),
+		doc(Copy{Index: "new", Node: "n1", RefreshTotal: 3, ExternalRefreshTotal: 2}),
+	)
+	got := refreshesOf(t, start, end)
+	want := []CopyRefreshes{
+		{Index: "i", Primary: true, Node: "n1", Refreshes: 20, PeriodMS: 500, RefreshTimeMS: 300},
+		{Index: "i", Node: "n2"},
+		{Index: "s", Primary: true, Node: "n2", Refreshes: 10, PeriodMS: 1000},
+		{Index: "s", Node: "n1", Refreshes: 5, PeriodMS: 2000},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("refreshes %+v\nwant %+v", got, want)
+	}
+	if c := copiesOf(t, end); len(c) != 6 || c[3].SegmentReplication == nil || c[2].SegmentReplication != nil {
+		t.Errorf("copies %+v: want the segment-replication replica's lag, and only its", c)
 	}
 }

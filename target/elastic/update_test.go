@@ -16,7 +16,7 @@ import (
 func refreshes(t *testing.T, tg *Target) int64 {
 	t.Helper()
 	var n int64
-	for _, c := range account(t, tg).Copies {
+	for _, c := range copiesOf(t, account(t, tg)) {
 		n += c.ExternalRefreshTotal
 	}
 	return n

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/freshbench/freshbench/internal/testenv"
-	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/target"
 )
 
@@ -79,17 +78,17 @@ func replica(t *testing.T, cmd string) {
 }
 
 // standbyRow returns the account's row of the script's standby, or nil.
-func standbyRow(t *testing.T, s *store) *results.StandbyAccount {
+func standbyRow(t *testing.T, s *store) *Standby {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	a, err := s.ServerAccount(ctx)
+	a, err := s.standbys(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, sb := range a.Standbys {
+	for i, sb := range a {
 		if sb.ApplicationName == standbyName {
-			return &a.Standbys[i]
+			return &a[i]
 		}
 	}
 	return nil
@@ -98,7 +97,7 @@ func standbyRow(t *testing.T, s *store) *results.StandbyAccount {
 // waitRow polls until the standby's row is present, streaming as the
 // synchronous standby (or absent), for at most 30 s, and returns the last
 // one read.
-func waitRow(t *testing.T, s *store, present bool) *results.StandbyAccount {
+func waitRow(t *testing.T, s *store, present bool) *Standby {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -122,8 +121,8 @@ func TestPairServerAccount(t *testing.T) {
 	if row.ReplayLagBytes == nil || *row.ReplayLagBytes < 0 {
 		t.Errorf("standby row %+v, want a replay lag in bytes", row)
 	}
-	a, err := standby.ServerAccount(context.Background())
-	if err != nil || len(a.Standbys) != 0 {
+	a, err := standby.standbys(context.Background())
+	if err != nil || len(a) != 0 {
 		t.Errorf("the standby's own account: %+v, %v; want no rows", a, err)
 	}
 

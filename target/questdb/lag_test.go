@@ -107,7 +107,7 @@ func TestApplyLagFollowsWALAccount(t *testing.T) {
 		t.Errorf("wal_tables() after %d acknowledged requests into the suspended table: %+v (before: %+v); want it suspended, %d more committed, none applied",
 			requests, mid, before, requests)
 	}
-	t.Logf("suspended %s: %d requests committed, backlog %d transactions", time.Since(suspended).Round(time.Millisecond), requests, mid.Backlog())
+	t.Logf("suspended %s: %d requests committed, backlog %d transactions", time.Since(suspended).Round(time.Millisecond), requests, mid.Backlog)
 	resumeSent := time.Now()
 	if err := s.exec(ctx, "resume WAL of", `ALTER TABLE `+s.tbl+` RESUME WAL`); err != nil {
 		t.Fatal(err)

@@ -92,16 +92,21 @@ func openTest(tb testing.TB, settings map[string]string) *store {
 	return s
 }
 
-// walTable reads the table's row of wal_tables() through ServerAccount.
-func walTable(ctx context.Context, s *store) (results.WALTableAccount, error) {
+// walTable reads the table's row of wal_tables() through ServerAccount,
+// as the results file has it.
+func walTable(ctx context.Context, s *store) (WALTable, error) {
 	a, err := s.ServerAccount(ctx)
 	if err != nil {
-		return results.WALTableAccount{}, err
+		return WALTable{}, err
 	}
-	if len(a.WALTables) != 1 {
-		return results.WALTableAccount{}, fmt.Errorf("wal_tables() has %d rows for %s, want 1", len(a.WALTables), s.cfg.table)
+	var w []WALTable
+	if err := results.ReadTable((&results.ServerAccount{Tables: a.AccountTables()}).Table(WALTablesTable), &w); err != nil {
+		return WALTable{}, err
 	}
-	return a.WALTables[0], nil
+	if len(w) != 1 {
+		return WALTable{}, fmt.Errorf("wal_tables() has %d rows for %s, want 1", len(w), s.cfg.table)
+	}
+	return w[0], nil
 }
 
 // waitApplied waits until QuestDB says the table's WAL is applied up to
@@ -113,7 +118,7 @@ func waitApplied(ctx context.Context, s *store, within time.Duration) error {
 		if err != nil {
 			return err
 		}
-		if !w.Suspended && w.Backlog() == 0 {
+		if !w.Suspended && w.Backlog == 0 {
 			return nil
 		}
 		if time.Now().After(deadline) {

@@ -64,8 +64,8 @@ func TestTCPRejectionsOnlyInAudit(t *testing.T) {
 	}
 	t.Logf("acknowledged 20, stored %d: the audit finds %d missing", len(seqs), 20-len(seqs))
 
-	a, err := s.ServerAccount(ctx)
-	if err != nil || len(a.WALTables) != 0 {
+	a, err := s.walTables(ctx)
+	if err != nil || len(a) != 0 {
 		t.Errorf("account of a table without WAL: %+v, %v; want no WAL table", a, err)
 	}
 }

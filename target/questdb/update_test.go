@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/targettest"
 )
@@ -80,7 +79,7 @@ func TestUpdateVisibleWithApply(t *testing.T) {
 
 // waitCommitted waits until wal_tables() shows the table's log at
 // transaction txn or beyond, and returns its row.
-func waitCommitted(t *testing.T, s *store, txn int64) results.WALTableAccount {
+func waitCommitted(t *testing.T, s *store, txn int64) WALTable {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
