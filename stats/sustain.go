@@ -154,6 +154,9 @@ type Verdict struct {
 	// verdict (sequential holds); the bounds are widened for it (see
 	// Rule.Judge). 0 or 1: judged once, at the end.
 	Looks int `json:"looks,omitempty"`
+	// DecidedAtS is how long the step had held (its measured part, s)
+	// when its verdict was given.
+	DecidedAtS float64 `json:"decided_at_s,omitempty"`
 	// The trends in ms per second (an overload of share e shows as
 	// 1000·e), each with the upper bound of its 99.5 % confidence
 	// interval; the freshness lag's is that of its floors when it is a
