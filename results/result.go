@@ -167,7 +167,7 @@ type PeakSearch struct {
 	MinAchieved    float64 `json:"min_achieved_share"`
 	MaxErrorRate   float64 `json:"max_error_rate"`
 	MaxLateShare   float64 `json:"max_late_share"`
-	MaxTrendMsPerS float64 `json:"max_trend_ms_per_s"` // steepest write latency / freshness lag trend tolerated (stats.Rule.MaxGrowth)
+	MaxTrendMsPerS float64 `json:"max_trend_ms_per_s"`   // steepest write latency / freshness lag trend tolerated (stats.Rule.MaxGrowth)
 	MaxHoldS       float64 `json:"max_hold_s,omitempty"` // a step holds until its verdict is known, up to this
 	Precision      float64 `json:"precision,omitempty"`  // the peak is refined to an interval within this share
 	SLO            string  `json:"slo,omitempty"`
