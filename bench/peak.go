@@ -220,8 +220,8 @@ func runStep(ctx context.Context, tgt target.Target, cfg PeakConfig, rate pace.R
 	run := stepConfig(cfg.Run, rate, n, fmt.Sprintf("step%d", n+1))
 	var lk *looker
 	if cfg.sequential() {
-		lk = &looker{rule: cfg.Rule, run: run, hold: cfg.hold().Seconds()}
 		run.Ingest.Duration = run.Ingest.Warmup + cfg.MaxHold
+		lk = &looker{rule: cfg.Rule, run: run, hold: cfg.hold().Seconds()}
 		run.Until = lk.until
 	}
 	step, err := Run(ctx, tgt, run)
