@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -82,6 +83,10 @@ type PeakConfig struct {
 	// within this share of the latter (0.05: 5 %). Refining steps do not
 	// count against MaxSteps.
 	Precision float64
+	// DriverCeiling is the driver's calibrated ceiling at the run's
+	// batch size (events/s), named when a step finds the driver fell
+	// behind; 0 when unknown.
+	DriverCeiling float64
 	// OnStep, when set, sees the search so far after each step.
 	OnStep func(search *results.Result)
 }
@@ -175,6 +180,8 @@ func SearchPeak(ctx context.Context, tgt target.Target, cfg PeakConfig) (*result
 		case v == nil:
 			res.EndedEarly, res.EndReason = true, step.EndReason
 			stop = fmt.Sprintf("%s during step %d (%s)", step.EndReason, n+1, rate)
+		case v.DriverLimited:
+			stop = fmt.Sprintf("the driver is the limit, not the target: at step %d (%s), %s", n+1, rate, v.Reason())
 		case v.Undecided:
 			stop = fmt.Sprintf("step %d (%s) is not yet known: %s", n+1, rate, v.Reason())
 		case v.Sustainable:
@@ -221,7 +228,7 @@ func runStep(ctx context.Context, tgt target.Target, cfg PeakConfig, rate pace.R
 	var lk *looker
 	if cfg.sequential() {
 		run.Ingest.Duration = run.Ingest.Warmup + cfg.MaxHold
-		lk = &looker{rule: cfg.Rule, run: run, hold: cfg.hold().Seconds()}
+		lk = &looker{rule: cfg.Rule, run: run, hold: cfg.hold().Seconds(), ceiling: cfg.DriverCeiling}
 		run.Until = lk.until
 	}
 	step, err := Run(ctx, tgt, run)
@@ -241,7 +248,7 @@ func runStep(ctx context.Context, tgt target.Target, cfg PeakConfig, rate pace.R
 			look++
 		}
 	}
-	v := judge(step, run, cfg.Rule, look)
+	v := judge(step, run, cfg.Rule, look, cfg.DriverCeiling)
 	v.DecidedAtS = step.Summary.MeasuredS
 	step.Verdict = &v
 	return step, nil
@@ -259,6 +266,7 @@ type looker struct {
 	rule    stats.Rule
 	run     Config
 	hold    float64 // s
+	ceiling float64 // the driver's, events/s; 0 unknown
 	looks   int
 	next    float64 // measured seconds of the next look
 	decided bool
@@ -281,7 +289,8 @@ func (l *looker) until(series []stats.Point) bool {
 	}
 	l.looks++
 	f := stats.StepFigures{Series: pts, Look: l.looks, AuditPending: true, Audited: true,
-		InflightEvents: int64(l.run.Ingest.MaxInflight) * int64(l.run.Ingest.BatchSize)}
+		InflightEvents: int64(l.run.Ingest.MaxInflight) * int64(l.run.Ingest.BatchSize), MaxInflight: int64(l.run.Ingest.MaxInflight),
+		Driver: stats.DriverFigures{Cores: runtime.GOMAXPROCS(0), CeilingPerSec: l.ceiling}}
 	var target, acked, failed int64
 	for _, p := range pts {
 		target += p.TargetEvents
@@ -326,7 +335,10 @@ func stepConfig(c Config, rate pace.Rate, n int, name string) Config {
 // judge applies the rule to a finished step, at the look-th look of a
 // step held until its verdict is known (0: judged once). Rates are
 // compared in the unit the rate was given in.
-func judge(step *results.Result, c Config, rule stats.Rule, look int) stats.Verdict {
+//
+// ceiling is the driver's calibrated ceiling (events/s, 0 unknown),
+// named if the driver fell behind.
+func judge(step *results.Result, c Config, rule stats.Rule, look int, ceiling float64) stats.Verdict {
 	s := step.Summary
 	// A step held until its verdict was known ended its schedule early:
 	// its measured part ends there.
@@ -334,8 +346,12 @@ func judge(step *results.Result, c Config, rule stats.Rule, look int) stats.Verd
 	f := stats.StepFigures{
 		TargetPerSec: s.TargetEventsPerSec, AchievedPerSec: s.AchievedEventsPerSec, Look: look,
 		Series: measuredSeries(step.Series, c.Ingest), FreshnessLag: step.Freshness.Lag,
-		InflightEvents: int64(c.Ingest.MaxInflight) * int64(c.Ingest.BatchSize),
-		Audited:        s.Audited, Missing: s.Missing,
+		InflightEvents: int64(c.Ingest.MaxInflight) * int64(c.Ingest.BatchSize), MaxInflight: int64(c.Ingest.MaxInflight),
+		Audited: s.Audited, Missing: s.Missing,
+		Driver: stats.DriverFigures{Cores: runtime.GOMAXPROCS(0), CeilingPerSec: ceiling},
+	}
+	if d := step.DriverCPU; d != nil && d.CorePercent > 0 {
+		f.Driver.CPUShare = d.CorePercent / 100 / float64(f.Driver.Cores)
 	}
 	f.Audited, f.LostUpdates = updateAudit(step.Updates, f.Audited)
 	if c.Ingest.Rate.Unit == pace.Bytes {

@@ -335,7 +335,7 @@ func TestStepVerdictAtCapacity(t *testing.T) {
 			step, err := Run(context.Background(), sim.New(sim.Config{Capacity: capacity, VisibilityDelay: 50 * time.Millisecond}), cfg.Run)
 			out[i] = outcome{step: step, err: err}
 			if err == nil {
-				out[i].v = judge(step, cfg.Run, cfg.Rule, 0)
+				out[i].v = judge(step, cfg.Run, cfg.Rule, 0, 0)
 			}
 		}()
 	}

@@ -105,3 +105,49 @@ func TestJudgeThreeDecisions(t *testing.T) {
 		}
 	}
 }
+
+// A shortfall behind which the target answered promptly (in-flight slots
+// free, service times flat) or the driver's CPU was at its share is the
+// driver's: the step is not yet known for the target, never not
+// sustainable. A target that fills the slots or slows its answers is not
+// sustainable. (The case: a starved driver short of 2,000
+// events/s against a capacity of 2,500, write p99 80 ms, no late batch.)
+func TestJudgeDriverFellBehind(t *testing.T) {
+	step := func(inflight int64, serviceAt func(i int) float64, cpu float64) StepFigures {
+		pts := stepSeries(60, func(int) float64 { return 500 })
+		for i := range pts {
+			pts[i].AckedEvents = 967
+			pts[i].Inflight = inflight
+			pts[i].ServiceMeanMs = serviceAt(i)
+		}
+		f := figures(pts)
+		f.TargetPerSec, f.MaxInflight, f.InflightEvents = 1000, 16, 16*50
+		f.Driver = DriverFigures{CPUShare: cpu, Cores: 2, CeilingPerSec: 2400}
+		return f
+	}
+	flat := func(i int) float64 { return 3 + 0.2*float64(i%3) }
+	rising := func(i int) float64 { return 3 + 50*float64(i) }
+	for _, c := range []struct {
+		name   string
+		f      StepFigures
+		driver bool
+		says   string
+	}{
+		{"slots free, service flat", step(3, flat, 0.4), true, "the target answered promptly"},
+		{"driver CPU at its share", step(16, rising, 0.97), true, "the driver used 97% of its 2 core(s) (its calibrated ceiling at this batch size: 2400 events/s)"},
+		{"slots full", step(16, flat, 0.4), false, "achieved 96.7%"},
+		{"service times grow", step(3, rising, 0.4), false, "achieved 96.7%"},
+		{"nothing known of the service", step(3, func(int) float64 { return 0 }, 0), false, "achieved 96.7%"},
+	} {
+		v := DefaultRule().Judge(c.f)
+		if v.DriverLimited != c.driver || !strings.Contains(v.String(), c.says) {
+			t.Errorf("%s: %s; want driver limited %v, saying %q", c.name, v, c.driver, c.says)
+		}
+		if c.driver && (v.Decision() != DecisionNotYetKnown || !strings.HasPrefix(v.Reason(), "the driver fell behind")) {
+			t.Errorf("%s: %s; want not yet known: the driver fell behind", c.name, v)
+		}
+		if !c.driver && v.Decision() != DecisionNotSustainable {
+			t.Errorf("%s: %s; want not sustainable", c.name, v)
+		}
+	}
+}

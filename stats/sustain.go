@@ -3,6 +3,7 @@ package stats
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -97,6 +98,12 @@ type StepFigures struct {
 	// LostUpdates, with an update stream, are the updated events that
 	// show an older revision than the one acknowledged last.
 	LostUpdates int64
+	// MaxInflight is the most writes the in-flight bound holds; 0 when
+	// unknown. With the series' service times it tells a driver that
+	// fell behind from a target that did (see Rule.driverBehind).
+	MaxInflight int64
+	// Driver is what is known of the driver's own load.
+	Driver DriverFigures
 	// Look, for a step judged sequentially (while it holds, until its
 	// verdict is known), is the number of this look, from 1; its bounds
 	// spend the share of the error lookAlpha gives it. 0 is a step judged
@@ -112,6 +119,22 @@ type StepFigures struct {
 	// lag's trend, as the target is.
 	ReadEndpoints []EndpointFigures
 }
+
+// DriverFigures are the driver's own load over a step.
+type DriverFigures struct {
+	// CPUShare is the CPU the driver used as a share of the cores it may
+	// use (1: all of them busy all the time); 0 when unknown.
+	CPUShare float64
+	Cores    int
+	// CeilingPerSec is the driver's calibrated ceiling at the step's
+	// batch size (events/s); 0 when unknown.
+	CeilingPerSec float64
+}
+
+// driverBusy is the share of its cores at which the driver is taken to
+// be at its limit: the scheduler's and the runtime's own work leave it
+// little more.
+const driverBusy = 0.9
 
 // EndpointFigures are what a verdict judges of one read endpoint: its
 // completeness audit and its freshness polls (see StepFigures).
@@ -177,6 +200,10 @@ type Verdict struct {
 	Achieved        float64 `json:"achieved_share"`
 	Missing         int64   `json:"missing"`                          // acknowledged events not visible after the drain
 	FreshnessFailed int64   `json:"freshness_polls_failed,omitempty"` // counted as over any SLO bound
+	// DriverLimited says the driver fell behind, not the target: the
+	// step says nothing of the target (it is not yet known), and a
+	// search stops there, naming the driver as its limit.
+	DriverLimited bool `json:"driver_limited,omitempty"`
 	// ReadEndpointTrends holds each read endpoint's freshness lag trend.
 	ReadEndpointTrends []EndpointTrend `json:"read_endpoint_trends,omitempty"`
 }
@@ -261,9 +288,6 @@ func (r Rule) judge(f StepFigures, v *Verdict, jg judging) {
 	if f.TargetPerSec > 0 {
 		v.Achieved = f.AchievedPerSec / f.TargetPerSec
 	}
-	if v.Achieved < r.MinAchieved {
-		fail("achieved %.1f%% of the target rate (< %.0f%%)", 100*v.Achieved, 100*r.MinAchieved)
-	}
 	// Over the measured part, every scheduled event is acknowledged or
 	// still in flight at its end, and no more can be in flight than the
 	// bound holds: a larger shortfall means writes fell behind the
@@ -273,9 +297,8 @@ func (r Rule) judge(f StepFigures, v *Verdict, jg judging) {
 		target += p.TargetEvents
 		acked += p.AckedEvents
 	}
-	if short := target - acked; f.InflightEvents > 0 && short > f.InflightEvents {
-		fail("%d events fewer acknowledged than scheduled over the measured part, more than the %d the in-flight bound holds: the writes fell behind", short, f.InflightEvents)
-	}
+	short := target - acked
+	behind := f.InflightEvents > 0 && short > f.InflightEvents
 	if f.Attempted > 0 {
 		v.ErrorRate = float64(f.Failed) / float64(f.Attempted)
 	}
@@ -286,6 +309,22 @@ func (r Rule) judge(f StepFigures, v *Verdict, jg judging) {
 	r.judgeEndpoint(own, f.Series, f.AuditPending, jg)
 	for _, e := range f.ReadEndpoints {
 		r.judgeEndpoint(e, nil, f.AuditPending, jg.prefixed("on read endpoint "+e.Name+": "))
+	}
+	if v.Achieved < r.MinAchieved || behind {
+		if why := r.driverBehind(f); why != "" {
+			// The writes, the lag and their trends all count from the
+			// intended time: behind a driver that fell behind, they say
+			// nothing of the target. Errors and lost writes still do.
+			v.DriverLimited = true
+			jg.open("the driver fell behind: achieved %.1f%% of the target rate while %s", 100*v.Achieved, why)
+			return
+		}
+	}
+	if v.Achieved < r.MinAchieved {
+		fail("achieved %.1f%% of the target rate (< %.0f%%)", 100*v.Achieved, 100*r.MinAchieved)
+	}
+	if behind {
+		fail("%d events fewer acknowledged than scheduled over the measured part, more than the %d the in-flight bound holds: the writes fell behind", short, f.InflightEvents)
 	}
 	half := f.Series[len(f.Series)/2:]
 	v.LateShare = lateShare(half)
@@ -305,6 +344,59 @@ func (r Rule) judge(f StepFigures, v *Verdict, jg judging) {
 	if r.MaxGrowth > 0 {
 		r.judgeTrends(f, v, jg)
 	}
+}
+
+// driverBehind says why a shortfall is the driver's, or "": the driver's
+// CPU was at its share of the machine, or the target answered promptly
+// (the in-flight slots were free in at least nine intervals in ten of
+// the second half, and the service times, sent to acknowledged, show no
+// growth: their trend's lower bound is within the tolerance). A target
+// that falls behind fills the slots or slows its answers.
+func (r Rule) driverBehind(f StepFigures) string {
+	d := f.Driver
+	cpu := ""
+	if d.CPUShare > 0 {
+		cpu = fmt.Sprintf("the driver used %.0f%% of its %d core(s)", 100*d.CPUShare, d.Cores)
+		if d.CeilingPerSec > 0 {
+			cpu += fmt.Sprintf(" (its calibrated ceiling at this batch size: %.0f events/s)", d.CeilingPerSec)
+		}
+	}
+	if d.CPUShare >= driverBusy {
+		return cpu
+	}
+	half := f.Series[len(f.Series)/2:]
+	if f.MaxInflight <= 0 || len(half) < 3 {
+		return ""
+	}
+	full := 0
+	var t, y []float64
+	for _, p := range half {
+		if p.Inflight >= f.MaxInflight {
+			full++
+		}
+	}
+	for _, p := range f.Series {
+		if p.ServiceMeanMs > 0 {
+			t = append(t, p.StartS+p.WidthS/2)
+			y = append(y, p.ServiceMeanMs)
+		}
+	}
+	if 10*full > len(half) || len(t) < 3 {
+		return ""
+	}
+	tol := 1000 * r.MaxGrowth
+	if tol <= 0 {
+		tol = 5 // no trend rule: still, a service time that grows is the target's
+	}
+	s := fitTrend(t, y, 0, true, confidenceAlpha)
+	if s.lower > tol {
+		return ""
+	}
+	why := fmt.Sprintf("the target answered promptly (in-flight slots free, service time %s ms/s, flat)", strconv.FormatFloat(s.slope, 'f', 2, 64))
+	if cpu != "" {
+		why += "; " + cpu
+	}
+	return why
 }
 
 // judgeEndpoint applies the rules on lost writes, failed freshness polls

@@ -18,7 +18,7 @@ func flagFor(field string) (string, bool) {
 		"query timeout": "--query-timeout", "settle": "--settle", "events": "--events",
 		"parallel streams": "--parallel", "seed": "--seed",
 		"experiment name": "--experiment", "instance": "--instance", "instances": "--instances", "start": "--start-at",
-		"step": "--step", "maximum steps": "--max-steps", "maximum rate": "--max-rate",
+		"step": "--step", "maximum steps": "--max-steps", "maximum rate": "--max-rate", "maximum hold": "--max-hold", "precision": "--precision",
 		"levels": "--levels", "trials": "--trials", "warm-up trials": "--warmup-trials",
 		"batch sizes": "--batch-sizes", "start rate": "--start", "refinement": "--refine", "maximum duration": "--max-duration",
 		"read endpoint": "--read-endpoint", "frontier": "--frontier",
