@@ -59,10 +59,7 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		return usagef("--max-trend %g: want 0 (no trend judged) or more ms/s", *maxTrend)
 	}
 	pc.Rule.MaxGrowth = *maxTrend / 1000
-	if *maxHold > *hold {
-		pc.MaxHold = *maxHold
-	}
-	pc.Precision = *precision
+	pc.MaxHold, pc.Precision = *maxHold, *precision
 	if err := pc.Validate(); err != nil {
 		return usageError{err}
 	}
