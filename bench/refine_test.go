@@ -31,11 +31,13 @@ func refinedConfig(capacity float64, batch int) PeakConfig {
 // clock, so minutes of steps take seconds, and a busy machine cannot
 // starve the driver.
 func TestRefinedPeakContainsCapacity(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		capacity float64
 		batch    int
 	}{{1000, 10}, {7000, 100}, {40000, 500}} {
 		t.Run(fmt.Sprintf("%g/%d", c.capacity, c.batch), func(t *testing.T) {
+			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				cfg := refinedConfig(c.capacity, c.batch)
 				res, err := SearchPeak(context.Background(), sim.New(sim.Config{Capacity: c.capacity, VisibilityDelay: 50 * time.Millisecond}), cfg)
@@ -57,6 +59,7 @@ func TestRefinedPeakContainsCapacity(t *testing.T) {
 // and one 1 % under it is; a step that loses 1 in 10,000 acknowledged
 // events is not sustainable, however well it keeps up.
 func TestSequentialStepVerdicts(t *testing.T) {
+	t.Parallel()
 	const capacity = 1000.0
 	for _, c := range []struct {
 		name string
