@@ -265,8 +265,12 @@ func consolePeak(w io.Writer, r *results.Result) {
 	c := r.Config
 	fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, targetURL(r), r.Environment.TargetVersion)
 	printWorkload(w, r)
+	hold := seconds(c.DurationS - c.WarmupS)
+	if p := r.Peak; p != nil && p.Search != nil && p.Search.MaxHoldS > 0 {
+		hold = fmt.Sprintf("%s to %s (until decided)", hold, seconds(p.Search.MaxHoldS))
+	}
 	fmt.Fprintf(w, "%d step(s) of %s after %s warm-up; %d generator(s), batch size %d, doc size %d B, max in-flight %d\n",
-		len(r.Steps), seconds(c.DurationS-c.WarmupS), seconds(c.WarmupS), c.Generators, c.BatchSize, c.DocSize, c.MaxInflight)
+		len(r.Steps), hold, seconds(c.WarmupS), c.Generators, c.BatchSize, c.DocSize, c.MaxInflight)
 	if r.EndedEarly {
 		fmt.Fprintf(w, "ended early: %s (the steps measured are kept)\n", r.EndReason)
 	}

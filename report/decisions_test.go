@@ -20,6 +20,7 @@ func peakWithOpenSteps() *results.Result {
 	st.Verdict = &stats.Verdict{Undecided: true, Open: []string{"freshness lag trend 1.0 ms/s could be as high as 7.0 ms/s (5.0 ms/s tolerated): the step is too short to tell at this noise; a hold of at least 40m0s is needed"}, Looks: 60, DecidedAtS: 1800}
 	res.Steps = append(res.Steps, st)
 	res.Peak.Sustainable, res.Peak.NotSustainable, res.Peak.NotYetKnown, res.Peak.Interval = 3000, 4000, 1, "[3000 events/s, 4000 events/s]"
+	res.Peak.Search = &results.PeakSearch{HoldS: 25, MaxHoldS: 1800}
 	return res
 }
 
@@ -34,6 +35,7 @@ func TestNotYetKnownShownApart(t *testing.T) {
 	for _, want := range []string{
 		"after 30m0s (look 60): not yet known: freshness lag trend 1.0 ms/s could be as high as 7.0 ms/s",
 		"after 2m0s (look 4): sustainable",
+		"step(s) of 25s to 30m0s (until decided) after",
 		"peak interval (sustainable, not sustainable): [3000 events/s, 4000 events/s]",
 		"not yet known: 1 step(s), counted as neither",
 	} {
