@@ -127,11 +127,16 @@ func (c PeakConfig) hold() time.Duration { return c.Run.Ingest.Duration - c.Run.
 func (c PeakConfig) sequential() bool { return c.MaxHold > c.hold() }
 
 // SearchPeak finds the peak throughput of tgt, which must be set up
-// already: it runs Run at the start rate, judges the step with the rule,
-// raises the rate and repeats until a step is not sustainable (or a limit
-// is reached). Every step is a full measured run, kept in the result's
-// Steps with its verdict. Like Run, it returns what was measured also when
-// ctx is cancelled; the step under way then has no verdict.
+// already: it runs Run at the start rate, judges the step with the rule
+// (held until decided with a MaxHold), raises the rate and repeats until
+// a step is not sustainable (or a limit is reached), then with a
+// Precision bisects between the highest sustainable rate and the lowest
+// not. A step not yet known stops the search, and so does one whose
+// driver fell behind (the driver is then the limit). Every step is a full
+// measured run, kept in the result's Steps with its verdict; the peak is
+// the interval between the highest sustainable and the lowest not
+// sustainable step. Like Run, it returns what was measured also when ctx
+// is cancelled; the step under way then has no verdict.
 func SearchPeak(ctx context.Context, tgt target.Target, cfg PeakConfig) (*results.Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -26,16 +27,29 @@ func refinedConfig(capacity float64, batch int) PeakConfig {
 	return cfg
 }
 
-// The refined peak holds the sim's capacity within 5 %. In a synctest
+// The refined peak holds the sim's capacity within 5 %; with
+// FRESHBENCH_PEAK_GRID set, at each capacity of issue 33 (1,000, 7,000,
+// 40,000) and each batch size (10, 100, 500). In a synctest
 // bubble: the sim's queue and the driver's timers run on the bubble's
 // clock, so minutes of steps take seconds, and a busy machine cannot
 // starve the driver.
 func TestRefinedPeakContainsCapacity(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct {
+	type grid struct {
 		capacity float64
 		batch    int
-	}{{1000, 10}, {7000, 100}, {40000, 500}} {
+	}
+	cases := []grid{{1000, 10}, {7000, 100}, {40000, 500}}
+	if os.Getenv("FRESHBENCH_PEAK_GRID") != "" {
+		// The issue's whole grid: every capacity at every batch size.
+		cases = nil
+		for _, c := range []float64{1000, 7000, 40000} {
+			for _, b := range []int{10, 100, 500} {
+				cases = append(cases, grid{c, b})
+			}
+		}
+	}
+	for _, c := range cases {
 		t.Run(fmt.Sprintf("%g/%d", c.capacity, c.batch), func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
