@@ -131,8 +131,9 @@ func (c PeakConfig) sequential() bool { return c.MaxHold > c.hold() }
 // (held until decided with a MaxHold), raises the rate and repeats until
 // a step is not sustainable (or a limit is reached), then with a
 // Precision bisects between the highest sustainable rate and the lowest
-// not. A step not yet known stops the search, and so does one whose
-// driver fell behind (the driver is then the limit). Every step is a full
+// not. A step not yet known counts as neither: the search goes on above
+// it (a refinement stops there). A step whose driver fell behind stops
+// the search: the driver is then the limit. Every step is a full
 // measured run, kept in the result's Steps with its verdict; the peak is
 // the interval between the highest sustainable and the lowest not
 // sustainable step. Like Run, it returns what was measured also when ctx
@@ -187,8 +188,11 @@ func SearchPeak(ctx context.Context, tgt target.Target, cfg PeakConfig) (*result
 			stop = fmt.Sprintf("%s during step %d (%s)", step.EndReason, n+1, rate)
 		case v.DriverLimited:
 			stop = fmt.Sprintf("the driver is the limit, not the target: at step %d (%s), %s", n+1, rate, v.Reason())
+		case v.Undecided && refining:
+			stop = fmt.Sprintf("the refinement stopped: step %d (%s) is not yet known: %s", n+1, rate, v.Reason())
 		case v.Undecided:
-			stop = fmt.Sprintf("step %d (%s) is not yet known: %s", n+1, rate, v.Reason())
+			// Counted as neither: the steps above will tell.
+			rate, confirming = cfg.Increase.Next(rate), false
 		case v.Sustainable:
 			lo, confirming = rate.PerSecond, false
 			rate = cfg.Increase.Next(rate)

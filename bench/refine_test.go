@@ -110,3 +110,28 @@ func TestSequentialStepVerdicts(t *testing.T) {
 		})
 	}
 }
+
+// A step not yet known counts as neither: the search goes on above it.
+// Here every step of 2 s without a maximum hold is too short to judge a
+// trend: each is not yet known, and the search walks to its step limit
+// without a peak, saying so.
+func TestNotYetKnownStepsDoNotStopTheSearch(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		cfg := peakConfig(500, add(500), time.Second, 2*time.Second)
+		cfg.MaxSteps = 3
+		res, err := SearchPeak(context.Background(), sim.New(sim.Config{VisibilityDelay: 50 * time.Millisecond}), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logSteps(t, res)
+		if len(res.Steps) != 3 || res.Peak.Found || res.Peak.NotYetKnown != 3 || res.Peak.NotSustainable != 0 {
+			t.Fatalf("%d steps, peak %+v; want 3 steps not yet known, no peak and nothing not sustainable", len(res.Steps), *res.Peak)
+		}
+		for i, st := range res.Steps {
+			if st.Verdict.Decision() != stats.DecisionNotYetKnown || st.Verdict.NeedHoldS <= 2 {
+				t.Errorf("step %d: %s (hold needed %g s)", i+1, st.Verdict, st.Verdict.NeedHoldS)
+			}
+		}
+	})
+}
