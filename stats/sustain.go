@@ -26,12 +26,16 @@ import (
 // does not depend on the hold. The slope is measured with an error that
 // shrinks as the hold grows (∝ hold^−1.5, see fitTrend), so the rule asks
 // that the trend be bounded below MaxGrowth at 99.5 % confidence: a step
-// whose trend could exceed it fails, as "growing" when even its lower
-// bound does, and as "too short to tell" (with the hold that would tell)
-// when only its upper bound does. An overload above MaxGrowth therefore
-// fails at every hold; a step at or below its capacity passes once the
-// hold is long enough for its noise, and the verdict names that hold when
-// it is not.
+// whose trend's lower bound exceeds it is not sustainable ("growing"),
+// one whose upper bound alone does is not yet known ("too short to
+// tell", with the hold that would tell). An overload above MaxGrowth is
+// therefore never sustainable at any hold; a step at or below its
+// capacity passes once the hold is long enough for its noise, and the
+// verdict names that hold when it is not.
+//
+// A step held until its verdict is known is judged at several looks;
+// StepFigures.Look spends the 99.5 % over them (see lookAlpha), so that
+// the looks together err no more often than one look does.
 type Rule struct {
 	MinAchieved  float64 // fraction of the target, e.g. 0.98
 	MaxErrorRate float64 // failed / attempted events (and failed / sent freshness polls), e.g. 0.001
