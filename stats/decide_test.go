@@ -126,6 +126,15 @@ func TestJudgeDriverFellBehind(t *testing.T) {
 		return f
 	}
 	flat := func(i int) float64 { return 3 + 0.2*float64(i%3) }
+	// On schedule, but a fifth of the batches sent late.
+	late := func(inflight int64) StepFigures {
+		f := step(inflight, flat, 0.4)
+		for i := range f.Series {
+			f.Series[i].AckedEvents, f.Series[i].LateBatches = 1000, 4
+		}
+		f.AchievedPerSec = 1000
+		return f
+	}
 	rising := func(i int) float64 { return 3 + 50*float64(i) }
 	for _, c := range []struct {
 		name   string
@@ -138,6 +147,8 @@ func TestJudgeDriverFellBehind(t *testing.T) {
 		{"slots full", step(16, flat, 0.4), false, "achieved 96.7%"},
 		{"service times grow", step(3, rising, 0.4), false, "achieved 96.7%"},
 		{"nothing known of the service", step(3, func(int) float64 { return 0 }, 0), false, "achieved 96.7%"},
+		{"late with the slots free", late(3), true, "20% of batches late in the second half, while the in-flight slots were free"},
+		{"late with the slots full", late(16), false, "20% of batches late in the second half (> 5%)"},
 	} {
 		v := DefaultRule().Judge(c.f)
 		if v.DriverLimited != c.driver || !strings.Contains(v.String(), c.says) {

@@ -301,8 +301,8 @@ func (r Rule) judge(f StepFigures, v *Verdict, jg judging) {
 		target += p.TargetEvents
 		acked += p.AckedEvents
 	}
-	short := target - acked
-	behind := f.InflightEvents > 0 && short > f.InflightEvents
+	shortfall := target - acked
+	behind := f.InflightEvents > 0 && shortfall > f.InflightEvents
 	if f.Attempted > 0 {
 		v.ErrorRate = float64(f.Failed) / float64(f.Attempted)
 	}
@@ -314,13 +314,16 @@ func (r Rule) judge(f StepFigures, v *Verdict, jg judging) {
 	for _, e := range f.ReadEndpoints {
 		r.judgeEndpoint(e, nil, f.AuditPending, jg.prefixed("on read endpoint "+e.Name+": "))
 	}
-	if v.Achieved < r.MinAchieved || behind {
-		if why := r.driverBehind(f); why != "" {
+	half := f.Series[len(f.Series)/2:]
+	v.LateShare = lateShare(half)
+	late := v.LateShare > r.MaxLateShare
+	if short := v.Achieved < r.MinAchieved || behind; short || late {
+		if why := r.driverBehind(f, short); why != "" {
 			// The writes, the lag and their trends all count from the
 			// intended time: behind a driver that fell behind, they say
 			// nothing of the target. Errors and lost writes still do.
 			v.DriverLimited = true
-			jg.open("the driver fell behind: achieved %.1f%% of the target rate while %s", 100*v.Achieved, why)
+			jg.open("the driver fell behind: achieved %.1f%% of the target rate, %.0f%% of batches late in the second half, while %s", 100*v.Achieved, 100*v.LateShare, why)
 			return
 		}
 	}
@@ -328,11 +331,9 @@ func (r Rule) judge(f StepFigures, v *Verdict, jg judging) {
 		fail("achieved %.1f%% of the target rate (< %.0f%%)", 100*v.Achieved, 100*r.MinAchieved)
 	}
 	if behind {
-		fail("%d events fewer acknowledged than scheduled over the measured part, more than the %d the in-flight bound holds: the writes fell behind", short, f.InflightEvents)
+		fail("%d events fewer acknowledged than scheduled over the measured part, more than the %d the in-flight bound holds: the writes fell behind", shortfall, f.InflightEvents)
 	}
-	half := f.Series[len(f.Series)/2:]
-	v.LateShare = lateShare(half)
-	if v.LateShare > r.MaxLateShare {
+	if late {
 		fail("%.0f%% of batches late in the second half (> %.0f%%): the in-flight bound is saturated", 100*v.LateShare, 100*r.MaxLateShare)
 	}
 	sampled := 0
@@ -350,13 +351,16 @@ func (r Rule) judge(f StepFigures, v *Verdict, jg judging) {
 	}
 }
 
-// driverBehind says why a shortfall is the driver's, or "": the driver's
-// CPU was at its share of the machine, or the target answered promptly
-// (the in-flight slots were free in at least nine intervals in ten of
-// the second half, and the service times, sent to acknowledged, show no
-// growth: their trend's lower bound is within the tolerance). A target
-// that falls behind fills the slots or slows its answers.
-func (r Rule) driverBehind(f StepFigures) string {
+// driverBehind says why a shortfall (short) or late batches are the
+// driver's, or "": the driver's CPU was at its share of the machine, or
+// the target answered promptly: the in-flight slots were free in at
+// least nine intervals in ten of the second half and, for a shortfall,
+// the service times (sent to acknowledged) show no growth (their trend's
+// lower bound is within the tolerance). A target that falls behind fills
+// the slots or slows its answers; a batch is late only when it waited
+// for a slot or when the driver sent it late, so lateness with the slots
+// free is the driver's alone.
+func (r Rule) driverBehind(f StepFigures, short bool) string {
 	d := f.Driver
 	cpu := ""
 	if d.CPUShare > 0 {
@@ -385,7 +389,17 @@ func (r Rule) driverBehind(f StepFigures) string {
 			y = append(y, p.ServiceMeanMs)
 		}
 	}
-	if 10*full > len(half) || len(t) < 3 {
+	if 10*full > len(half) {
+		return ""
+	}
+	if !short {
+		why := "the in-flight slots were free"
+		if cpu != "" {
+			why += "; " + cpu
+		}
+		return why
+	}
+	if len(t) < 3 {
 		return ""
 	}
 	tol := 1000 * r.MaxGrowth
