@@ -31,7 +31,10 @@ const (
 // account or the run ended before its measured phase began. A failed
 // request is recorded in the account's Error: the run goes on. A failed
 // sample in between is left out (the error of the first is kept).
-func serverAccount(ctx context.Context, tgt target.Target, from, to time.Time) *results.Account {
+//
+// sched ends with the schedule, when it ends before to: the account then
+// ends there.
+func serverAccount(ctx, sched context.Context, tgt target.Target, from, to time.Time) *results.Account {
 	r, ok := tgt.(target.AccountReporter)
 	if !ok || !sleepUntil(ctx, from) {
 		return nil
@@ -43,7 +46,7 @@ func serverAccount(ctx context.Context, tgt target.Target, from, to time.Time) *
 	every := max(accountEveryMin, to.Sub(from)/accountSamples)
 	var samples []*results.ServerAccount
 	var sampleErr string
-	for next := from.Add(every); next.Before(to) && sleepUntil(ctx, next); next = next.Add(every) {
+	for next := from.Add(every); next.Before(to) && sleepUntil(sched, next); next = next.Add(every) {
 		a, err := takeAccount(ctx, r)
 		switch {
 		case err == nil:
@@ -52,7 +55,7 @@ func serverAccount(ctx context.Context, tgt target.Target, from, to time.Time) *
 			sampleErr = "in the measured phase: " + err.Error()
 		}
 	}
-	sleepUntil(ctx, to)
+	sleepUntil(sched, to)
 	end, err := takeAccount(ctx, r)
 	if err != nil {
 		return &results.Account{Start: start, Samples: samples, Error: "at the end of the measured phase: " + err.Error()}

@@ -37,6 +37,13 @@ type Config struct {
 	RepeatIDs bool
 	// Progress, when set, is called about once a second during the run.
 	Progress func(Progress)
+	// Until, when set, is asked about once a second after the warm-up,
+	// with the series so far, whether the schedule may end before its
+	// duration (a peak step held until its verdict is known). The run
+	// then ends as at the end of its duration: writes in flight finish,
+	// the drain and the audit follow, and the measured phase ends at
+	// that instant.
+	Until func(series []stats.Point) bool
 	// Observer, when set, sees every measurement live (metrics endpoint).
 	Observer stats.Observer
 	// Phase prefixes the phase names given to the Observer (a peak step).
@@ -236,23 +243,26 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	polls.Add(1)
 	go func() { defer polls.Done(); sampleBacklog(freshCtx, tgt, series) }()
 
+	// sched ends with the schedule: at its duration, or when Until says.
+	sched, endSchedule := context.WithCancel(ctx)
+	defer endSchedule()
 	queries := make([]*results.Queries, len(loads))
 	var queried sync.WaitGroup
 	w := query.Window{Start: start, MeasureFrom: start.Add(cfg.Ingest.Warmup), End: start.Add(cfg.Ingest.Duration)}
 	for i, load := range loads {
 		queried.Add(1)
-		go func() { defer queried.Done(); queries[i] = load.Run(ctx, w, epSeries[i]) }()
+		go func() { defer queried.Done(); queries[i] = load.Run(sched, w, epSeries[i]) }()
 	}
 	account := make(chan *results.Account, 1)
 	go func() {
-		account <- serverAccount(ctx, tgt, start.Add(cfg.Ingest.Warmup), start.Add(cfg.Ingest.Duration))
+		account <- serverAccount(ctx, sched, tgt, start.Add(cfg.Ingest.Warmup), start.Add(cfg.Ingest.Duration))
 	}()
 	var acct *ingest.Accounting
 	acctCh := make(chan *ingest.Accounting, 1)
 	cpuBefore, cpuOK := processCPU()
 	obs.TargetRate(cfg.Ingest.Rate.EventsPerSecond(cfg.Ingest.DocSize))
-	go func() { acctCh <- in.Run(ctx, start, series) }()
-	acct = watch(ctx, start, cfg, series, fresh[0], obs, acctCh)
+	go func() { acctCh <- in.Run(sched, start, series) }()
+	acct = watch(start, cfg, series, fresh[0], obs, acctCh, endSchedule)
 	obs.TargetRate(0)
 	if cpuAfter, ok := processCPU(); ok && cpuOK {
 		res.DriverCPU = &results.DriverCPU{Seconds: (cpuAfter - cpuBefore).Seconds(), WallS: time.Since(start).Seconds()}
@@ -475,9 +485,10 @@ func checkWarmup(warmup, duration time.Duration) error {
 	return nil
 }
 
-// watch waits for the ingest to finish, reporting progress each second.
-// It also tells the observer when the warm-up ends.
-func watch(ctx context.Context, start time.Time, cfg Config, series *stats.Series, fresh *probe.Freshness, obs stats.Observer, acctCh <-chan *ingest.Accounting) *ingest.Accounting {
+// watch waits for the ingest to finish, reporting progress each second
+// and ending the schedule when cfg.Until says. It also tells the
+// observer when the warm-up ends.
+func watch(start time.Time, cfg Config, series *stats.Series, fresh *probe.Freshness, obs stats.Observer, acctCh <-chan *ingest.Accounting, endSchedule func()) *ingest.Accounting {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	// The observer's phase changes at the exact instants, not at the next
@@ -512,6 +523,9 @@ func watch(ctx context.Context, start time.Time, cfg Config, series *stats.Serie
 		case <-tick.C:
 			if cfg.Progress != nil {
 				cfg.Progress(progressAt(time.Now(), start, cfg, series, fresh))
+			}
+			if cfg.Until != nil && time.Since(start) >= cfg.Ingest.Warmup && cfg.Until(series.Points()) {
+				endSchedule()
 			}
 		}
 	}

@@ -121,6 +121,18 @@ func (c Ceilings) Apply(res *results.Result, env results.Environment) {
 	res.Ceiling = c.ceiling(env, res.Config.BatchSize, res.Summary.TargetEventsPerSec, res.Summary.AchievedEventsPerSec)
 }
 
+// EventsPerSec is the driver ceiling at batch size batch on the host env
+// describes, 0 when no calibration of it applies.
+func (c Ceilings) EventsPerSec(env results.Environment, batch int) float64 {
+	if c.Path == "" {
+		return 0
+	}
+	if out := c.ceiling(env, batch, 0, 0); out.NotUsed == "" {
+		return out.EventsPerSec
+	}
+	return 0
+}
+
 // ceiling is the share of the ceiling at batch size batch that a target
 // and an achieved rate use.
 func (c Ceilings) ceiling(env results.Environment, batch int, target, achieved float64) *results.Ceiling {

@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"fmt"
+	"math"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -69,6 +71,22 @@ type PeakConfig struct {
 	// Confirm repeats an unsustainable step once before the search
 	// stops; if the repeat is sustainable the search goes on.
 	Confirm bool
+	// MaxHold, when longer than the hold (Run's duration less its
+	// warm-up, then the least a step holds), makes every step hold until
+	// its verdict is known, looking after each whole refresh period once
+	// the hold has passed (see looker), up to MaxHold. 0 judges each step
+	// once, after the hold.
+	MaxHold time.Duration
+	// Precision, when above 0, refines the peak after the first step
+	// that is not sustainable: steps bisect between the highest
+	// sustainable rate and the lowest one not sustainable until they are
+	// within this share of the latter (0.05: 5 %). Refining steps do not
+	// count against MaxSteps.
+	Precision float64
+	// DriverCeiling is the driver's calibrated ceiling at the run's
+	// batch size (events/s), named when a step finds the driver fell
+	// behind; 0 when unknown.
+	DriverCeiling float64
 	// OnStep, when set, sees the search so far after each step.
 	OnStep func(search *results.Result)
 }
@@ -94,16 +112,32 @@ func (c PeakConfig) Validate() error {
 		return invalid.New(invalid.MaxSteps, c.MaxSteps, "a limit: a peak search needs a maximum number of steps or a maximum rate")
 	case c.MaxRate > 0 && c.MaxRate < c.Run.Ingest.Rate.PerSecond:
 		return invalid.New(invalid.MaxRate, pace.Rate{PerSecond: c.MaxRate, Unit: c.Run.Ingest.Rate.Unit}, fmt.Sprintf("at least the start rate %s", c.Run.Ingest.Rate))
+	case c.MaxHold < 0 || c.MaxHold > 0 && c.MaxHold < c.hold():
+		return invalid.New(invalid.MaxHold, c.MaxHold, fmt.Sprintf("0 (judge each step once) or at least the hold %s", c.hold()))
+	case c.Precision < 0 || c.Precision >= 1:
+		return invalid.New(invalid.Precision, c.Precision, "a share from 0 (no refinement) to below 1, e.g. 0.05")
 	}
 	return nil
 }
 
+// hold is the least a step holds its rate after its warm-up.
+func (c PeakConfig) hold() time.Duration { return c.Run.Ingest.Duration - c.Run.Ingest.Warmup }
+
+// sequential says whether steps hold until their verdict is known.
+func (c PeakConfig) sequential() bool { return c.MaxHold > c.hold() }
+
 // SearchPeak finds the peak throughput of tgt, which must be set up
-// already: it runs Run at the start rate, judges the step with the rule,
-// raises the rate and repeats until a step is not sustainable (or a limit
-// is reached). Every step is a full measured run, kept in the result's
-// Steps with its verdict. Like Run, it returns what was measured also when
-// ctx is cancelled; the step under way then has no verdict.
+// already: it runs Run at the start rate, judges the step with the rule
+// (held until decided with a MaxHold), raises the rate and repeats until
+// a step is not sustainable (or a limit is reached), then with a
+// Precision bisects between the highest sustainable rate and the lowest
+// not. A step not yet known counts as neither: the search goes on above
+// it (a refinement stops there). A step whose driver fell behind stops
+// the search: the driver is then the limit. Every step is a full
+// measured run, kept in the result's Steps with its verdict; the peak is
+// the interval between the highest sustainable and the lowest not
+// sustainable step. Like Run, it returns what was measured also when ctx
+// is cancelled; the step under way then has no verdict.
 func SearchPeak(ctx context.Context, tgt target.Target, cfg PeakConfig) (*results.Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -116,13 +150,17 @@ func SearchPeak(ctx context.Context, tgt target.Target, cfg PeakConfig) (*result
 	search := recordSearch(cfg)
 	rate := cfg.Run.Ingest.Rate
 	level, confirming := 0, false
+	// lo is the highest sustainable rate, hi the lowest not sustainable
+	// (0: none yet); once hi is known, the search bisects between them.
+	var lo, hi float64
 	for {
+		refining := hi > 0
 		if ctx.Err() != nil {
 			res.EndedEarly, res.EndReason = true, ErrInterrupted.Error()
 			res.Peak = peakOf(search, res.Steps, fmt.Sprintf("%s before step %d (%s)", ErrInterrupted, len(res.Steps)+1, rate), began)
 			break
 		}
-		if !confirming {
+		if !confirming && !refining {
 			if cfg.MaxSteps > 0 && level >= cfg.MaxSteps {
 				res.Peak = peakOf(search, res.Steps, fmt.Sprintf("reached the limit of %d steps", cfg.MaxSteps), began)
 				break
@@ -135,32 +173,46 @@ func SearchPeak(ctx context.Context, tgt target.Target, cfg PeakConfig) (*result
 			level++
 		}
 		n := len(res.Steps)
-		step, err := Run(ctx, tgt, stepConfig(cfg.Run, rate, n, fmt.Sprintf("step%d", n+1)))
+		step, err := runStep(ctx, tgt, cfg, rate, n)
 		if err != nil {
 			return nil, fmt.Errorf("step %d (%s): %w", n+1, rate, err)
 		}
-		step.Kind, step.Command = results.KindStep, "peak step"
 		res.Steps = append(res.Steps, step)
 		res.Generators = append(res.Generators, step.Generators...)
 		res.EndedAt = step.EndedAt
 
 		var stop string
-		switch {
-		case step.EndedEarly:
+		switch v := step.Verdict; {
+		case v == nil:
 			res.EndedEarly, res.EndReason = true, step.EndReason
 			stop = fmt.Sprintf("%s during step %d (%s)", step.EndReason, n+1, rate)
+		case v.DriverLimited:
+			stop = fmt.Sprintf("the driver is the limit, not the target: at step %d (%s), %s", n+1, rate, v.Reason())
+		case v.Undecided && refining:
+			stop = fmt.Sprintf("the refinement stopped: step %d (%s) is not yet known: %s", n+1, rate, v.Reason())
+		case v.Undecided:
+			// Counted as neither: the steps above will tell.
+			rate, confirming = cfg.Increase.Next(rate), false
+		case v.Sustainable:
+			lo, confirming = rate.PerSecond, false
+			rate = cfg.Increase.Next(rate)
+		case cfg.Confirm && !confirming && !refining:
+			confirming = true // the same rate once more
+		case confirming:
+			stop = fmt.Sprintf("step %d (%s) was not sustainable, confirmed by step %d: %s", n, rate, n+1, v.Reason())
+			hi, confirming = rate.PerSecond, false
 		default:
-			v := judge(step, cfg.Run, cfg.Rule)
-			step.Verdict = &v
-			switch {
-			case v.Sustainable:
-				rate, confirming = cfg.Increase.Next(rate), false
-			case cfg.Confirm && !confirming:
-				confirming = true // the same rate once more
-			case confirming:
-				stop = fmt.Sprintf("step %d (%s) was not sustainable, confirmed by step %d: %s", n, rate, n+1, v.Reason())
-			default:
-				stop = fmt.Sprintf("step %d (%s) was not sustainable: %s", n+1, rate, v.Reason())
+			stop = fmt.Sprintf("step %d (%s) was not sustainable: %s", n+1, rate, v.Reason())
+			hi = rate.PerSecond
+		}
+		if hi > 0 && !confirming && step.Verdict != nil && !step.Verdict.Undecided {
+			// Bisect until the interval [lo, hi] is within the precision.
+			if cfg.Precision > 0 && lo > 0 && hi-lo > cfg.Precision*hi*(1+1e-9) {
+				rate = pace.Rate{PerSecond: (lo + hi) / 2, Unit: rate.Unit}
+				stop = ""
+			} else if refining {
+				stop = fmt.Sprintf("refined to within %s: sustainable at %s, not at %s", percent(cfg.Precision),
+					pace.Rate{PerSecond: lo, Unit: rate.Unit}, pace.Rate{PerSecond: hi, Unit: rate.Unit})
 			}
 		}
 		res.Peak = peakOf(search, res.Steps, stop, began)
@@ -173,6 +225,93 @@ func SearchPeak(ctx context.Context, tgt target.Target, cfg PeakConfig) (*result
 	}
 	res.EndedAt = time.Now().UTC()
 	return res, nil
+}
+
+func percent(share float64) string { return strconv.FormatFloat(100*share, 'g', 3, 64) + " %" }
+
+// runStep runs and judges the n-th step (from 0) of a search at rate: held
+// for the hold and judged once, or, with a maximum hold, held until its
+// verdict is known (see looker). Its verdict is nil when it ended early.
+func runStep(ctx context.Context, tgt target.Target, cfg PeakConfig, rate pace.Rate, n int) (*results.Result, error) {
+	run := stepConfig(cfg.Run, rate, n, fmt.Sprintf("step%d", n+1))
+	var lk *looker
+	if cfg.sequential() {
+		run.Ingest.Duration = run.Ingest.Warmup + cfg.MaxHold
+		lk = &looker{rule: cfg.Rule, run: run, hold: cfg.hold().Seconds(), ceiling: cfg.DriverCeiling}
+		run.Until = lk.until
+	}
+	step, err := Run(ctx, tgt, run)
+	if err != nil {
+		return nil, err
+	}
+	step.Kind, step.Command = results.KindStep, "peak step"
+	if step.EndedEarly {
+		return step, nil
+	}
+	look := 0
+	if lk != nil {
+		// The final verdict is judged at the look that decided the step,
+		// or, held to the maximum, at one look more.
+		look = lk.looks
+		if !lk.decided {
+			look++
+		}
+	}
+	v := judge(step, run, cfg.Rule, look, cfg.DriverCeiling)
+	v.DecidedAtS = step.Summary.MeasuredS
+	step.Verdict = &v
+	return step, nil
+}
+
+// looker holds a step until its verdict is known: once the step has held
+// for the hold, it judges the series so far after each whole refresh
+// period (the lag's sawtooth period, or lookEvery when there is none or
+// it is shorter), and ends the schedule when the verdict is sustainable
+// or not. The k-th look's bounds spend the share α·6/(π²k²) of the
+// rule's error (stats.StepFigures.Look): by the union bound, the chance
+// that any look decides on a wrong bound stays within the error of a
+// step judged once, however many looks the step takes.
+type looker struct {
+	rule    stats.Rule
+	run     Config
+	hold    float64 // s
+	ceiling float64 // the driver's, events/s; 0 unknown
+	looks   int
+	next    float64 // measured seconds of the next look
+	decided bool
+}
+
+// lookEvery is the least time between two looks: looks at every second
+// would spend the error on looks that add a second's data each.
+const lookEvery = 10.0
+
+func (l *looker) until(series []stats.Point) bool {
+	pts := measuredSeries(series, l.run.Ingest)
+	if len(pts) < 2 {
+		return false
+	}
+	pts = pts[:len(pts)-1] // the last interval is still filling
+	last := pts[len(pts)-1]
+	held := last.StartS + last.WidthS - l.run.Ingest.Warmup.Seconds()
+	if held < max(l.hold, l.next) {
+		return false
+	}
+	l.looks++
+	f := stats.StepFigures{Series: pts, Look: l.looks, AuditPending: true, Audited: true,
+		InflightEvents: int64(l.run.Ingest.MaxInflight) * int64(l.run.Ingest.BatchSize), MaxInflight: int64(l.run.Ingest.MaxInflight),
+		Driver: stats.DriverFigures{Cores: runtime.GOMAXPROCS(0), CeilingPerSec: l.ceiling}}
+	var target, acked, failed int64
+	for _, p := range pts {
+		target += p.TargetEvents
+		acked += p.AckedEvents
+		failed += p.FailedEvents
+	}
+	f.TargetPerSec, f.AchievedPerSec = float64(target)/held, float64(acked)/held
+	f.Attempted, f.Failed = acked+failed, failed
+	v := l.rule.Judge(f)
+	l.next = held + max(lookEvery, v.VisibilityPeriodS)
+	l.decided = !v.Undecided
+	return l.decided
 }
 
 // stepSeed is the seed of the n-th step (from 0) of a search or sweep: a
@@ -188,6 +327,7 @@ func stepSeed(seed uint64, n int) uint64 {
 // stepConfig is the run of the n-th step (from 0) of a search, or trial
 // of a levels run, at rate; name prefixes its phases.
 func stepConfig(c Config, rate pace.Rate, n int, name string) Config {
+	c.Until = nil
 	c.Ingest.Rate = rate
 	c.Ingest.Seed = stepSeed(c.Ingest.Seed, n)
 	c.Phase = c.Phase + name + "-"
@@ -201,15 +341,26 @@ func stepConfig(c Config, rate pace.Rate, n int, name string) Config {
 	return c
 }
 
-// judge applies the rule to a finished step. Rates are compared in the
-// unit the rate was given in.
-func judge(step *results.Result, c Config, rule stats.Rule) stats.Verdict {
+// judge applies the rule to a finished step, at the look-th look of a
+// step held until its verdict is known (0: judged once). Rates are
+// compared in the unit the rate was given in.
+//
+// ceiling is the driver's calibrated ceiling (events/s, 0 unknown),
+// named if the driver fell behind.
+func judge(step *results.Result, c Config, rule stats.Rule, look int, ceiling float64) stats.Verdict {
 	s := step.Summary
+	// A step held until its verdict was known ended its schedule early:
+	// its measured part ends there.
+	c.Ingest.Duration = min(c.Ingest.Duration, c.Ingest.Warmup+time.Duration(math.Round(s.MeasuredS*1000))*time.Millisecond)
 	f := stats.StepFigures{
-		TargetPerSec: s.TargetEventsPerSec, AchievedPerSec: s.AchievedEventsPerSec,
+		TargetPerSec: s.TargetEventsPerSec, AchievedPerSec: s.AchievedEventsPerSec, Look: look,
 		Series: measuredSeries(step.Series, c.Ingest), FreshnessLag: step.Freshness.Lag,
-		InflightEvents: int64(c.Ingest.MaxInflight) * int64(c.Ingest.BatchSize),
-		Audited:        s.Audited, Missing: s.Missing,
+		InflightEvents: int64(c.Ingest.MaxInflight) * int64(c.Ingest.BatchSize), MaxInflight: int64(c.Ingest.MaxInflight),
+		Audited: s.Audited, Missing: s.Missing,
+		Driver: stats.DriverFigures{Cores: runtime.GOMAXPROCS(0), CeilingPerSec: ceiling},
+	}
+	if d := step.DriverCPU; d != nil && d.CorePercent > 0 {
+		f.Driver.CPUShare = d.CorePercent / 100 / float64(f.Driver.Cores)
 	}
 	f.Audited, f.LostUpdates = updateAudit(step.Updates, f.Audited)
 	if c.Ingest.Rate.Unit == pace.Bytes {
@@ -280,6 +431,27 @@ func peakOf(search *results.PeakSearch, steps []*results.Result, stop string, be
 		p.Found, p.Step, p.Rate = true, i, s.Config.Rate
 		p.AchievedEventsPerSec, p.AchievedMBPerSec = s.Summary.AchievedEventsPerSec, s.Summary.AchievedMBPerSec
 	}
+	p.Sustainable = best
+	for _, s := range steps {
+		switch v := s.Verdict; {
+		case v == nil:
+		case v.Undecided:
+			p.NotYetKnown++
+		case !v.Sustainable && s.Config.RatePerSecond > best && (p.NotSustainable == 0 || s.Config.RatePerSecond < p.NotSustainable):
+			p.NotSustainable = s.Config.RatePerSecond
+		}
+	}
+	if p.Found {
+		unit := pace.Events
+		if steps[p.Step].Config.RateUnit == "bytes/s" {
+			unit = pace.Bytes
+		}
+		lo := pace.Rate{PerSecond: p.Sustainable, Unit: unit}
+		p.Interval = "≥ " + lo.String()
+		if p.NotSustainable > 0 {
+			p.Interval = fmt.Sprintf("[%s, %s]", lo, pace.Rate{PerSecond: p.NotSustainable, Unit: unit})
+		}
+	}
 	return p
 }
 
@@ -289,7 +461,10 @@ func recordSearch(c PeakConfig) *results.PeakSearch {
 		Start: c.Run.Ingest.Rate.String(), Increase: c.Increase.String(), MaxSteps: c.MaxSteps, MaxRate: c.MaxRate,
 		Confirm: c.Confirm, HoldS: (c.Run.Ingest.Duration - c.Run.Ingest.Warmup).Seconds(),
 		MinAchieved: r.MinAchieved, MaxErrorRate: r.MaxErrorRate, MaxLateShare: r.MaxLateShare,
-		MaxTrendMsPerS: 1000 * r.MaxGrowth,
+		MaxTrendMsPerS: 1000 * r.MaxGrowth, Precision: c.Precision,
+	}
+	if c.sequential() {
+		ps.MaxHoldS = c.MaxHold.Seconds()
 	}
 	if r.SLO != nil {
 		ps.SLO = r.SLO.Text

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/ingest"
@@ -307,13 +308,20 @@ func TestPeakLostWritesFailStep(t *testing.T) {
 	}
 }
 
-// The verdict on real 20 s steps against the sim at 1000 events/s (the
+// The verdict on 20 s steps against the sim at 1000 events/s (the
 // shortest hold it is designed for): 1.5 % over the capacity (the issue's
 // 1015 events/s, which the 98 % rule and its fixed 500 ms lag allowance
 // passed) is a backlog, 1 % under it is sustainable. Both steps run at
-// once, against their own sims, to keep the test short.
+// once, against their own sims, in a synctest bubble: on the bubble's
+// clock a busy machine's timer jitter cannot pass for noise (seen on the
+// wall clock under load: 990 events/s "too short to tell", its lag trend
+// bounded at 5.8 ms/s).
 func TestStepVerdictAtCapacity(t *testing.T) {
 	t.Parallel()
+	synctest.Test(t, testStepVerdictAtCapacity)
+}
+
+func testStepVerdictAtCapacity(t *testing.T) {
 	const capacity = 1000.0
 	cases := []struct {
 		rate        float64
@@ -335,7 +343,7 @@ func TestStepVerdictAtCapacity(t *testing.T) {
 			step, err := Run(context.Background(), sim.New(sim.Config{Capacity: capacity, VisibilityDelay: 50 * time.Millisecond}), cfg.Run)
 			out[i] = outcome{step: step, err: err}
 			if err == nil {
-				out[i].v = judge(step, cfg.Run, cfg.Rule)
+				out[i].v = judge(step, cfg.Run, cfg.Rule, 0, 0)
 			}
 		}()
 	}

@@ -634,3 +634,37 @@ func lagOf(a *via.Account) int64 {
 	}
 	return a.Groups[0].Lag
 }
+
+// Refined, the peak search through the pipeline brackets the capacity the
+// quota injects: bisecting between the last step that held and the first
+// that did not, to 10 % (the resolution of the 100 ms/s tolerated), each
+// step held until decided, it reports an interval that contains the
+// capacity, give or take that resolution.
+func TestViaKafkaPeakRefined(t *testing.T) {
+	p := newSinkPipeline(t, postgresSink, "peakref")
+	p.consumerQuota(t, "connector-consumer-"+p.connector+"-0", peakQuotaBytes)
+	run := pipelineConfig(500, 11*time.Second)
+	run.Ingest.Warmup = 5 * time.Second // spends the quota's credit (see TestViaKafkaPeak)
+	run.Drain = 30 * time.Second
+	// Steps near the capacity need more than 6 s to tell (seen: 750
+	// records/s "too short to tell" at 6 s, 625 still at 45 s, asking for
+	// 1m30s): each holds until decided, up to 2 minutes.
+	cfg := bench.PeakConfig{Run: run, Increase: bench.RateStep{Factor: 2}, MaxSteps: 3, Rule: stats.DefaultRule(), Precision: 0.1, MaxHold: 2 * time.Minute}
+	cfg.Rule.MaxGrowth = 0.1
+	res, err := bench.SearchPeak(context.Background(), p.tgt, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	capacity := peakQuotaBytes / p.bytesPerRecord(t)
+	for i, s := range res.Steps {
+		t.Logf("step %d: %s, achieved %.0f events/s: %s", i+1, s.Config.Rate, s.Summary.AchievedEventsPerSec, s.Verdict)
+	}
+	pk := res.Peak
+	t.Logf("capacity %.0f records/s; peak %s: %s (%.0f s)", capacity, pk.Interval, pk.Reason, pk.ElapsedS)
+	if !pk.Found || pk.NotSustainable == 0 || res.EndedEarly {
+		t.Fatalf("peak %+v (ended early %v): want an interval", *pk, res.EndedEarly)
+	}
+	if pk.Sustainable > 1.1*capacity || pk.NotSustainable < capacity/1.1 || pk.NotSustainable-pk.Sustainable > 0.1*pk.NotSustainable*(1+1e-9) {
+		t.Errorf("peak %s does not bracket the pipeline's capacity %.0f records/s within 10 %%", pk.Interval, capacity)
+	}
+}

@@ -356,6 +356,7 @@ func (in *Ingester) write(ctx context.Context, s *sender, w built, d dispatch.Du
 		updates: len(w.updates), updatesAcked: updatesAcked,
 	})
 	in.series.Written(ack, int64(a.Acked), int64(a.AckedBytes), int64(a.Failed), ack.Sub(d.Intended))
+	in.series.Served(ack, ack.Sub(d.Sent))
 	in.obs.Written(b.Generator, a.Acked, a.Failed, a.AckedBytes, a.ErrorKinds, ack.Sub(d.Intended), ack.Sub(d.Sent))
 }
 

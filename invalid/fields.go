@@ -47,6 +47,8 @@ const (
 	Step              Field = "step"
 	MaxSteps          Field = "maximum steps"
 	MaxRate           Field = "maximum rate"
+	MaxHold           Field = "maximum hold"
+	Precision         Field = "precision"
 	Levels            Field = "levels"
 	Trials            Field = "trials"
 	WarmupTrials      Field = "warm-up trials"

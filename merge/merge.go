@@ -696,6 +696,7 @@ func series(ins []Input, of func(*results.Result) []stats.Point) []stats.Point {
 func addPoint(dst *stats.Point, p stats.Point) {
 	if w, wp := dst.AckedEvents+dst.FailedEvents, p.AckedEvents+p.FailedEvents; w+wp > 0 {
 		dst.WriteMeanMs = (dst.WriteMeanMs*float64(w) + p.WriteMeanMs*float64(wp)) / float64(w+wp)
+		dst.ServiceMeanMs = (dst.ServiceMeanMs*float64(w) + p.ServiceMeanMs*float64(wp)) / float64(w+wp)
 	}
 	dst.AddCounts(&p)
 	dst.WriteP99Ms = max(dst.WriteP99Ms, p.WriteP99Ms)

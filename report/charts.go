@@ -330,12 +330,15 @@ func stepRateChart(res *results.Result, peak int) chartView {
 		c.XTicks = append(c.XTicks, svg.Tick{Pos: cx, Label: svg.Compact(s.Summary.TargetEventsPerSec)})
 		ty, ay := y.At(s.Summary.TargetEventsPerSec), y.At(s.Summary.AchievedEventsPerSec)
 		class := "bar-bad"
-		if s.Verdict != nil && s.Verdict.Sustainable {
-			class = "bar-ok"
-		}
 		reason := "no verdict"
-		if s.Verdict != nil {
-			reason = s.Verdict.Reason()
+		if v := s.Verdict; v != nil {
+			reason = v.String()
+			switch {
+			case v.Sustainable:
+				class = "bar-ok"
+			case v.Undecided:
+				class = "bar-unknown"
+			}
 		}
 		title := fmt.Sprintf("step %d: target %s/s, achieved %s/s — %s", i+1, rate(s.Summary.TargetEventsPerSec), rate(s.Summary.AchievedEventsPerSec), reason)
 		c.Bars = append(c.Bars,

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
@@ -265,8 +266,12 @@ func consolePeak(w io.Writer, r *results.Result) {
 	c := r.Config
 	fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, targetURL(r), r.Environment.TargetVersion)
 	printWorkload(w, r)
+	hold := seconds(c.DurationS - c.WarmupS)
+	if p := r.Peak; p != nil && p.Search != nil && p.Search.MaxHoldS > 0 {
+		hold = fmt.Sprintf("%s to %s (until decided)", hold, seconds(p.Search.MaxHoldS))
+	}
 	fmt.Fprintf(w, "%d step(s) of %s after %s warm-up; %d generator(s), batch size %d, doc size %d B, max in-flight %d\n",
-		len(r.Steps), seconds(c.DurationS-c.WarmupS), seconds(c.WarmupS), c.Generators, c.BatchSize, c.DocSize, c.MaxInflight)
+		len(r.Steps), hold, seconds(c.WarmupS), c.Generators, c.BatchSize, c.DocSize, c.MaxInflight)
 	if r.EndedEarly {
 		fmt.Fprintf(w, "ended early: %s (the steps measured are kept)\n", r.EndReason)
 	}
@@ -302,8 +307,14 @@ func consolePeak(w io.Writer, r *results.Result) {
 	if p := r.Peak; p != nil {
 		if p.Found {
 			fmt.Fprintf(w, "peak (*): step %d at %s, achieved %.0f events/s (%.2f MB/s)\n", p.Step+1, p.Rate, p.AchievedEventsPerSec, p.AchievedMBPerSec)
+			if p.Interval != "" {
+				fmt.Fprintf(w, "peak interval (sustainable, not sustainable): %s\n", p.Interval)
+			}
 		} else {
 			fmt.Fprintf(w, "peak: none of %d step(s) was sustainable\n", len(r.Steps))
+		}
+		if p.NotYetKnown > 0 {
+			fmt.Fprintf(w, "not yet known: %d step(s), counted as neither\n", p.NotYetKnown)
 		}
 		fmt.Fprintf(w, "stopped: %s (after %.0f s)\n", p.Reason, p.ElapsedS)
 	}
@@ -331,12 +342,19 @@ func everywhereP95(s results.Summary) string {
 	return "–"
 }
 
+// decisionPath says when a step held until its verdict was known
+// decided, at how many looks: "decided at 2m0s (look 3): ".
+func decisionPath(v *stats.Verdict) string {
+	if v.Looks == 0 || v.DecidedAtS == 0 {
+		return ""
+	}
+	return fmt.Sprintf("after %s (look %d): ", (time.Duration(v.DecidedAtS) * time.Second).Round(time.Second), v.Looks)
+}
+
 func verdictText(st *results.Result) string {
 	switch {
 	case st.Verdict == nil:
 		return "not judged (" + orDefault(st.EndReason, "no verdict") + ")"
-	case st.Verdict.Sustainable:
-		return "sustainable"
 	}
-	return "not sustainable: " + st.Verdict.Reason()
+	return decisionPath(st.Verdict) + st.Verdict.String()
 }

@@ -96,7 +96,7 @@ type peakView struct {
 type stepRow struct {
 	Index, Target, Achieved, Share, WriteP99, FreshP50, FreshP95, FreshP99, VisP95, Errors, Late string
 	Verdict, Reason                                                                              string
-	Sustainable, Peak                                                                            bool
+	Sustainable, Undecided, Peak                                                                 bool
 }
 
 func buildView(res *results.Result) *htmlView {
@@ -652,10 +652,16 @@ func peakSection(res *results.Result) *peakView {
 			peakIdx = p.Step
 			pv.Headline = fmt.Sprintf("Peak sustainable throughput: %s events/s (%s MB/s) at target %s, step %d of %d.",
 				rate(p.AchievedEventsPerSec), mbps(p.AchievedMBPerSec), p.Rate, p.Step+1, len(res.Steps))
+			if p.Interval != "" {
+				pv.Headline += " The peak lies in " + p.Interval + " (highest sustainable, lowest not sustainable target)."
+			}
 		} else {
 			pv.Headline = fmt.Sprintf("No sustainable step among %d.", len(res.Steps))
 		}
 		pv.Reason = p.Reason
+		if p.NotYetKnown > 0 {
+			pv.Reason += fmt.Sprintf(" · %d step(s) not yet known, counted as neither", p.NotYetKnown)
+		}
 		if p.ElapsedS > 0 {
 			pv.Reason = strings.TrimSpace(pv.Reason + " · search took " + seconds(p.ElapsedS))
 		}
@@ -676,10 +682,10 @@ func peakSection(res *results.Result) *peakView {
 			row.Share = fmt.Sprintf("%.1f%%", 100*s.AchievedEventsPerSec/s.TargetEventsPerSec)
 		}
 		if v := st.Verdict; v != nil {
-			row.Sustainable = v.Sustainable
-			row.Verdict, row.Reason = "not sustainable", v.Reason()
+			row.Sustainable, row.Undecided = v.Sustainable, v.Undecided
+			row.Verdict, row.Reason = v.Decision(), decisionPath(v)+v.Reason()
 			if v.Sustainable {
-				row.Verdict, row.Reason = "sustainable", ""
+				row.Reason = strings.TrimSuffix(decisionPath(v), ": ")
 			}
 		} else {
 			row.Verdict = "–"

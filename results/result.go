@@ -149,6 +149,16 @@ type Peak struct {
 	Reason               string      `json:"reason"` // why the search stopped
 	ElapsedS             float64     `json:"elapsed_s"`
 	Search               *PeakSearch `json:"search,omitempty"`
+	// The peak lies in [Sustainable, NotSustainable]: the highest target
+	// rate judged sustainable and the lowest above it judged not
+	// sustainable (0 when no step was), in the start rate's unit. Steps
+	// not yet known count as neither; NotYetKnown counts them.
+	Sustainable    float64 `json:"highest_sustainable_rate,omitempty"`
+	NotSustainable float64 `json:"lowest_not_sustainable_rate,omitempty"`
+	NotYetKnown    int     `json:"steps_not_yet_known,omitempty"`
+	// Interval says the same in words: "[4.1k, 4.2k events/s]", or
+	// "≥ 4000 events/s" when no step above was not sustainable.
+	Interval string `json:"interval,omitempty"`
 }
 
 // PeakSearch is how a peak search stepped and judged its steps.
@@ -162,7 +172,9 @@ type PeakSearch struct {
 	MinAchieved    float64 `json:"min_achieved_share"`
 	MaxErrorRate   float64 `json:"max_error_rate"`
 	MaxLateShare   float64 `json:"max_late_share"`
-	MaxTrendMsPerS float64 `json:"max_trend_ms_per_s"` // steepest write latency / freshness lag trend tolerated (stats.Rule.MaxGrowth)
+	MaxTrendMsPerS float64 `json:"max_trend_ms_per_s"`   // steepest write latency / freshness lag trend tolerated (stats.Rule.MaxGrowth)
+	MaxHoldS       float64 `json:"max_hold_s,omitempty"` // a step holds until its verdict is known, up to this
+	Precision      float64 `json:"precision,omitempty"`  // the peak is refined to an interval within this share
 	SLO            string  `json:"slo,omitempty"`
 }
 

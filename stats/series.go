@@ -45,6 +45,13 @@ type Point struct {
 	Backlog  int64         `json:"backlog,omitempty"`
 	writeSum time.Duration // of the latencies recorded in writeLat
 	writeN   int64
+	// ServiceMeanMs is the mean service time (sent → acknowledged) of
+	// the interval's writes: unlike the write latency, it leaves out the
+	// time a batch waited for its dispatch, so that a driver that falls
+	// behind does not pass for a target that slows down.
+	ServiceMeanMs float64 `json:"service_time_mean_ms,omitempty"`
+	serviceSum    time.Duration
+	serviceN      int64
 }
 
 // AddCounts adds q's counts to p, keeps the larger of their largest
@@ -135,6 +142,8 @@ func (s *Series) coarsen() {
 			p.Inflight = max(p.Inflight, q.Inflight)
 			p.writeSum += q.writeSum
 			p.writeN += q.writeN
+			p.serviceSum += q.serviceSum
+			p.serviceN += q.serviceN
 			p.writeLat.merge(&q.writeLat)
 			p.queryLat.merge(&q.queryLat)
 		}
@@ -183,6 +192,15 @@ func (s *Series) Written(t time.Time, acked, bytes, failed int64, latency time.D
 	p.writeN++
 }
 
+// Served records the service time of a write finished at t.
+func (s *Series) Served(t time.Time, service time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.at(t)
+	p.serviceSum += service
+	p.serviceN++
+}
+
 // Freshness records one freshness lag sample at t.
 func (s *Series) Freshness(t time.Time, lag time.Duration) {
 	s.mu.Lock()
@@ -228,6 +246,9 @@ func (s *Series) Points() []Point {
 		out[i].QueryP99Ms, _ = p.queryLat.p99max()
 		if p.writeN > 0 {
 			out[i].WriteMeanMs = float64(p.writeSum.Microseconds()) / 1000 / float64(p.writeN)
+		}
+		if p.serviceN > 0 {
+			out[i].ServiceMeanMs = float64(p.serviceSum.Microseconds()) / 1000 / float64(p.serviceN)
 		}
 	}
 	return out

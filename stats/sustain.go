@@ -3,6 +3,7 @@ package stats
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -25,12 +26,16 @@ import (
 // does not depend on the hold. The slope is measured with an error that
 // shrinks as the hold grows (∝ hold^−1.5, see fitTrend), so the rule asks
 // that the trend be bounded below MaxGrowth at 99.5 % confidence: a step
-// whose trend could exceed it fails, as "growing" when even its lower
-// bound does, and as "too short to tell" (with the hold that would tell)
-// when only its upper bound does. An overload above MaxGrowth therefore
-// fails at every hold; a step at or below its capacity passes once the
-// hold is long enough for its noise, and the verdict names that hold when
-// it is not.
+// whose trend's lower bound exceeds it is not sustainable ("growing"),
+// one whose upper bound alone does is not yet known ("too short to
+// tell", with the hold that would tell). An overload above MaxGrowth is
+// therefore never sustainable at any hold; a step at or below its
+// capacity passes once the hold is long enough for its noise, and the
+// verdict names that hold when it is not.
+//
+// A step held until its verdict is known is judged at several looks;
+// StepFigures.Look spends the 99.5 % over them (see lookAlpha), so that
+// the looks together err no more often than one look does.
 type Rule struct {
 	MinAchieved  float64 // fraction of the target, e.g. 0.98
 	MaxErrorRate float64 // failed / attempted events (and failed / sent freshness polls), e.g. 0.001
@@ -97,12 +102,43 @@ type StepFigures struct {
 	// LostUpdates, with an update stream, are the updated events that
 	// show an older revision than the one acknowledged last.
 	LostUpdates int64
+	// MaxInflight is the most writes the in-flight bound holds; 0 when
+	// unknown. With the series' service times it tells a driver that
+	// fell behind from a target that did (see Rule.driverBehind).
+	MaxInflight int64
+	// Driver is what is known of the driver's own load.
+	Driver DriverFigures
+	// Look, for a step judged sequentially (while it holds, until its
+	// verdict is known), is the number of this look, from 1; its bounds
+	// spend the share of the error lookAlpha gives it. 0 is a step judged
+	// once, at its end.
+	Look int
+	// AuditPending says the completeness audit is still to come (a look
+	// while the step holds): lost writes are then neither evidence nor
+	// an open question yet, and the caller audits before it decides.
+	AuditPending bool
 	// ReadEndpoints are the figures of the endpoints read apart from the
 	// write target (replicas, standbys): each is held to the rules on
 	// lost writes, failed freshness polls, the SLO and the freshness
 	// lag's trend, as the target is.
 	ReadEndpoints []EndpointFigures
 }
+
+// DriverFigures are the driver's own load over a step.
+type DriverFigures struct {
+	// CPUShare is the CPU the driver used as a share of the cores it may
+	// use (1: all of them busy all the time); 0 when unknown.
+	CPUShare float64
+	Cores    int
+	// CeilingPerSec is the driver's calibrated ceiling at the step's
+	// batch size (events/s); 0 when unknown.
+	CeilingPerSec float64
+}
+
+// driverBusy is the share of its cores at which the driver is taken to
+// be at its limit: the scheduler's and the runtime's own work leave it
+// little more.
+const driverBusy = 0.9
 
 // EndpointFigures are what a verdict judges of one read endpoint: its
 // completeness audit and its freshness polls (see StepFigures).
@@ -128,10 +164,26 @@ type EndpointTrend struct {
 	VisibilityPeriodS float64 `json:"visibility_period_s,omitempty"`
 }
 
-// Verdict says whether a step was sustainable and why.
+// Verdict says whether a step was sustainable and why. It is one of
+// three: sustainable (every rule passed), not sustainable (Reasons holds
+// evidence of a backlog: a trend whose lower bound is above the
+// tolerance, lost writes, failed polls, a shortfall, late batches) or
+// not yet known (Undecided: no evidence of a backlog, but Open holds what
+// the step could not rule out yet, such as a trend whose upper bound is
+// above the tolerance on too few refreshes). Not yet known is never
+// counted as either of the others.
 type Verdict struct {
 	Sustainable bool     `json:"sustainable"`
-	Reasons     []string `json:"reasons,omitempty"` // every rule that failed
+	Undecided   bool     `json:"undecided,omitempty"`
+	Reasons     []string `json:"reasons,omitempty"` // every rule that failed: evidence of a backlog
+	Open        []string `json:"open,omitempty"`    // what the step could not rule out yet
+	// Looks is the number of times the step was judged before this
+	// verdict (sequential holds); the bounds are widened for it (see
+	// Rule.Judge). 0 or 1: judged once, at the end.
+	Looks int `json:"looks,omitempty"`
+	// DecidedAtS is how long the step had held (its measured part, s)
+	// when its verdict was given.
+	DecidedAtS float64 `json:"decided_at_s,omitempty"`
 	// The trends in ms per second (an overload of share e shows as
 	// 1000·e), each with the upper bound of its 99.5 % confidence
 	// interval; the freshness lag's is that of its floors when it is a
@@ -152,30 +204,93 @@ type Verdict struct {
 	Achieved        float64 `json:"achieved_share"`
 	Missing         int64   `json:"missing"`                          // acknowledged events not visible after the drain
 	FreshnessFailed int64   `json:"freshness_polls_failed,omitempty"` // counted as over any SLO bound
+	// DriverLimited says the driver fell behind, not the target: the
+	// step says nothing of the target (it is not yet known), and a
+	// search stops there, naming the driver as its limit.
+	DriverLimited bool `json:"driver_limited,omitempty"`
 	// ReadEndpointTrends holds each read endpoint's freshness lag trend.
 	ReadEndpointTrends []EndpointTrend `json:"read_endpoint_trends,omitempty"`
 }
 
-// Reason is the verdict in one line.
+// The three decisions a verdict can be.
+const (
+	DecisionSustainable    = "sustainable"
+	DecisionNotSustainable = "not sustainable"
+	DecisionNotYetKnown    = "not yet known"
+)
+
+// Decision is the verdict in words: DecisionSustainable,
+// DecisionNotSustainable or DecisionNotYetKnown.
+func (v Verdict) Decision() string {
+	switch {
+	case v.Sustainable:
+		return DecisionSustainable
+	case v.Undecided:
+		return DecisionNotYetKnown
+	}
+	return DecisionNotSustainable
+}
+
+// Reason is why, in one line: the evidence of a backlog of a step not
+// sustainable, what a step not yet known could not rule out.
 func (v Verdict) Reason() string {
-	if v.Sustainable {
+	switch {
+	case v.Sustainable:
 		return "sustainable"
+	case v.Undecided:
+		return strings.Join(v.Open, "; ")
 	}
 	return strings.Join(v.Reasons, "; ")
 }
 
-// Judge applies the rule to one step.
-func (r Rule) Judge(f StepFigures) Verdict {
-	v := Verdict{Sustainable: true, Missing: f.Missing, FreshnessFailed: f.FreshnessFailed}
-	fail := func(format string, args ...any) {
-		v.Sustainable = false
-		v.Reasons = append(v.Reasons, fmt.Sprintf(format, args...))
+// String is the decision with its reason.
+func (v Verdict) String() string {
+	if v.Sustainable {
+		return DecisionSustainable
 	}
+	return v.Decision() + ": " + v.Reason()
+}
+
+// judging collects a verdict's evidence of a backlog (fail) and what it
+// could not rule out yet (open).
+type judging struct {
+	fail, open func(format string, args ...any)
+}
+
+// prefixed says each reason of j with prefix first.
+func (j judging) prefixed(prefix string) judging {
+	return judging{
+		fail: func(format string, args ...any) { j.fail(prefix+format, args...) },
+		open: func(format string, args ...any) { j.open(prefix+format, args...) },
+	}
+}
+
+// Judge applies the rule to one step. A step with any evidence of a
+// backlog is not sustainable; one without, but with something it could
+// not rule out (a trend bounded too loosely, too few refreshes, an audit
+// that did not run), is not yet known; the rest are sustainable.
+func (r Rule) Judge(f StepFigures) Verdict {
+	v := Verdict{Missing: f.Missing, FreshnessFailed: f.FreshnessFailed, Looks: f.Look}
+	jg := judging{
+		fail: func(format string, args ...any) { v.Reasons = append(v.Reasons, fmt.Sprintf(format, args...)) },
+		open: func(format string, args ...any) { v.Open = append(v.Open, fmt.Sprintf(format, args...)) },
+	}
+	r.judge(f, &v, jg)
+	switch {
+	case len(v.Reasons) > 0:
+		v.Open = nil // decided: what else is open does not matter
+	case len(v.Open) > 0:
+		v.Undecided = true
+	default:
+		v.Sustainable = true
+	}
+	return v
+}
+
+func (r Rule) judge(f StepFigures, v *Verdict, jg judging) {
+	fail := jg.fail
 	if f.TargetPerSec > 0 {
 		v.Achieved = f.AchievedPerSec / f.TargetPerSec
-	}
-	if v.Achieved < r.MinAchieved {
-		fail("achieved %.1f%% of the target rate (< %.0f%%)", 100*v.Achieved, 100*r.MinAchieved)
 	}
 	// Over the measured part, every scheduled event is acknowledged or
 	// still in flight at its end, and no more can be in flight than the
@@ -186,9 +301,8 @@ func (r Rule) Judge(f StepFigures) Verdict {
 		target += p.TargetEvents
 		acked += p.AckedEvents
 	}
-	if short := target - acked; f.InflightEvents > 0 && short > f.InflightEvents {
-		fail("%d events fewer acknowledged than scheduled over the measured part, more than the %d the in-flight bound holds: the writes fell behind", short, f.InflightEvents)
-	}
+	shortfall := target - acked
+	behind := f.InflightEvents > 0 && shortfall > f.InflightEvents
 	if f.Attempted > 0 {
 		v.ErrorRate = float64(f.Failed) / float64(f.Attempted)
 	}
@@ -196,13 +310,30 @@ func (r Rule) Judge(f StepFigures) Verdict {
 		fail("error rate %.2f%% (> %.2f%%)", 100*v.ErrorRate, 100*r.MaxErrorRate)
 	}
 	own := EndpointFigures{FreshnessLag: f.FreshnessLag, FreshnessFailed: f.FreshnessFailed, Audited: f.Audited, Missing: f.Missing, LostUpdates: f.LostUpdates}
-	r.judgeEndpoint(own, f.Series, "", fail)
+	r.judgeEndpoint(own, f.Series, f.AuditPending, jg)
 	for _, e := range f.ReadEndpoints {
-		r.judgeEndpoint(e, nil, "on read endpoint "+e.Name+": ", fail)
+		r.judgeEndpoint(e, nil, f.AuditPending, jg.prefixed("on read endpoint "+e.Name+": "))
 	}
 	half := f.Series[len(f.Series)/2:]
 	v.LateShare = lateShare(half)
-	if v.LateShare > r.MaxLateShare {
+	late := v.LateShare > r.MaxLateShare
+	if short := v.Achieved < r.MinAchieved || behind; short || late {
+		if why := r.driverBehind(f, short); why != "" {
+			// The writes, the lag and their trends all count from the
+			// intended time: behind a driver that fell behind, they say
+			// nothing of the target. Errors and lost writes still do.
+			v.DriverLimited = true
+			jg.open("the driver fell behind: achieved %.1f%% of the target rate, %.0f%% of batches late in the second half, while %s", 100*v.Achieved, 100*v.LateShare, why)
+			return
+		}
+	}
+	if v.Achieved < r.MinAchieved {
+		fail("achieved %.1f%% of the target rate (< %.0f%%)", 100*v.Achieved, 100*r.MinAchieved)
+	}
+	if behind {
+		fail("%d events fewer acknowledged than scheduled over the measured part, more than the %d the in-flight bound holds: the writes fell behind", shortfall, f.InflightEvents)
+	}
+	if late {
 		fail("%.0f%% of batches late in the second half (> %.0f%%): the in-flight bound is saturated", 100*v.LateShare, 100*r.MaxLateShare)
 	}
 	sampled := 0
@@ -213,23 +344,89 @@ func (r Rule) Judge(f StepFigures) Verdict {
 	}
 	// Without lag samples a backlog cannot be ruled out.
 	if len(half) >= 3 && sampled < 3 {
-		fail("freshness lag sampled in only %d of the second half's %d intervals (failing queries or a poll interval longer than the step?): a backlog cannot be ruled out", sampled, len(half))
+		jg.open("freshness lag sampled in only %d of the second half's %d intervals (failing queries or a poll interval longer than the step?): a backlog cannot be ruled out", sampled, len(half))
 	}
 	if r.MaxGrowth > 0 {
-		r.judgeTrends(f, &v, fail)
+		r.judgeTrends(f, v, jg)
 	}
-	return v
+}
+
+// driverBehind says why a shortfall (short) or late batches are the
+// driver's, or "": the driver's CPU was at its share of the machine, or
+// the target answered promptly: the in-flight slots were free in at
+// least nine intervals in ten of the second half and, for a shortfall,
+// the service times (sent to acknowledged) show no growth (their trend's
+// lower bound is within the tolerance). A target that falls behind fills
+// the slots or slows its answers; a batch is late only when it waited
+// for a slot or when the driver sent it late, so lateness with the slots
+// free is the driver's alone.
+func (r Rule) driverBehind(f StepFigures, short bool) string {
+	d := f.Driver
+	cpu := ""
+	if d.CPUShare > 0 {
+		cpu = fmt.Sprintf("the driver used %.0f%% of its %d core(s)", 100*d.CPUShare, d.Cores)
+		if d.CeilingPerSec > 0 {
+			cpu += fmt.Sprintf(" (its calibrated ceiling at this batch size: %.0f events/s)", d.CeilingPerSec)
+		}
+	}
+	if d.CPUShare >= driverBusy {
+		return cpu
+	}
+	half := f.Series[len(f.Series)/2:]
+	if f.MaxInflight <= 0 || len(half) < 3 {
+		return ""
+	}
+	full := 0
+	var t, y []float64
+	for _, p := range half {
+		if p.Inflight >= f.MaxInflight {
+			full++
+		}
+	}
+	for _, p := range f.Series {
+		if p.ServiceMeanMs > 0 {
+			t = append(t, p.StartS+p.WidthS/2)
+			y = append(y, p.ServiceMeanMs)
+		}
+	}
+	if 10*full > len(half) {
+		return ""
+	}
+	if !short {
+		why := "the in-flight slots were free"
+		if cpu != "" {
+			why += "; " + cpu
+		}
+		return why
+	}
+	if len(t) < 3 {
+		return ""
+	}
+	tol := 1000 * r.MaxGrowth
+	if tol <= 0 {
+		tol = 5 // no trend rule: still, a service time that grows is the target's
+	}
+	s := fitTrend(t, y, 0, true, confidenceAlpha)
+	if s.lower > tol {
+		return ""
+	}
+	why := fmt.Sprintf("the target answered promptly (in-flight slots free, service time %s ms/s, flat)", strconv.FormatFloat(s.slope, 'f', 2, 64))
+	if cpu != "" {
+		why += "; " + cpu
+	}
+	return why
 }
 
 // judgeEndpoint applies the rules on lost writes, failed freshness polls
 // and the SLO to one endpoint's figures; series, when the endpoint's
-// lag histogram is missing, counts its polls. Its reasons start with
-// prefix.
-func (r Rule) judgeEndpoint(e EndpointFigures, series []Point, prefix string, fail func(string, ...any)) {
-	failf := func(format string, args ...any) { fail(prefix+format, args...) }
+// lag histogram is missing, counts its polls. auditPending leaves the
+// audit out: it is still to come.
+func (r Rule) judgeEndpoint(e EndpointFigures, series []Point, auditPending bool, jg judging) {
+	failf := jg.fail
 	switch {
+	case auditPending:
 	case !e.Audited:
-		failf("completeness not audited after the drain: lost writes cannot be ruled out")
+		jg.open("completeness not audited after the drain: lost writes cannot be ruled out")
 	case e.Missing > 0:
 		failf("%d acknowledged events missing after the drain: lost writes", e.Missing)
 	case e.LostUpdates > 0:
@@ -279,8 +476,9 @@ func (r Rule) judgeSLO(lag *Histogram, failed int64, fail func(string, ...any)) 
 // lag of every read endpoint over its own series: a replica or standby
 // that falls further behind is a backlog too, however well the target
 // keeps up.
-func (r Rule) judgeTrends(f StepFigures, v *Verdict, fail func(string, ...any)) {
-	j := newTrendJudge(r, f.Series, v, fail)
+func (r Rule) judgeTrends(f StepFigures, v *Verdict, jg judging) {
+	alpha := lookAlpha(f.Look)
+	j := newTrendJudge(r, f.Series, v, jg, alpha)
 	if j == nil {
 		return
 	}
@@ -295,11 +493,10 @@ func (r Rule) judgeTrends(f StepFigures, v *Verdict, fail func(string, ...any)) 
 			wy = append(wy, y)
 		}
 	}
-	v.WriteSlopeMs, v.WriteUpperMs = j.judge("write latency", fitTrend(wt, wy, 0, true), j.shortHold)
+	v.WriteSlopeMs, v.WriteUpperMs = j.judge("write latency", fitTrend(wt, wy, 0, true, alpha), j.shortHold)
 	v.LagSlopeMs, v.LagUpperMs, v.VisibilityPeriodS = j.lag(f.Series)
 	for _, e := range f.ReadEndpoints {
-		prefixed := func(format string, args ...any) { fail("on read endpoint "+e.Name+": "+format, args...) }
-		ej := newTrendJudge(r, e.Series, v, prefixed)
+		ej := newTrendJudge(r, e.Series, v, jg.prefixed("on read endpoint "+e.Name+": "), alpha)
 		if ej == nil {
 			continue
 		}
@@ -313,19 +510,20 @@ func (r Rule) judgeTrends(f StepFigures, v *Verdict, fail func(string, ...any)) 
 // and names the hold a step too short to tell would need.
 type trendJudge struct {
 	tol, width, holdS float64 // ms per s; the series' interval and span in s
+	alpha             float64 // the one-sided error of the bounds at this look
 	v                 *Verdict
-	fail              func(string, ...any)
+	judging
 }
 
 // newTrendJudge returns nil for an empty series.
-func newTrendJudge(r Rule, pts []Point, v *Verdict, fail func(string, ...any)) *trendJudge {
+func newTrendJudge(r Rule, pts []Point, v *Verdict, jg judging, alpha float64) *trendJudge {
 	if len(pts) == 0 {
 		return nil
 	}
 	last := pts[len(pts)-1]
 	return &trendJudge{
 		tol: 1000 * r.MaxGrowth, width: pts[0].WidthS, holdS: last.StartS + last.WidthS - pts[0].StartS,
-		v: v, fail: fail,
+		alpha: alpha, v: v, judging: jg,
 	}
 }
 
@@ -355,13 +553,13 @@ func (j *trendJudge) judge(what string, f fit, needHold func(fit) float64) (slop
 	switch {
 	case math.IsInf(f.upper, 1) || math.IsNaN(f.upper):
 		j.need(max(20, needHold(f)))
-		j.fail("%s sampled in only %d intervals: too short to judge a trend; a hold of at least %s is needed", what, f.n, secs(j.v.NeedHoldS))
+		j.open("%s sampled in only %d intervals: too short to judge a trend; a hold of at least %s is needed", what, f.n, secs(j.v.NeedHoldS))
 		return f.slope, 0
 	case f.lower > tol:
-		j.fail("%s grows %.1f ms/s (at least %.1f ms/s at 99.5%% confidence; %.1f ms/s tolerated): a backlog builds", what, f.slope, f.lower, tol)
+		j.fail("%s grows %.1f ms/s (at least %.1f ms/s at %s confidence; %.1f ms/s tolerated): a backlog builds", what, f.slope, f.lower, confidence(j.alpha), tol)
 	case f.upper > tol:
 		j.need(needHold(f))
-		j.fail("%s trend %.1f ms/s could be as high as %.1f ms/s (%.1f ms/s tolerated): the step is too short to tell at this noise; a hold of at least %s is needed", what, f.slope, f.upper, tol, secs(j.v.NeedHoldS))
+		j.open("%s trend %.1f ms/s could be as high as %.1f ms/s (%.1f ms/s tolerated): the step is too short to tell at this noise; a hold of at least %s is needed", what, f.slope, f.upper, tol, secs(j.v.NeedHoldS))
 	}
 	return f.slope, f.upper
 }
@@ -371,7 +569,7 @@ func (j *trendJudge) judge(what string, f fit, needHold func(fit) float64) (slop
 // itself. It returns the trend, the upper bound of its confidence
 // interval and the sawtooth's period (0 when none).
 func (j *trendJudge) lag(pts []Point) (slope, upper, periodS float64) {
-	tol, width, holdS := j.tol, j.width, j.holdS
+	tol, width, holdS, alpha := j.tol, j.width, j.holdS, j.alpha
 	var lt, hi, lo []float64
 	var samples []float64
 	haveMin := false
@@ -395,7 +593,7 @@ func (j *trendJudge) lag(pts []Point) (slope, upper, periodS float64) {
 	}
 	saw := findSawtooth(lt, hi, lo, width)
 	if !saw.ramps {
-		slope, upper = j.judge("freshness lag", fitTrend(lt, hi, 0, true), j.shortHold)
+		slope, upper = j.judge("freshness lag", fitTrend(lt, hi, 0, true, alpha), j.shortHold)
 		return slope, upper, 0
 	}
 	// A floor is read at the first poll after its refresh, up to a poll
@@ -423,18 +621,18 @@ func (j *trendJudge) lag(pts []Point) (slope, upper, periodS float64) {
 		spread = max(spread, 1.048*median(d))
 	}
 	periods := func(periodS float64) float64 {
-		hold := float64(periodsNeeded(spread, periodS, tol)+1) * periodS
+		hold := float64(periodsNeeded(spread, periodS, tol, alpha)+1) * periodS
 		if periodS < 4*width {
 			// With fewer than four intervals a period, whether a longer
 			// step resolves the sawtooth depends on its phase: the hold
 			// named must also serve a plain fit through the lag.
-			hold = max(hold, j.shortHold(fitTrend(lt, hi, 0, true)))
+			hold = max(hold, j.shortHold(fitTrend(lt, hi, 0, true, alpha)))
 		}
 		return hold
 	}
 	switch k := len(saw.drops); k {
 	case 0:
-		f := fitTrend(lt, hi, 0, true)
+		f := fitTrend(lt, hi, 0, true, alpha)
 		if f.upper < 1000 {
 			// Ageing is a second per second. A lag that rises surely
 			// slower, without a drop, is events becoming visible ever
@@ -447,18 +645,27 @@ func (j *trendJudge) lag(pts []Point) (slope, upper, periodS float64) {
 		// period is longer than the step.
 		slope = f.slope
 		j.need(periods(holdS + width))
-		j.fail("freshness lag grows %.0f ms/s through the whole step: nothing became visible, or the visibility period is longer than the step (then a hold of at least %s is needed to judge it over whole periods)", f.slope, secs(j.v.NeedHoldS))
+		j.open("freshness lag grows %.0f ms/s through the whole step: nothing became visible, or the visibility period is longer than the step (then a hold of at least %s is needed to judge it over whole periods)", f.slope, secs(j.v.NeedHoldS))
 	case 1, 2:
 		// Fewer than three floors say nothing of their own spread.
 		j.need(periods(max(saw.periodS, width)))
-		j.fail("freshness lag is a refresh sawtooth with a period of about %s, and the step holds only %d refreshes: a hold of at least %s is needed to judge its trend over whole periods", secs(saw.periodS), k, secs(j.v.NeedHoldS))
+		j.open("freshness lag is a refresh sawtooth with a period of about %s, and the step holds only %d refreshes: a hold of at least %s is needed to judge its trend over whole periods", secs(saw.periodS), k, secs(j.v.NeedHoldS))
 	default:
-		slope, upper = j.judge("freshness lag (its floor after each refresh)", fitTrend(saw.floorT, saw.floorMs, floorSigma, false), func(f fit) float64 {
+		slope, upper = j.judge("freshness lag (its floor after each refresh)", fitTrend(saw.floorT, saw.floorMs, floorSigma, false, alpha), func(f fit) float64 {
+			// Not shortHold: its bound keeps the quantile of the few
+			// floors seen (63.7 for three), where more floors bring it
+			// down to about 3; periodsNeeded counts that in.
 			spread = max(spread, f.sigma)
-			return max(periods(saw.periodS), j.shortHold(f))
+			return periods(saw.periodS)
 		})
 	}
 	return slope, upper, periodS
+}
+
+// confidence is the level of a one-sided bound of error alpha, e.g.
+// "99.5%".
+func confidence(alpha float64) string {
+	return fmt.Sprintf("%.4g%%", 100*(1-alpha))
 }
 
 // secs renders seconds as a duration, to the second.

@@ -10,9 +10,23 @@ import (
 // robust slope with a one-sided confidence bound, and the analysis of a
 // refresh sawtooth.
 
-// confidenceZ is the one-sided 99.5 % quantile of the normal
-// distribution: the bounds below are wrong for about one step in 200.
-const confidenceZ = 2.576
+// confidenceAlpha is the one-sided error of a bound judged once: the
+// 99.5 % bounds below are wrong for about one step in 200. A step
+// judged at several looks spends it over them (see lookAlpha).
+const confidenceAlpha = 0.005
+
+// lookAlpha is the one-sided error spent at the k-th look (from 1) of a
+// step judged sequentially: α·6/(π²k²). The shares sum to α over any
+// number of looks (Σ 1/k² = π²/6), so by the union bound the chance
+// that a bound is wrong at any look, and so that the step is decided
+// wrongly on it, stays at most α however long the step holds. k = 0 is
+// a step judged once, at its end: it spends α at once.
+func lookAlpha(k int) float64 {
+	if k <= 0 {
+		return confidenceAlpha
+	}
+	return confidenceAlpha * 6 / (math.Pi * math.Pi * float64(k) * float64(k))
+}
 
 // fit is a slope of y over x with its uncertainty.
 type fit struct {
@@ -54,7 +68,10 @@ type fit struct {
 // ever more narrowly bounded. That is what makes a rule on the bounds
 // independent of the hold, where a rule on the rise over the hold (the
 // slope times h) is not.
-func fitTrend(x, y []float64, minSigma float64, correlated bool) fit {
+//
+// alpha is the one-sided error of the bounds (confidenceAlpha, or less
+// at a later look of a sequential step).
+func fitTrend(x, y []float64, minSigma float64, correlated bool, alpha float64) fit {
 	n := len(x)
 	f := fit{n: n, q: math.Inf(1), se: math.Inf(1)}
 	// Three points are the fewest whose residuals say anything.
@@ -131,34 +148,93 @@ func fitTrend(x, y []float64, minSigma float64, correlated bool) fit {
 	df := max(float64(n)*(1-rho)/(1+rho)-2, float64(n-2)/2)
 	switch {
 	case known:
-		f.q = confidenceZ
-	case df >= 1:
-		f.q = tQuantile(df)
+		f.q = normalQuantile(alpha)
 	default:
-		f.q = tQuantile(1)
+		f.q = tQuantile(alpha, max(df, 1))
 	}
 	f.lower, f.upper = f.slope-f.q*f.se, f.slope+f.q*f.se
 	f.sigma = sigma
 	return f
 }
 
-// tQuantile is the one-sided 99.5 % quantile of Student's t with df
-// degrees of freedom, interpolated in a table (df ≥ 1).
-func tQuantile(df float64) float64 {
-	table := []struct{ df, q float64 }{
-		{1, 63.657}, {2, 9.925}, {3, 5.841}, {4, 4.604}, {5, 4.032}, {6, 3.707}, {7, 3.499}, {8, 3.355},
-		{10, 3.169}, {12, 3.055}, {15, 2.947}, {20, 2.845}, {30, 2.750}, {60, 2.660}, {120, 2.617},
+// normalQuantile is z with P(Z > z) = alpha.
+func normalQuantile(alpha float64) float64 {
+	return math.Sqrt2 * math.Erfinv(1-2*alpha)
+}
+
+// tQuantile is t with P(T > t) = alpha for Student's t with df degrees
+// of freedom (df ≥ 1, not necessarily whole), found by bisection on its
+// tail, P(T > t) = ½·I_{df/(df+t²)}(df/2, ½).
+func tQuantile(alpha, df float64) float64 {
+	tail := func(t float64) float64 { return 0.5 * incBeta(df/2, 0.5, df/(df+t*t)) }
+	lo, hi := 0.0, normalQuantile(alpha)
+	for tail(hi) > alpha {
+		lo, hi = hi, 2*hi
 	}
-	if df <= table[0].df {
-		return table[0].q
-	}
-	for i := 1; i < len(table); i++ {
-		if df <= table[i].df {
-			a, b := table[i-1], table[i]
-			return a.q + (b.q-a.q)*(df-a.df)/(b.df-a.df)
+	for range 100 {
+		mid := (lo + hi) / 2
+		if tail(mid) > alpha {
+			lo = mid
+		} else {
+			hi = mid
+		}
+		if hi-lo < 1e-9*hi {
+			break
 		}
 	}
-	return confidenceZ + (2.617-confidenceZ)*120/df
+	return (lo + hi) / 2
+}
+
+// incBeta is the regularized incomplete beta function I_x(a, b), by its
+// continued fraction (Lentz's method), as in Numerical Recipes' betai.
+func incBeta(a, b, x float64) float64 {
+	if x <= 0 {
+		return 0
+	}
+	if x >= 1 {
+		return 1
+	}
+	la, _ := math.Lgamma(a)
+	lb, _ := math.Lgamma(b)
+	lab, _ := math.Lgamma(a + b)
+	front := math.Exp(lab - la - lb + a*math.Log(x) + b*math.Log(1-x))
+	if x > (a+1)/(a+b+2) {
+		return 1 - front*betaCF(b, a, 1-x)/b
+	}
+	return front * betaCF(a, b, x) / a
+}
+
+func betaCF(a, b, x float64) float64 {
+	const tiny = 1e-300
+	c, d := 1.0, 1-(a+b)*x/(a+1)
+	if math.Abs(d) < tiny {
+		d = tiny
+	}
+	d = 1 / d
+	h := d
+	for m := 1; m <= 300; m++ {
+		fm := float64(m)
+		num := fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm))
+		for i := range 2 {
+			if i == 1 {
+				num = -(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1))
+			}
+			d = 1 + num*d
+			if math.Abs(d) < tiny {
+				d = tiny
+			}
+			c = 1 + num/c
+			if math.Abs(c) < tiny {
+				c = tiny
+			}
+			d = 1 / d
+			h *= d * c
+		}
+		if math.Abs(d*c-1) < 1e-14 {
+			break
+		}
+	}
+	return h
 }
 
 // maxPairs bounds the pairs theilSen looks at: all of them up to about
@@ -279,11 +355,13 @@ func findSawtooth(t, hi, lo []float64, width float64) sawtooth {
 // estimated from the floors themselves: it is larger than the poll
 // resolution often enough (refreshes that take longer some times than
 // others) that a hold named on the resolution alone would fall short.
-func periodsNeeded(sigma, periodS, tol float64) int {
+//
+// alpha is the bound's error at the look that will judge them.
+func periodsNeeded(sigma, periodS, tol, alpha float64) int {
 	for k := 3; k < 1000; k++ {
 		kk := float64(k)
 		se := 1.05 * sigma / (periodS * math.Sqrt(kk*(kk*kk-1)/12))
-		if tQuantile(kk-2)*se <= tol/2 {
+		if tQuantile(alpha, kk-2)*se <= tol/2 {
 			return k
 		}
 	}

@@ -16,7 +16,7 @@ import (
 var scaled = map[string]func(string, float64) (string, error){
 	"rate": scaleRates, "levels": scaleRates, "start": scaleRates, "step": scaleRates, "max-rate": scaleRates,
 	"total-rate": scaleRates, "qps": scaleRates, "sweep-start": scaleRates, "sweep-step": scaleRates, "sweep-max": scaleRates,
-	"duration": scaleDuration, "warmup": scaleDuration, "hold": scaleDuration,
+	"duration": scaleDuration, "warmup": scaleDuration, "hold": scaleDuration, "max-hold": scaleDuration,
 	"events": scaleCount,
 }
 

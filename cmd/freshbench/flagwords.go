@@ -54,6 +54,8 @@ var flagOf = map[invalid.Field]string{
 	invalid.Step:              "--step",
 	invalid.MaxSteps:          "--max-steps",
 	invalid.MaxRate:           "--max-rate",
+	invalid.MaxHold:           "--max-hold",
+	invalid.Precision:         "--precision",
 	invalid.Levels:            "--levels",
 	invalid.Trials:            "--trials",
 	invalid.WarmupTrials:      "--warmup-trials",

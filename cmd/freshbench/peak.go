@@ -21,7 +21,9 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	lf := addStreamFlags(fs)
 	fs.StringVar(&lf.rate, "start", "1000", "rate of the first step over all generators: events/s (2000) or bytes/s (10MB/s; MB = 10^6 bytes)")
 	step := fs.String("step", "", "rate increase from one step to the next: an increment in the unit of --start (1000, 10MB/s) or a factor (x1.5); default: the --start rate")
-	hold := fs.Duration("hold", 60*time.Second, "how long each step holds its rate after its --warmup")
+	hold := fs.Duration("hold", 60*time.Second, "the least each step holds its rate after its --warmup")
+	maxHold := fs.Duration("max-hold", 30*time.Minute, "the most each step holds its rate, looking after each refresh period past --hold until its verdict is known; equal to --hold (or 0) judges each step once, after --hold")
+	precision := fs.Float64("precision", 0.05, "after the first step not sustainable, bisect until the peak's interval is within this share of its upper end; 0 = no refinement")
 	maxSteps := fs.Int("max-steps", 20, "most rates tried; 0 = no limit (then give --max-rate)")
 	maxRate := fs.String("max-rate", "", "highest rate tried, in the unit of --start (default: no limit)")
 	slo := fs.String("slo", "", "freshness bound every sustainable step must also meet, e.g. p95<2s")
@@ -57,6 +59,10 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		return usagef("--max-trend %g: want 0 (no trend judged) or more ms/s", *maxTrend)
 	}
 	pc.Rule.MaxGrowth = *maxTrend / 1000
+	pc.MaxHold, pc.Precision = *maxHold, *precision
+	if err := pc.Validate(); err != nil {
+		return usageError{err}
+	}
 	o, stdout, err := resultsOut(*out, "peak", stdout, stderr)
 	if err != nil {
 		return err
@@ -67,13 +73,18 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		return err
 	}
 	sess.desc.Ceilings = ceilings
+	pc.DriverCeiling = ceilings.EventsPerSec(sess.desc.Environment, pc.Run.Ingest.BatchSize)
 	sess.desc.Workload = wl
 	pc.Run.Observer = sess.obs
 	if !*quiet {
 		pc.Run.Progress = progressPrinter(stderr)
 	}
+	holds := hold.String()
+	if pc.MaxHold > 0 {
+		holds = fmt.Sprintf("%s to %s, until decided,", *hold, pc.MaxHold)
+	}
 	fmt.Fprintf(stderr, "peak search: from %s, step %s, each step %s after %s warm-up; %s\n",
-		pc.Run.Ingest.Rate, pc.Increase, *hold, pc.Run.Ingest.Warmup, limits(pc))
+		pc.Run.Ingest.Rate, pc.Increase, holds, pc.Run.Ingest.Warmup, limits(pc))
 	pc.OnStep = func(r *results.Result) {
 		report.StepLine(stdout, len(r.Steps)-1, r.Steps[len(r.Steps)-1])
 		sess.keep(r, stderr, "peak")

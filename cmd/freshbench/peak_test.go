@@ -11,11 +11,12 @@ import (
 	"github.com/freshbench/freshbench/results"
 )
 
-// shortPeak is a peak search of short steps (0.5 s warm-up, 1.5 s held)
-// without a metrics endpoint. Such steps are too short to judge a trend
-// (the rule needs about 20 s), so none is judged.
+// shortPeak is a peak search of short steps (0.5 s warm-up, 1.5 s held,
+// judged once, no refinement) without a metrics endpoint. Such steps are
+// too short to judge a trend (the rule needs about 20 s), so none is
+// judged.
 func shortPeak(extra ...string) []string {
-	return append([]string{"peak", "--warmup", "500ms", "--hold", "1500ms", "--drain", "2s",
+	return append([]string{"peak", "--warmup", "500ms", "--hold", "1500ms", "--max-hold", "0", "--precision", "0", "--drain", "2s",
 		"--poll-interval", "50ms", "--metrics-addr=", "--max-trend", "0"}, extra...)
 }
 
@@ -42,6 +43,8 @@ func TestPeakBadInput(t *testing.T) {
 		{"bad SLO", base("--slo", "p95>2s"), `--slo: SLO "p95>2s": want pNN<duration`},
 		{"rate flag of run", base("--rate", "1000"), "flag provided but not defined: -rate"},
 		{"batch size 0", base("--batch-size", "0"), "--batch-size 0"},
+		{"max hold under the hold", base("--max-hold", "1s"), "--max-hold 1s: want 0 (judge each step once) or at least the hold 1.5s"},
+		{"precision 1", base("--precision", "1"), "--precision 1: want a share from 0 (no refinement) to below 1, e.g. 0.05"},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantUsageError(t, c.args, c.want) })
 	}
