@@ -26,9 +26,17 @@ import (
 
 // Config is one measured run.
 type Config struct {
-	Ingest       ingest.Config
-	PollInterval time.Duration // how often freshness and probe queries run
-	Drain        time.Duration // how long to wait after the schedule for acknowledged events to show
+	Ingest ingest.Config
+	// PollInterval, when set, is the mean pause between the freshness
+	// and probe polls, whatever the target's answers take; 0 lets each
+	// loop poll as often as the target answers within ProbeShare and
+	// ProbeMaxRate (see probe.Budget).
+	PollInterval time.Duration
+	// ProbeShare and ProbeMaxRate bound each adaptive loop: the share of
+	// one connection's time it may spend querying, and its polls per
+	// second; 0 takes probe.DefaultBudget's.
+	ProbeShare, ProbeMaxRate float64
+	Drain                    time.Duration // how long to wait after the schedule for acknowledged events to show
 	// RepeatIDs keeps the generator identifiers and _ids that the seed
 	// alone gives, the same in every run with that seed; otherwise each
 	// run draws ids of its own, so that repeated runs on one index or
@@ -88,8 +96,8 @@ func (c Config) Validate() error {
 	if err := c.Ingest.Validate(); err != nil {
 		return err
 	}
-	if c.PollInterval <= 0 {
-		return invalid.New("poll interval", c.PollInterval, "a positive duration, e.g. 200ms")
+	if err := c.budget(nil).Validate(); err != nil {
+		return err
 	}
 	if c.Drain < 0 {
 		return invalid.New("drain", c.Drain, "0 or more")
@@ -181,7 +189,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	eps := endpoints(tgt, cfg.ReadEndpoints)
 	vis := make([]*probe.Visibility, len(eps))
 	for i, e := range eps {
-		vis[i] = probe.NewVisibility(e.Name, e.Reader, cfg.PollInterval, window, obs)
+		vis[i] = probe.NewVisibility(e.Name, e.Reader, cfg.budget(e.Reader), window, obs)
 	}
 	probes := probe.NewProbes(window, vis...)
 	upd, err := newUpdateProbes(eps, cfg, window)
@@ -214,9 +222,9 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	epSeries := endpointSeries(series, len(eps))
 	fresh := make([]*probe.Freshness, len(eps))
 	for i, e := range eps {
-		fresh[i] = probe.NewFreshness(e.Name, e.Reader, gens, cfg.PollInterval, probe.NewClock(start), window, epSeries[i], obs)
+		fresh[i] = probe.NewFreshness(e.Name, e.Reader, gens, cfg.budget(e.Reader), probe.NewClock(start), window, epSeries[i], obs)
 	}
-	upd.freshness(gens, cfg.PollInterval, probe.NewClock(start), window)
+	upd.freshness(gens, cfg, probe.NewClock(start), window)
 
 	res := &results.Result{
 		SchemaVersion: results.SchemaVersion, Kind: results.KindRun, StartedAt: start.UTC(), Generators: gens,
@@ -307,6 +315,16 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 		}
 	}
 	return res, nil
+}
+
+// budget is the probe budget of the loops that poll r: the run's, with
+// r's refresh period when it has one (nil: none).
+func (c Config) budget(r target.Reader) probe.Budget {
+	b := probe.Budget{Interval: c.PollInterval, Share: c.ProbeShare, MaxRate: c.ProbeMaxRate}
+	if rr, ok := r.(target.Refresher); ok {
+		b.Refresh, _ = rr.RefreshPeriod()
+	}
+	return b
 }
 
 // endpoints lists the write target, named results.TargetEndpoint, and
@@ -535,15 +553,24 @@ func progressAt(now, start time.Time, cfg Config, series *stats.Series, fresh *p
 	return p
 }
 
+// drainPause is the pause between the drain's checks when the polls
+// have no fixed interval: each check counts every generator's events on
+// every endpoint, heavier than a probe.
+const drainPause = 100 * time.Millisecond
+
 // drain waits until every acknowledged event and every probe is visible
 // on every endpoint, or until the drain period ends.
 func drain(ctx context.Context, eps []ReadEndpoint, cfg Config, gens []string, ledger *probe.Ledger, probes *probe.Probes, upd *updateProbes) {
 	deadline := time.Now().Add(cfg.Drain)
+	pause := cfg.PollInterval
+	if pause == 0 {
+		pause = drainPause
+	}
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		if probes.Pending() == 0 && upd.pending() == 0 && allVisible(ctx, eps, gens, ledger) && upd.allVisible(ctx, gens, ledger) {
 			return
 		}
-		if !pace.Sleep(time.Now().Add(cfg.PollInterval), ctx.Done()) {
+		if !pace.Sleep(time.Now().Add(pause), ctx.Done()) {
 			return
 		}
 	}

@@ -207,7 +207,7 @@ var mustAgree = []setting{
 	{"write timeout", func(r *results.Result) string { return secs(r.Config.WriteTimeoutS) }},
 	{"write retries", func(r *results.Result) string { return strconv.Itoa(r.Config.WriteRetries) }},
 	{"probe rate", func(r *results.Result) string { return num(r.Config.ProbeRate) }},
-	{"poll interval", func(r *results.Result) string { return secs(r.Config.PollIntervalS) }},
+	{"polling", func(r *results.Result) string { return r.Config.Polling() }},
 	{"drain", func(r *results.Result) string { return secs(r.Config.DrainS) }},
 	{"target settings", func(r *results.Result) string {
 		var kv []string

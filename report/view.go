@@ -269,7 +269,7 @@ func setupFacts(res *results.Result) []fact {
 		{"doc size", bytesText(c.DocSize)},
 		{"generators", strconv.Itoa(c.Generators)},
 		{"in-flight", strconv.Itoa(c.MaxInflight)},
-		{"poll", ms(c.PollIntervalS*1000) + " ms"},
+		{"poll", c.Polling()},
 	}...)
 	if c.Via != "" {
 		facts = append(facts, fact{"via", redact.URL(c.Via)})
@@ -599,7 +599,7 @@ func configFacts(res *results.Result) []fact {
 		{"write timeout", seconds(c.WriteTimeoutS)},
 		{"write retries", strconv.Itoa(c.WriteRetries)},
 		{"probe rate", strconv.FormatFloat(c.ProbeRate, 'f', -1, 64) + " /s"},
-		{"poll interval", msUnit(c.PollIntervalS * 1000)},
+		{"polling", c.Polling()},
 		{"drain", seconds(c.DrainS)},
 	}
 	return append(facts, targetSettingFacts(c, "target setting ")...)

@@ -1,6 +1,8 @@
 package results
 
 import (
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/freshbench/freshbench/stats"
@@ -160,6 +162,16 @@ func summarizeUpdates(u *Updates, m *Phase, gens []string) *UpdateSummary {
 		}
 	}
 	return s
+}
+
+// Polling says how the freshness and probe loops paced their polls: a
+// fixed mean interval, or adaptive within the probe budget.
+func (c Config) Polling() string {
+	if c.PollIntervalS > 0 || c.ProbeShare == 0 {
+		return "every " + time.Duration(c.PollIntervalS*float64(time.Second)).Round(time.Microsecond).String()
+	}
+	return fmt.Sprintf("adaptive (≤ %s of a connection, ≤ %s/s)",
+		strconv.FormatFloat(100*c.ProbeShare, 'f', -1, 64)+" %", strconv.FormatFloat(c.ProbeMaxRate, 'f', -1, 64))
 }
 
 // ProbeLoad is the load the measurement itself puts on the target: the

@@ -207,9 +207,14 @@ type Config struct {
 	ProbeRate     float64 `json:"probe_rate"`
 	// UpdateShare is the share of events that update an event already
 	// written, UpdateKeys how they choose it (ingest.KeyChoice's form).
-	UpdateShare    float64           `json:"update_share,omitempty"`
-	UpdateKeys     string            `json:"update_keys,omitempty"`
+	UpdateShare float64 `json:"update_share,omitempty"`
+	UpdateKeys  string  `json:"update_keys,omitempty"`
+	// PollIntervalS is the fixed mean pause between polls; 0: the loops
+	// polled as often as the target answered, within ProbeShare of one
+	// connection's time and ProbeMaxRate polls per second each.
 	PollIntervalS  float64           `json:"poll_interval_s"`
+	ProbeShare     float64           `json:"probe_share,omitempty"`
+	ProbeMaxRate   float64           `json:"probe_max_rate,omitempty"`
 	DrainS         float64           `json:"drain_s"`
 	TargetSettings map[string]string `json:"target_settings,omitempty"`
 	// Via is the intermediary the events passed through on their way to

@@ -17,6 +17,7 @@ import (
 	"github.com/freshbench/freshbench/docgen"
 	"github.com/freshbench/freshbench/ingest"
 	"github.com/freshbench/freshbench/pace"
+	"github.com/freshbench/freshbench/probe"
 	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/report"
 	"github.com/freshbench/freshbench/results"
@@ -138,7 +139,7 @@ type loadFlags struct {
 	duration, warmup, poll, drain            time.Duration
 	seed                                     uint64
 	repeatIDs                                bool
-	probeRate                                float64
+	probeRate, probeShare, probeMaxRate      float64
 }
 
 func addLoadFlags(fs *flag.FlagSet) *loadFlags {
@@ -160,7 +161,9 @@ func addStreamFlags(fs *flag.FlagSet) *loadFlags {
 	fs.StringVar(&f.docShape, "doc-shape", docgen.ShapeRockBench, "shape of the events: rockbench (the RockBench sample, flat, about 1 KB) or nested (the 20K-QPS study's, deeply nested, about 9 KB: give --doc-size 9KB)")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the generators (0 = random); the same seed gives the same documents, under ids of each run's own")
 	fs.BoolVar(&f.repeatIDs, "repeat-ids", false, "with --seed, also repeat the generator ids and _ids; a run is refused when the target holds them already")
-	fs.DurationVar(&f.poll, "poll-interval", 200*time.Millisecond, "how often the freshness and probe queries run: the resolution of visibility latency")
+	fs.DurationVar(&f.poll, "poll-interval", 0, "a fixed mean pause between the freshness and probe polls, overriding the probe budget; 0: each loop polls as often as the target answers, within --probe-share and --probe-max-rate (and a few polls per refresh of a search engine)")
+	fs.Float64Var(&f.probeShare, "probe-share", probe.DefaultBudget.Share, "share of one connection's time each freshness or probe loop may spend in its queries")
+	fs.Float64Var(&f.probeMaxRate, "probe-max-rate", probe.DefaultBudget.MaxRate, "polls per second of each freshness or probe loop, at most")
 	fs.Float64Var(&f.probeRate, "probe-rate", 20, "probe events per second whose visibility latency is measured")
 	fs.DurationVar(&f.drain, "drain", 30*time.Second, "after the run, how long to wait for acknowledged events to become visible before the completeness audit")
 	fs.IntVar(&f.retries, "write-retries", 0, "re-sends of a write request that failed as a whole (connection refused, timeout, 5xx)")
@@ -194,7 +197,7 @@ func (f *loadFlags) config(writeTimeout time.Duration) (bench.Config, error) {
 			Generators: f.generators, MaxInflight: f.inflight, DocSize: int(size), Seed: f.seed,
 			WriteTimeout: writeTimeout, WriteRetries: f.retries, ProbeRate: f.probeRate,
 		},
-		PollInterval: f.poll, Drain: f.drain, RepeatIDs: f.repeatIDs,
+		PollInterval: f.poll, ProbeShare: f.probeShare, ProbeMaxRate: f.probeMaxRate, Drain: f.drain, RepeatIDs: f.repeatIDs,
 	}
 	if err := cfg.Validate(); err != nil {
 		return bench.Config{}, usageError{err}
