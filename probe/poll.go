@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/freshbench/freshbench/invalid"
@@ -32,9 +33,9 @@ type Budget struct {
 
 // DefaultBudget is the probe budget of a run that sets none: each loop
 // spends at most a tenth of one connection's time and polls at most
-// 500 times a second. The probe load is reported with every run
+// 1,000 times a second. The probe load is reported with every run
 // (results.ProbeLoad), so what it cost is measured, not assumed.
-var DefaultBudget = Budget{Share: 0.1, MaxRate: 500}
+var DefaultBudget = Budget{Share: 0.1, MaxRate: 1000}
 
 // PollsPerRefresh is how many polls a loop makes at most per refresh of
 // a target that refreshes periodically: enough to place a probe within a
@@ -61,7 +62,7 @@ func (b Budget) Validate() error {
 	case b.Share < 0 || b.Share > 1:
 		return invalid.New("probe share", b.Share, "a share of one connection's time in (0, 1], e.g. 0.1")
 	case b.MaxRate < 0:
-		return invalid.New("probe max rate", b.MaxRate, "a positive number of polls per second, e.g. 500")
+		return invalid.New("probe max rate", b.MaxRate, "a positive number of polls per second, e.g. 1000")
 	case b.Refresh < 0:
 		return invalid.New("refresh period", b.Refresh, "0 or more")
 	}
@@ -78,13 +79,18 @@ func (b Budget) period() time.Duration {
 	return max(p, b.Refresh/PollsPerRefresh)
 }
 
-// pacer chooses the mean pause after each poll from the time the polls
-// take: a smoothed cost, so that one slow answer (a pause of the
-// collector, a busy machine) does not stretch the pace for long.
+// pacer chooses the mean pause after each poll from the time the recent
+// polls took: their median, so that a few slow answers (a pause of the
+// collector, a busy machine) do not stretch the pace, and so the
+// resolution, while a target that slows down for good is given room.
 type pacer struct {
-	b    Budget
-	cost time.Duration // smoothed time of one poll, 0 before the first
+	b      Budget
+	recent [costWindow]time.Duration // the last polls' times, a ring
+	n      int                       // polls so far
 }
+
+// costWindow is how many recent polls the pace follows.
+const costWindow = 15
 
 func newPacer(b Budget) *pacer { return &pacer{b: b.WithDefaults()} }
 
@@ -93,13 +99,14 @@ func (p *pacer) pause(took time.Duration) time.Duration {
 	if !p.b.Adaptive() {
 		return p.b.Interval
 	}
-	if p.cost == 0 {
-		p.cost = took
-	} else {
-		p.cost += (took - p.cost) / 8
-	}
-	share := time.Duration(float64(p.cost) * (1/p.b.Share - 1))
-	return max(share, p.b.period()-p.cost)
+	p.recent[p.n%costWindow] = took
+	p.n++
+	sorted := p.recent
+	recent := sorted[:min(p.n, costWindow)]
+	slices.Sort(recent)
+	cost := recent[len(recent)/2]
+	share := time.Duration(float64(cost) * (1/p.b.Share - 1))
+	return max(share, p.b.period()-cost)
 }
 
 // bound is how long one query may take before the poll gives up on it:

@@ -93,3 +93,30 @@ func TestBudgetValidate(t *testing.T) {
 		t.Errorf("the zero budget (the defaults): %v", err)
 	}
 }
+
+// A few slow polls (a busy machine, a pause of the collector) do not
+// stretch the pace: it follows the recent polls' median time.
+func TestPollPaceIgnoresAFewSlowPolls(t *testing.T) {
+	const span = 20 * time.Second
+	n := 0
+	var starts []time.Time
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), span)
+		defer cancel()
+		everyPoll(ctx, Budget{}, true, func() {
+			starts = append(starts, time.Now())
+			n++
+			if n%10 == 0 {
+				time.Sleep(50 * time.Millisecond) // one poll in ten
+				return
+			}
+			time.Sleep(time.Millisecond)
+		})
+	})
+	// Nine polls of 1 ms and one of 50 ms per ten: at the median's pace,
+	// ten polls take 10 × 10 ms + 49 ms.
+	want := float64(span) / float64(149*time.Millisecond/10)
+	if got := float64(len(starts)); math.Abs(got-want) > 0.15*want {
+		t.Errorf("%d polls in %s, want %.0f ± 15 %%: the pace of the 1 ms polls, not of the slow ones", len(starts), span, want)
+	}
+}

@@ -95,10 +95,7 @@ type Visibility struct {
 func NewVisibility(endpoint string, tgt target.Reader, budget Budget, window *Window, obs stats.Observer) *Visibility {
 	return &Visibility{
 		endpoint: endpoint, tgt: tgt, budget: budget, window: window, obs: obs, timeout: budget.bound(), pending: map[string]*genProbes{},
-		res: results.Visibility{
-			Latency: stats.NewHistogram(), QueryService: stats.NewHistogram(), Gap: stats.NewHistogram(),
-			Errors: map[string]*stats.ErrorCount{},
-		},
+		res: results.NewVisibility(),
 	}
 }
 
@@ -270,9 +267,7 @@ func (v *Visibility) record(gen string, asked []string, seen map[string]int64, e
 			v.seen(gen, p.id, p.revision, p.unseenAt, done)
 		}
 		if v.window.In(p.intended) {
-			v.res.Seen++
-			v.res.Latency.Record(done.Sub(p.intended))
-			v.res.Gap.Record(done.Sub(p.unseenAt))
+			v.res.Record(p.intended, p.unseenAt, done)
 		}
 	}
 	clear(g.list[len(left):]) // let the seen probes' ids go
@@ -290,9 +285,7 @@ func (v *Visibility) Finish() results.Visibility {
 	for _, g := range v.pending {
 		for _, p := range g.list {
 			if v.window.In(p.intended) {
-				v.res.NeverSeen++
-				v.res.Censored++
-				v.res.Latency.Record(now.Sub(p.intended))
+				v.res.RecordUnseen(p.intended, now)
 			}
 		}
 	}

@@ -57,7 +57,7 @@ func Console(w io.Writer, r *results.Result) {
 			fmt.Fprintf(tw, "%s\t0\t-\t-\t-\t-\t\n", name)
 			return
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", name, h.Count, ms(h.P50Ms), ms(h.P95Ms), ms(h.P99Ms), ms(h.MaxMs))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", name, h.Count, msOrDash(h, h.P50Ms), msOrDash(h, h.P95Ms), msOrDash(h, h.P99Ms), msOrDash(h, h.MaxMs))
 	}
 	on := ""
 	if len(r.ReadEndpoints) > 0 {
@@ -67,6 +67,9 @@ func Console(w io.Writer, r *results.Result) {
 	row("write service time", s.ServiceTime, "")
 	row("freshness lag"+on, s.FreshnessLag, r.Freshness.NotMeasured)
 	row("visibility latency"+on, s.VisibilityLatency, r.Visibility.NotMeasured)
+	if s.VisibilityMidpoint.Count > 0 {
+		row("  interval midpoint"+on, s.VisibilityMidpoint, r.Visibility.NotMeasured)
+	}
 	row("probe query service"+on, s.ProbeQueryService, r.Visibility.NotMeasured)
 	if u := s.Updates; u != nil {
 		row("update freshness lag"+on, u.FreshnessLag, r.Updates.Freshness.NotMeasured)
@@ -201,6 +204,7 @@ func consoleProbes(w io.Writer, r *results.Result) {
 	}
 	fmt.Fprintf(w, "visibility: resolution %s ms p99, %s ms max (measured gaps between polls); %d probes, %d seen, %d never seen%s, %d dropped (write failed)\n",
 		ms(v.ResolutionMs), ms(v.ResolutionMaxMs), v.Probes, v.Seen, v.NeverSeen, censored, v.Dropped)
+	fmt.Fprintln(w, "visibility latency: the first query that saw each probe, an upper bound (the headline); interval midpoint: the middle of the window in which it became visible, ± half the resolution; \"> X\": a lower bound, reached by probes never seen")
 	if l, ok := r.ProbeLoad(); ok {
 		fmt.Fprintf(w, "probe load on the target: %s\n", probeLoadText(l))
 	}

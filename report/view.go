@@ -380,7 +380,7 @@ func headlineCards(res, detail *results.Result) []card {
 		latencyCard("Freshness lag p95", s.FreshnessLag, s.FreshnessLag.P95Ms,
 			"p50 "+msUnit(s.FreshnessLag.P50Ms)+" · p99 "+msUnit(s.FreshnessLag.P99Ms)),
 		latencyCard("Visibility latency p95", s.VisibilityLatency, s.VisibilityLatency.P95Ms,
-			"p50 "+msUnit(s.VisibilityLatency.P50Ms)+" · resolution "+msUnit(s.VisibilityResolution)),
+			"p50 "+durationOf(s.VisibilityLatency, s.VisibilityLatency.P50Ms)+" · resolution "+msUnit(s.VisibilityResolution)+" · upper bounds: the first query that saw each probe"),
 		completenessCard(detail))
 	return cards
 }
@@ -401,6 +401,9 @@ func latencyCard(label string, h stats.Summary, v float64, sub string) card {
 		return card{Label: label, Value: "–", Sub: "no samples"}
 	}
 	value, unit := durationParts(v)
+	if h.LowerBound(v) {
+		value = "> " + value
+	}
 	return card{Label: label, Value: value, Unit: unit, Sub: sub}
 }
 
@@ -453,10 +456,11 @@ func latency(name string, s stats.Summary) latencyRow {
 	if s.Count == 0 {
 		return latencyRow{Name: name, Count: "0", Empty: true}
 	}
+	f := func(v float64) string { return msOrDash(s, v) }
 	r := latencyRow{
 		Name: name, Count: count(s.Count),
-		Min: ms(s.MinMs), P50: ms(s.P50Ms), P90: ms(s.P90Ms), P95: ms(s.P95Ms),
-		P99: ms(s.P99Ms), P999: ms(s.P999Ms), Max: ms(s.MaxMs),
+		Min: f(s.MinMs), P50: f(s.P50Ms), P90: f(s.P90Ms), P95: f(s.P95Ms),
+		P99: f(s.P99Ms), P999: f(s.P999Ms), Max: f(s.MaxMs),
 	}
 	if s.Clamped > 0 {
 		r.Clamped = count(s.Clamped) + " over 1 h"

@@ -31,10 +31,19 @@ type Freshness struct {
 // Visibility is the visibility latency of the probes whose events
 // were due in the measured window.
 type Visibility struct {
-	// Latency is _event_time → the first query that saw the probe. It also
-	// holds, as lower bounds, the probes never seen: each at its age when
-	// the measurement ended (Censored says how many).
-	Latency      *stats.Histogram `json:"latency"`
+	// Latency is _event_time → the first query that saw the probe: an
+	// upper bound, the headline figure. It also holds, as lower bounds,
+	// the probes never seen: each at its age when the measurement ended
+	// (Censored says how many, Unseen holds those ages).
+	Latency *stats.Histogram `json:"latency"`
+	// Midpoint is _event_time → the middle of the window in which the
+	// probe became visible, (the last query that missed it, the first that
+	// saw it]: an estimate within ± half the probe's Gap. It holds the
+	// probes never seen too, as Latency does.
+	Midpoint *stats.Histogram `json:"latency_midpoint,omitempty"`
+	// Unseen holds the ages of the probes never seen when the measurement
+	// ended: the lower bounds among Latency's and Midpoint's values.
+	Unseen       *stats.Histogram `json:"unseen_age,omitempty"`
 	QueryService *stats.Histogram `json:"query_service"` // the probe query's own time
 	// Gap is, for each probe seen, the time from the last instant it was
 	// known not to be visible (its dispatch, or the start of the last
@@ -67,6 +76,56 @@ type Visibility struct {
 	// NotMeasured, when set, says why there is no visibility latency (the
 	// target keeps no events); the other figures are then empty.
 	NotMeasured string `json:"not_measured,omitempty"`
+}
+
+// NewVisibility returns empty visibility figures.
+func NewVisibility() Visibility {
+	return Visibility{
+		Latency: stats.NewHistogram(), Midpoint: stats.NewHistogram(), Unseen: stats.NewHistogram(),
+		QueryService: stats.NewHistogram(), Gap: stats.NewHistogram(), Errors: map[string]*stats.ErrorCount{},
+	}
+}
+
+// Record books one probe seen at done, known not visible at unseenAt,
+// due at intended.
+func (v *Visibility) Record(intended, unseenAt, done time.Time) {
+	v.Seen++
+	v.Latency.Record(done.Sub(intended))
+	v.Midpoint.Record(unseenAt.Add(done.Sub(unseenAt) / 2).Sub(intended))
+	v.Gap.Record(done.Sub(unseenAt))
+}
+
+// RecordUnseen books one probe due at intended and not seen by now: a
+// lower bound.
+func (v *Visibility) RecordUnseen(intended, now time.Time) {
+	v.NeverSeen++
+	v.Censored++
+	age := now.Sub(intended)
+	v.Latency.Record(age)
+	v.Midpoint.Record(age)
+	v.Unseen.Record(age)
+}
+
+// LatencySummary is Latency's summary, its figures that the never-seen
+// probes reach marked as lower bounds.
+func (v *Visibility) LatencySummary() stats.Summary { return v.summary(v.Latency) }
+
+// MidpointSummary is Midpoint's, marked likewise; empty in results
+// written before it was kept.
+func (v *Visibility) MidpointSummary() stats.Summary { return v.summary(v.Midpoint) }
+
+func (v *Visibility) summary(h *stats.Histogram) stats.Summary {
+	if h == nil {
+		return stats.Summary{}
+	}
+	s := h.Summarize()
+	if v.Unseen == nil && v.Censored > 0 {
+		// Results written before the ages were kept apart: any value may
+		// be one of the lower bounds.
+		s.LowerFromMs = max(s.MinMs, 0.001)
+		return s
+	}
+	return s.WithLowerBounds(v.Unseen)
 }
 
 // SetResolution sets ResolutionMs and ResolutionMaxMs from Gap: its p99
@@ -149,7 +208,7 @@ func summarizeUpdates(u *Updates, m *Phase, gens []string) *UpdateSummary {
 	}
 	s := &UpdateSummary{
 		Dispatched: m.UpdatesDispatched, Acked: m.UpdatesAcked, Failed: m.UpdatesFailed,
-		FreshnessLag: u.Freshness.Lag.Summarize(), VisibilityLatency: u.Visibility.Latency.Summarize(),
+		FreshnessLag: u.Freshness.Lag.Summarize(), VisibilityLatency: u.Visibility.LatencySummary(),
 		VisibilityResolution: u.Visibility.ResolutionMs,
 		Audited:              len(u.Audit) == len(gens) && u.AuditError == "",
 	}

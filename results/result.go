@@ -229,24 +229,28 @@ type Config struct {
 // unsent), throughput by the time of acknowledgement within the window.
 // The phases say where the rest went.
 type Summary struct {
-	MeasuredS            float64                      `json:"measured_s"`
-	TargetEventsPerSec   float64                      `json:"target_events_per_s"`
-	AchievedEventsPerSec float64                      `json:"achieved_events_per_s"`
-	TargetMBPerSec       float64                      `json:"target_mb_per_s"` // MB = 10^6 bytes
-	AchievedMBPerSec     float64                      `json:"achieved_mb_per_s"`
-	EventsDue            int64                        `json:"events_due"`
-	EventsAcked          int64                        `json:"events_acked"`
-	EventsAckedOnRetry   int64                        `json:"events_acked_on_retry,omitempty"`
-	EventsFailed         int64                        `json:"events_failed"`
-	EventsUnsent         int64                        `json:"events_unsent"`
-	UnsentWait           stats.Summary                `json:"unsent_wait"` // lower bound of the latency of unsent batches
-	Batches              int64                        `json:"batches"`
-	LateBatches          int64                        `json:"late_batches"`
-	Retries              int64                        `json:"retries"`
-	WriteLatency         stats.Summary                `json:"write_latency"`
-	ServiceTime          stats.Summary                `json:"service_time"`
-	FreshnessLag         stats.Summary                `json:"freshness_lag"`
-	VisibilityLatency    stats.Summary                `json:"visibility_latency"`
+	MeasuredS            float64       `json:"measured_s"`
+	TargetEventsPerSec   float64       `json:"target_events_per_s"`
+	AchievedEventsPerSec float64       `json:"achieved_events_per_s"`
+	TargetMBPerSec       float64       `json:"target_mb_per_s"` // MB = 10^6 bytes
+	AchievedMBPerSec     float64       `json:"achieved_mb_per_s"`
+	EventsDue            int64         `json:"events_due"`
+	EventsAcked          int64         `json:"events_acked"`
+	EventsAckedOnRetry   int64         `json:"events_acked_on_retry,omitempty"`
+	EventsFailed         int64         `json:"events_failed"`
+	EventsUnsent         int64         `json:"events_unsent"`
+	UnsentWait           stats.Summary `json:"unsent_wait"` // lower bound of the latency of unsent batches
+	Batches              int64         `json:"batches"`
+	LateBatches          int64         `json:"late_batches"`
+	Retries              int64         `json:"retries"`
+	WriteLatency         stats.Summary `json:"write_latency"`
+	ServiceTime          stats.Summary `json:"service_time"`
+	FreshnessLag         stats.Summary `json:"freshness_lag"`
+	VisibilityLatency    stats.Summary `json:"visibility_latency"`
+	// VisibilityMidpoint is the estimate from the windows in which the
+	// probes became visible (Visibility.Midpoint); VisibilityLatency, the
+	// upper bound, is the headline.
+	VisibilityMidpoint   stats.Summary                `json:"visibility_latency_midpoint"`
 	VisibilityResolution float64                      `json:"visibility_resolution_ms"`
 	ProbeQueryService    stats.Summary                `json:"probe_query_service"`
 	Errors               map[string]*stats.ErrorCount `json:"errors,omitempty"`

@@ -15,7 +15,8 @@ func Summarize(r *Result, measuredS float64) Summary {
 	s := Summary{
 		MeasuredS:    measuredS,
 		WriteLatency: m.WriteLatency.Summarize(), ServiceTime: m.ServiceTime.Summarize(),
-		FreshnessLag: r.Freshness.Lag.Summarize(), VisibilityLatency: r.Visibility.Latency.Summarize(),
+		FreshnessLag: r.Freshness.Lag.Summarize(), VisibilityLatency: r.Visibility.LatencySummary(),
+		VisibilityMidpoint:   r.Visibility.MidpointSummary(),
 		VisibilityResolution: r.Visibility.ResolutionMs, ProbeQueryService: r.Visibility.QueryService.Summarize(),
 		Batches: m.Batches, LateBatches: m.LateBatches, Retries: m.Retries,
 		EventsDue: m.Due, EventsAcked: m.Acked, EventsAckedOnRetry: m.AckedOnRetry,
@@ -43,7 +44,7 @@ func Summarize(r *Result, measuredS float64) Summary {
 		s.ReadEndpoints = append(s.ReadEndpoints, e.summarize(r.Generators))
 	}
 	if v := r.VisibleEverywhere; v != nil && v.NotMeasured == "" {
-		sum := v.Latency.Summarize()
+		sum := v.LatencySummary()
 		s.VisibleEverywhere, s.VisibleEverywhereResolution = &sum, v.ResolutionMs
 	}
 	return s

@@ -97,6 +97,25 @@ type Summary struct {
 	P999Ms  float64 `json:"p99_9_ms"`
 	MaxMs   float64 `json:"max_ms"`
 	Clamped int64   `json:"clamped_over_1h,omitempty"`
+	// LowerFromMs, when set, says that the histogram holds right-censored
+	// values (lower bounds: a probe never seen, entered at its age), the
+	// least of them this. A figure at or above it may be one of them, or
+	// pushed up by them: it is only a lower bound, "> X" (see LowerBound).
+	LowerFromMs float64 `json:"lower_bounds_from_ms,omitempty"`
+}
+
+// LowerBound reports whether v, one of s's figures, is only a lower
+// bound: the censored values reach it. Every figure of a summary is
+// printed through this one rule.
+func (s Summary) LowerBound(v float64) bool { return s.LowerFromMs > 0 && v >= s.LowerFromMs }
+
+// WithLowerBounds returns s marked with the right-censored values of
+// censored (nil or empty: none), which s's histogram holds too.
+func (s Summary) WithLowerBounds(censored *Histogram) Summary {
+	if censored != nil && censored.Count() > 0 {
+		s.LowerFromMs = max(censored.Summarize().MinMs, microsToMs(lowestMicros))
+	}
+	return s
 }
 
 func microsToMs(v int64) float64 { return float64(v) / 1000 }

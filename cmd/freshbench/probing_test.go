@@ -2,6 +2,8 @@ package main
 
 import (
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,5 +43,47 @@ func TestDefaultRunProbesAtTheTargetsPace(t *testing.T) {
 	p50 := time.Duration(r.Summary.VisibilityLatency.P50Ms * float64(time.Millisecond))
 	if lo, hi := delay, delay+2*write+v.Gap.Quantile(0.5)+2*time.Millisecond; p50 < lo || p50 > hi {
 		t.Errorf("visibility p50 %s, want within [%s, %s]: the injected delay, plus the write and the median poll gap", p50, lo, hi)
+	}
+}
+
+// A run that ends before most probes show: every percentile that the
+// never-seen probes (lower bounds) reach is itself a lower bound, and is
+// printed and stored as "> X", never as a value (issue 27).
+func TestCensoredPercentilesAreLowerBounds(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	code, stdout, stderr := freshbench(t, "run", "--duration", "3s", "--warmup", "1s", "--drain", "1s", "--quiet",
+		"--metrics-addr", "127.0.0.1:0", "--target", "sim://?visibility_delay=5s", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := r.Summary.VisibilityLatency
+	if r.Visibility.NeverSeen == 0 || r.Visibility.Seen > 0 {
+		t.Fatalf("%d probes seen, %d never: want none seen within a 1 s drain of a 5 s delay", r.Visibility.Seen, r.Visibility.NeverSeen)
+	}
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"p50", v.P50Ms}, {"p99", v.P99Ms}, {"max", v.MaxMs}} {
+		if !v.LowerBound(p.v) {
+			t.Errorf("results: visibility %s %.0f ms stored as a value; every probe was a lower bound (lower bounds from %.0f ms)", p.name, p.v, v.LowerFromMs)
+		}
+	}
+	row := regexp.MustCompile(`(?m)^ *visibility latency +\d+ +(.*)$`).FindStringSubmatch(stdout)
+	if row == nil {
+		t.Fatalf("no visibility latency row in:\n%s", stdout)
+	}
+	cells := regexp.MustCompile(`(?:> )?\S+`).FindAllString(row[1], -1)
+	if len(cells) != 4 {
+		t.Fatalf("visibility latency row %q: want 4 cells (p50 p95 p99 max), got %q", row[0], cells)
+	}
+	for _, cell := range cells {
+		if !strings.HasPrefix(cell, "> ") {
+			t.Errorf("visibility latency row %q: a percentile among lower bounds printed as a value %q, want \"> X\"", row[0], cell)
+		}
 	}
 }
