@@ -15,7 +15,6 @@ import (
 
 	"github.com/freshbench/freshbench/ingest"
 	"github.com/freshbench/freshbench/invalid"
-	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/probe"
 	"github.com/freshbench/freshbench/query"
 	"github.com/freshbench/freshbench/redact"
@@ -36,7 +35,15 @@ type Config struct {
 	// one connection's time it may spend querying, and its polls per
 	// second; 0 takes probe.DefaultBudget's.
 	ProbeShare, ProbeMaxRate float64
-	Drain                    time.Duration // how long to wait after the schedule for acknowledged events to show
+	// Drain is how long to wait after the schedule for acknowledged
+	// events to show; past it, the drain waits on while the target is
+	// still catching up, up to DrainMax (0: 4 × Drain). Events not
+	// visible at its end are late if the target was still catching up,
+	// lost only if it had caught up.
+	Drain, DrainMax time.Duration
+	// Recheck, when set, audits the late events again that long after
+	// the drain, and says which turned up.
+	Recheck time.Duration
 	// RepeatIDs keeps the generator identifiers and _ids that the seed
 	// alone gives, the same in every run with that seed; otherwise each
 	// run draws ids of its own, so that repeated runs on one index or
@@ -101,6 +108,12 @@ func (c Config) Validate() error {
 	}
 	if c.Drain < 0 {
 		return invalid.New("drain", c.Drain, "0 or more")
+	}
+	if c.DrainMax < 0 {
+		return invalid.New("drain maximum", c.DrainMax, "0 (4 × the drain) or more")
+	}
+	if c.Recheck < 0 {
+		return invalid.New("recheck", c.Recheck, "0 (none) or more")
 	}
 	if c.Experiment != nil {
 		if err := c.Experiment.Validate(); err != nil {
@@ -277,7 +290,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 		res.EndedEarly, res.EndReason = true, ErrInterrupted.Error()
 	} else {
 		obs.Phase(cfg.Phase + "drain")
-		drain(ctx, eps, cfg, gens, ledger, probes, upd)
+		res.Drain = drain(ctx, eps, cfg, gens, ledger, probes, upd, probe.NewClock(start))
 	}
 	stopVis()
 	polls.Wait()
@@ -285,6 +298,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	res.EndedAt = time.Now().UTC()
 	res.Phases = []*results.Phase{acct.Phase(results.PhaseWarmup), acct.Phase(results.PhaseMeasured), acct.Phase(results.PhaseTail)}
 	seen, everywhere := probes.Finish()
+	audits := make([][]results.Completeness, len(eps))
 	updates, updatesEverywhere := upd.finish(ctx, ledger, gens, interrupted)
 	for i, e := range eps {
 		r := &results.ReadEndpoint{Name: e.Name, URL: redact.URL(e.URL), Freshness: fresh[i].Result(), Visibility: seen[i], Series: epSeries[i].Points()}
@@ -296,6 +310,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 		}
 		if !interrupted {
 			r.Completeness, r.AuditError = audit(ctx, ledger, e.Reader, gens)
+			audits[i] = r.Completeness
 		}
 		if i == 0 {
 			res.Freshness, res.Visibility, res.Queries = r.Freshness, r.Visibility, r.Queries
@@ -304,6 +319,9 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 			continue
 		}
 		res.ReadEndpoints = append(res.ReadEndpoints, r)
+	}
+	if res.Drain != nil {
+		settle(ctx, cfg, res.Drain, eps, ledger, gens, audits)
 	}
 	res.VisibleEverywhere = everywhere
 	res.Series = series.Points()
@@ -551,44 +569,6 @@ func progressAt(now, start time.Time, cfg Config, series *stats.Series, fresh *p
 		}
 	}
 	return p
-}
-
-// drainPause is the pause between the drain's checks when the polls
-// have no fixed interval: each check counts every generator's events on
-// every endpoint, heavier than a probe.
-const drainPause = 100 * time.Millisecond
-
-// drain waits until every acknowledged event and every probe is visible
-// on every endpoint, or until the drain period ends.
-func drain(ctx context.Context, eps []ReadEndpoint, cfg Config, gens []string, ledger *probe.Ledger, probes *probe.Probes, upd *updateProbes) {
-	deadline := time.Now().Add(cfg.Drain)
-	pause := cfg.PollInterval
-	if pause == 0 {
-		pause = drainPause
-	}
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		if probes.Pending() == 0 && upd.pending() == 0 && allVisible(ctx, eps, gens, ledger) && upd.allVisible(ctx, gens, ledger) {
-			return
-		}
-		if !pace.Sleep(time.Now().Add(pause), ctx.Done()) {
-			return
-		}
-	}
-}
-
-func allVisible(ctx context.Context, eps []ReadEndpoint, gens []string, ledger *probe.Ledger) bool {
-	for _, e := range eps {
-		for _, g := range gens {
-			n, err := e.Reader.Count(ctx, g)
-			if errors.Is(err, target.ErrNotKept) {
-				continue // nothing will ever show: nothing to wait for
-			}
-			if err != nil || n < ledger.AckedCount(g) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // endpointSeries returns a series per endpoint: the run's own for the

@@ -94,8 +94,9 @@ func Console(w io.Writer, r *results.Result) {
 			acked += c.Acknowledged
 			visible += c.Visible
 		}
-		fmt.Fprintf(w, "completeness%s: %d acknowledged, %d visible, %d missing, %d unexpected, %d duplicates\n",
-			on, acked, visible, s.Missing, s.Unexpected, s.Duplicates)
+		fmt.Fprintf(w, "completeness%s: %d acknowledged, %d visible, %s%d missing (lost), %d unexpected, %d duplicates\n",
+			on, acked, visible, lateText(s.Late, r.Drain), s.Missing, s.Unexpected, s.Duplicates)
+		consoleRecheck(w, r.Completeness)
 	case r.AuditError != "":
 		fmt.Fprintf(w, "completeness%s: not audited: %s\n", on, r.AuditError)
 	default:
@@ -177,6 +178,34 @@ func consoleUpdates(w io.Writer, r *results.Result) {
 			fmt.Fprintf(w, "update audit%s: %d events updated: %d show the revision acknowledged last, %d lost updates (an older revision), %d show a revision never acknowledged\n",
 				on, events, current, lost, unacked)
 		}
+	}
+}
+
+// lateText says how many events were not visible within the drain while
+// the target was still catching up: late, not lost.
+func lateText(late int64, d *results.Drain) string {
+	if late == 0 || d == nil {
+		return ""
+	}
+	lag := ""
+	if d.FreshnessLagMs > 0 {
+		lag = ", its freshness lag then " + msUnit(d.FreshnessLagMs)
+	}
+	return fmt.Sprintf("%d not visible within the drain (%s; the target was still catching up%s: late, not lost), ", late, seconds(d.WaitedS), lag)
+}
+
+// consoleRecheck says what a re-check after the drain found of the late
+// events.
+func consoleRecheck(w io.Writer, cs []results.Completeness) {
+	var late, up, still int64
+	after := 0.0
+	for _, c := range cs {
+		if r := c.Recheck; r != nil {
+			late, up, still, after = late+c.Late, up+r.TurnedUp, still+r.StillNotVisible, r.AfterS
+		}
+	}
+	if late > 0 {
+		fmt.Fprintf(w, "recheck %s after the drain: %d of the %d late events turned up, %d still not visible\n", seconds(after), up, late, still)
 	}
 }
 

@@ -424,10 +424,13 @@ func completenessCard(r *results.Result) card {
 		c.Value = percent(float64(acked-s.Missing) / float64(acked))
 	}
 	c.Sub = fmt.Sprintf("%s missing · %s unexpected · %s duplicates", count(s.Missing), count(s.Unexpected), count(s.Duplicates))
+	if s.Late > 0 {
+		c.Sub = count(s.Late) + " late (not visible within the drain) · " + c.Sub
+	}
 	switch {
 	case s.Missing > 0:
 		c.Status = "bad"
-	case s.Unexpected > 0 || s.Duplicates > 0:
+	case s.Late > 0 || s.Unexpected > 0 || s.Duplicates > 0:
 		c.Status = "warn"
 	default:
 		c.Status = "ok"

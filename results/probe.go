@@ -141,10 +141,17 @@ func (v *Visibility) SetResolution() {
 
 // Completeness is the audit of one generator after the drain.
 type Completeness struct {
-	Generator     string  `json:"generator"`
-	Acknowledged  int64   `json:"acknowledged"`
-	Visible       int64   `json:"visible"`    // distinct events a search returned
-	Missing       int64   `json:"missing"`    // acknowledged, never visible: lost writes
+	Generator    string `json:"generator"`
+	Acknowledged int64  `json:"acknowledged"`
+	Visible      int64  `json:"visible"` // distinct events a search returned
+	// Missing: acknowledged, and still not visible once the target had
+	// caught up (the drain saw its count of visible events stop moving):
+	// lost writes.
+	Missing int64 `json:"missing"`
+	// Late: acknowledged, and not visible within the drain while the
+	// target was still catching up: late, not lost (see Recheck).
+	Late          int64   `json:"late,omitempty"`
+	LateSample    []int64 `json:"late_seq_sample,omitempty"`
 	Unexpected    int64   `json:"unexpected"` // visible, never acknowledged
 	Duplicates    int64   `json:"duplicates"` // extra copies of a visible event
 	MissingSample []int64 `json:"missing_seq_sample,omitempty"`
@@ -155,6 +162,30 @@ type Completeness struct {
 	// no events); Visible, Missing, Unexpected and Duplicates are then 0
 	// and mean nothing.
 	NotMeasured string `json:"not_measured,omitempty"`
+	// Recheck, when set, is a later audit of the generator: how many of
+	// the Late events it found visible.
+	Recheck *Recheck `json:"recheck,omitempty"`
+}
+
+// Recheck is an audit made after the drain, of the events that were late.
+type Recheck struct {
+	AfterS   float64 `json:"after_drain_s"` // how long after the drain's end
+	TurnedUp int64   `json:"turned_up"`     // late events visible by then
+	// StillNotVisible: late events still not visible by then; late still,
+	// unless the target had caught up (then they are lost).
+	StillNotVisible int64 `json:"still_not_visible"`
+}
+
+// Drain is how the wait after the schedule ended: how long it took,
+// whether the target had caught up (everything visible, or its count of
+// visible events no longer moving), and the freshness lag it had reached.
+type Drain struct {
+	WaitedS  float64 `json:"waited_s"`
+	MaxS     float64 `json:"max_s"`
+	CaughtUp bool    `json:"caught_up"`
+	// FreshnessLagMs is the target's freshness lag at the drain's end
+	// (its newest visible event's age); 0 when unknown.
+	FreshnessLagMs float64 `json:"freshness_lag_ms,omitempty"`
 }
 
 // UpdateAudit is the audit of one generator's updates after the drain:

@@ -85,6 +85,8 @@ type Result struct {
 	Visibility   Visibility     `json:"visibility"`
 	Completeness []Completeness `json:"completeness,omitempty"`
 	AuditError   string         `json:"audit_error,omitempty"`
+	// Drain is how the wait for acknowledged events to show ended.
+	Drain *Drain `json:"drain,omitempty"`
 	// ReadEndpoints, when the run read from endpoints apart from the
 	// write target (replicas, standbys, query nodes), are what each one
 	// showed. Freshness, Visibility, Completeness and Queries stay the
@@ -250,7 +252,10 @@ type Summary struct {
 	// VisibilityMidpoint is the estimate from the windows in which the
 	// probes became visible (Visibility.Midpoint); VisibilityLatency, the
 	// upper bound, is the headline.
-	VisibilityMidpoint   stats.Summary                `json:"visibility_latency_midpoint"`
+	VisibilityMidpoint stats.Summary `json:"visibility_latency_midpoint"`
+	// Late counts the events not visible within the drain while the
+	// target was still catching up; Missing only those lost.
+	Late                 int64                        `json:"late,omitempty"`
 	VisibilityResolution float64                      `json:"visibility_resolution_ms"`
 	ProbeQueryService    stats.Summary                `json:"probe_query_service"`
 	Errors               map[string]*stats.ErrorCount `json:"errors,omitempty"`

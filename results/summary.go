@@ -39,6 +39,9 @@ func Summarize(r *Result, measuredS float64) Summary {
 		s.AchievedMBPerSec = float64(m.ThroughputBytes) / s.MeasuredS / 1e6
 	}
 	s.Missing, s.Unexpected, s.Duplicates, s.Audited = audit(r.Completeness, r.Generators, r.AuditError)
+	for _, c := range r.Completeness {
+		s.Late += c.Late
+	}
 	s.Updates = summarizeUpdates(r.Updates, m, r.Generators)
 	for _, e := range r.ReadEndpoints {
 		s.ReadEndpoints = append(s.ReadEndpoints, e.summarize(r.Generators))

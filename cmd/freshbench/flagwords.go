@@ -14,6 +14,7 @@ func flagFor(field string) (string, bool) {
 		"document size": "--doc-size", "document shape": "--doc-shape", "write timeout": "--write-timeout", "write retries": "--write-retries",
 		"probe rate": "--probe-rate", "poll interval": "--poll-interval", "drain": "--drain",
 		"probe share": "--probe-share", "probe max rate": "--probe-max-rate",
+		"drain maximum": "--drain-max", "recheck": "--recheck",
 		"memory limit": "--max-memory", "mix": "--mix", "QPS": "--qps", "QPS and concurrency": "--qps and --concurrency", "concurrency": "--concurrency",
 		"query in-flight bound": "--query-max-inflight", "miss share": "--miss-share", "limit": "--limit",
 		"query timeout": "--query-timeout", "settle": "--settle", "events": "--events",

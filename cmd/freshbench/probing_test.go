@@ -52,8 +52,8 @@ func TestDefaultRunProbesAtTheTargetsPace(t *testing.T) {
 func TestCensoredPercentilesAreLowerBounds(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
-	code, stdout, stderr := freshbench(t, "run", "--duration", "3s", "--warmup", "1s", "--drain", "1s", "--quiet",
-		"--metrics-addr", "127.0.0.1:0", "--target", "sim://?visibility_delay=5s", "--out", out)
+	code, stdout, stderr := freshbench(t, "run", "--duration", "2s", "--warmup", "1s", "--drain", "500ms", "--drain-max", "500ms", "--quiet",
+		"--metrics-addr", "127.0.0.1:0", "--target", "sim://?visibility_delay=3s", "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -63,7 +63,7 @@ func TestCensoredPercentilesAreLowerBounds(t *testing.T) {
 	}
 	v := r.Summary.VisibilityLatency
 	if r.Visibility.NeverSeen == 0 || r.Visibility.Seen > 0 {
-		t.Fatalf("%d probes seen, %d never: want none seen within a 1 s drain of a 5 s delay", r.Visibility.Seen, r.Visibility.NeverSeen)
+		t.Fatalf("%d probes seen, %d never: want none seen within a 0.5 s drain of a 3 s delay", r.Visibility.Seen, r.Visibility.NeverSeen)
 	}
 	for _, p := range []struct {
 		name string
@@ -85,5 +85,61 @@ func TestCensoredPercentilesAreLowerBounds(t *testing.T) {
 		if !strings.HasPrefix(cell, "> ") {
 			t.Errorf("visibility latency row %q: a percentile among lower bounds printed as a value %q, want \"> X\"", row[0], cell)
 		}
+	}
+}
+
+// Events the target shows only after the drain are late, not lost: the
+// run says so, with the freshness the target had reached, and a re-check
+// after it finds every one of them (issue 27).
+func TestLateIsNotLost(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	code, stdout, stderr := freshbench(t, "run", "--duration", "2s", "--warmup", "1s", "--drain", "500ms", "--drain-max", "500ms", "--recheck", "2s", "--quiet",
+		"--metrics-addr", "127.0.0.1:0", "--target", "sim://?visibility_delay=2s", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acked, visible, late, lost, turnedUp int64
+	for _, c := range r.Completeness {
+		acked, visible, late, lost = acked+c.Acknowledged, visible+c.Visible, late+c.Late, lost+c.Missing
+		if c.Recheck != nil {
+			turnedUp += c.Recheck.TurnedUp
+		}
+	}
+	if lost != 0 || late != acked-visible || late == 0 {
+		t.Errorf("%d acknowledged, %d visible: %d late, %d lost; want every one not visible late (the target was still catching up), none lost", acked, visible, late, lost)
+	}
+	if turnedUp != late {
+		t.Errorf("the re-check found %d of the %d late events; the sim shows every one 2 s after its write", turnedUp, late)
+	}
+	if regexp.MustCompile(`[1-9][0-9,]* missing`).MatchString(stdout) || !strings.Contains(stdout, "not visible within the drain") {
+		t.Errorf("the console calls late events missing, or does not say they were late:\n%s", stdout)
+	}
+}
+
+// Events the target lost are counted exactly, apart from late ones: the
+// sim drops every 100th acknowledged event and shows the rest at once.
+func TestLostEventsCountedExactly(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	code, _, stderr := freshbench(t, "run", "--duration", "2s", "--warmup", "0s", "--drain", "500ms", "--quiet",
+		"--metrics-addr", "127.0.0.1:0", "--target", "sim://?drop_every=100", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acked, late, lost int64
+	for _, c := range r.Completeness {
+		acked, late, lost = acked+c.Acknowledged, late+c.Late, lost+c.Missing
+	}
+	if want := acked / 100; lost != want || late != 0 {
+		t.Errorf("%d acknowledged: %d lost, %d late; want %d lost (every 100th), none late", acked, lost, late, want)
 	}
 }

@@ -137,6 +137,7 @@ type loadFlags struct {
 	updateShare                              float64
 	batchSize, generators, inflight, retries int
 	duration, warmup, poll, drain            time.Duration
+	drainMax, recheck                        time.Duration
 	seed                                     uint64
 	repeatIDs                                bool
 	probeRate, probeShare, probeMaxRate      float64
@@ -165,7 +166,9 @@ func addStreamFlags(fs *flag.FlagSet) *loadFlags {
 	fs.Float64Var(&f.probeShare, "probe-share", probe.DefaultBudget.Share, "share of one connection's time each freshness or probe loop may spend in its queries")
 	fs.Float64Var(&f.probeMaxRate, "probe-max-rate", probe.DefaultBudget.MaxRate, "polls per second of each freshness or probe loop, at most")
 	fs.Float64Var(&f.probeRate, "probe-rate", 20, "probe events per second whose visibility latency is measured")
-	fs.DurationVar(&f.drain, "drain", 30*time.Second, "after the run, how long to wait for acknowledged events to become visible before the completeness audit")
+	fs.DurationVar(&f.drain, "drain", 30*time.Second, "after the run, how long to wait for acknowledged events to become visible before the completeness audit; past it, the wait goes on while the target is still catching up, up to --drain-max")
+	fs.DurationVar(&f.drainMax, "drain-max", 0, "the longest the drain may last while the target is still catching up (0: 4 × --drain); events not visible by then are late, not lost")
+	fs.DurationVar(&f.recheck, "recheck", 0, "when events were late, audit them again this long after the drain and say which turned up (0: no re-check)")
 	fs.IntVar(&f.retries, "write-retries", 0, "re-sends of a write request that failed as a whole (connection refused, timeout, 5xx)")
 	fs.Float64Var(&f.updateShare, "update-share", 0, "share of the events that update an event already written instead of inserting one, in [0, 1); the rate counts both")
 	fs.StringVar(&f.updateKeys, "update-keys", ingest.KeysUniform, "which written event an update updates: uniform, recent:N (one of the newest N) or zipf:S (hot keys: the k-th oldest ∝ 1/(k+1)^S, S > 1)")
@@ -197,7 +200,7 @@ func (f *loadFlags) config(writeTimeout time.Duration) (bench.Config, error) {
 			Generators: f.generators, MaxInflight: f.inflight, DocSize: int(size), Seed: f.seed,
 			WriteTimeout: writeTimeout, WriteRetries: f.retries, ProbeRate: f.probeRate,
 		},
-		PollInterval: f.poll, ProbeShare: f.probeShare, ProbeMaxRate: f.probeMaxRate, Drain: f.drain, RepeatIDs: f.repeatIDs,
+		PollInterval: f.poll, ProbeShare: f.probeShare, ProbeMaxRate: f.probeMaxRate, Drain: f.drain, DrainMax: f.drainMax, Recheck: f.recheck, RepeatIDs: f.repeatIDs,
 	}
 	if err := cfg.Validate(); err != nil {
 		return bench.Config{}, usageError{err}

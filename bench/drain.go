@@ -1,0 +1,159 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/freshbench/freshbench/pace"
+	"github.com/freshbench/freshbench/probe"
+	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/target"
+)
+
+// drainPause is the pause between the drain's checks when the polls
+// have no fixed interval: each check counts every generator's events on
+// every endpoint, heavier than a probe.
+const drainPause = 100 * time.Millisecond
+
+// drainStretch is how far past Drain the drain goes at most, as a
+// multiple of it, while the target is still catching up, when DrainMax
+// is not set.
+const drainStretch = 4
+
+// minStall is how long, at least, the count of visible events must stay
+// still before the target is taken to have caught up: longer than a busy
+// machine's pauses, and than two refreshes of a target that refreshes.
+const minStall = 2 * time.Second
+
+// drainMax is the longest the drain may last.
+func (c Config) drainMax() time.Duration {
+	if c.DrainMax > 0 {
+		return max(c.DrainMax, c.Drain)
+	}
+	return drainStretch * c.Drain
+}
+
+// drain waits until every acknowledged event and every probe is visible
+// on every endpoint. After cfg.Drain it waits on only while the target is
+// still catching up (its count of visible events moved within the stall
+// window), up to the drain's maximum. It says whether the target had
+// caught up: everything visible, or the count still for a stall window
+// once cfg.Drain had passed; only then is an event still not visible
+// lost rather than late.
+func drain(ctx context.Context, eps []ReadEndpoint, cfg Config, gens []string, ledger *probe.Ledger, probes *probe.Probes, upd *updateProbes, clock probe.Clock) *results.Drain {
+	start := time.Now()
+	limit := cfg.drainMax()
+	pause := cfg.PollInterval
+	if pause == 0 {
+		pause = drainPause
+	}
+	stall := minStall
+	for _, e := range eps {
+		if r, ok := e.Reader.(target.Refresher); ok {
+			if p, ok := r.RefreshPeriod(); ok {
+				stall = max(stall, 2*p)
+			}
+		}
+	}
+	d := &results.Drain{MaxS: limit.Seconds()}
+	last, moved := int64(-1), start
+	for ctx.Err() == nil {
+		n, all, known := visibleCount(ctx, eps, gens, ledger)
+		now := time.Now()
+		switch {
+		case !known:
+			moved = now // a count that failed says nothing of progress
+		case last >= 0 && n != last:
+			moved = now
+		}
+		if known {
+			last = n
+		}
+		if all && probes.Pending() == 0 && upd.pending() == 0 && upd.allVisible(ctx, gens, ledger) {
+			d.CaughtUp = true
+			break
+		}
+		if now.Sub(start) >= cfg.Drain {
+			if now.Sub(moved) >= stall {
+				d.CaughtUp = true
+				break
+			}
+			if now.Sub(start) >= limit {
+				break
+			}
+		}
+		if !pace.Sleep(now.Add(pause), ctx.Done()) {
+			break
+		}
+	}
+	d.WaitedS = time.Since(start).Seconds()
+	d.FreshnessLagMs = float64(lagNow(ctx, eps[0].Reader, gens, clock).Microseconds()) / 1000
+	return d
+}
+
+// visibleCount is how many events of gens every endpoint shows in all,
+// whether each shows all it acknowledged, and whether every count
+// answered (an endpoint that keeps nothing is left out).
+func visibleCount(ctx context.Context, eps []ReadEndpoint, gens []string, ledger *probe.Ledger) (n int64, all, known bool) {
+	all, known = true, true
+	for _, e := range eps {
+		for _, g := range gens {
+			c, err := e.Reader.Count(ctx, g)
+			if errors.Is(err, target.ErrNotKept) {
+				continue // nothing will ever show: nothing to wait for
+			}
+			if err != nil {
+				all, known = false, false
+				continue
+			}
+			n += c
+			if c < ledger.AckedCount(g) {
+				all = false
+			}
+		}
+	}
+	return n, all, known
+}
+
+// lagNow is the largest freshness lag of gens that r shows now; 0 when
+// none answers.
+func lagNow(ctx context.Context, r target.Reader, gens []string, clock probe.Clock) time.Duration {
+	var lag time.Duration
+	for _, g := range gens {
+		newest, ok, err := r.Freshness(ctx, g)
+		if err == nil && ok {
+			lag = max(lag, clock.Since(time.Now(), newest))
+		}
+	}
+	return lag
+}
+
+// settle books what the audits found not visible: lost when the target
+// had caught up by the drain's end, late otherwise; and, with a Recheck,
+// audits the late events again after it and says which turned up.
+func settle(ctx context.Context, cfg Config, d *results.Drain, eps []ReadEndpoint, ledger *probe.Ledger, gens []string, audits [][]results.Completeness) {
+	late := false
+	for _, cs := range audits {
+		for i := range cs {
+			if c := &cs[i]; !d.CaughtUp && c.Missing > 0 {
+				c.Late, c.LateSample, c.Missing, c.MissingSample = c.Missing, c.MissingSample, 0, nil
+				late = true
+			}
+		}
+	}
+	if !late || cfg.Recheck <= 0 || !pace.Sleep(time.Now().Add(cfg.Recheck), ctx.Done()) {
+		return
+	}
+	for i, cs := range audits {
+		again, _ := audit(ctx, ledger, eps[i].Reader, gens)
+		for j := range cs {
+			c := &cs[j]
+			if c.Late == 0 || j >= len(again) || again[j].Generator != c.Generator {
+				continue
+			}
+			still := min(again[j].Missing, c.Late)
+			c.Recheck = &results.Recheck{AfterS: cfg.Recheck.Seconds(), TurnedUp: c.Late - still, StillNotVisible: still}
+		}
+	}
+}
