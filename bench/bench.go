@@ -321,7 +321,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 		res.ReadEndpoints = append(res.ReadEndpoints, r)
 	}
 	if res.Drain != nil {
-		settle(ctx, cfg, res.Drain, eps, ledger, gens, audits)
+		settle(ctx, cfg, res.Drain, eps, audits)
 	}
 	res.VisibleEverywhere = everywhere
 	res.Series = series.Points()

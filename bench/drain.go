@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/freshbench/freshbench/pace"
@@ -129,10 +130,22 @@ func lagNow(ctx context.Context, r target.Reader, gens []string, clock probe.Clo
 	return lag
 }
 
+// recheck looks again for the events c found not visible, after (how
+// long after the drain it is); nil when the target does not answer.
+func recheck(ctx context.Context, r target.Reader, c *results.Completeness, after time.Duration) *results.Recheck {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+	defer cancel()
+	up, total, err := probe.Recheck(rctx, r, c.Generator, c.NotVisible)
+	if err != nil {
+		return nil
+	}
+	return &results.Recheck{AfterS: after.Seconds(), TurnedUp: up, StillNotVisible: total - up}
+}
+
 // settle books what the audits found not visible: lost when the target
 // had caught up by the drain's end, late otherwise; and, with a Recheck,
 // audits the late events again after it and says which turned up.
-func settle(ctx context.Context, cfg Config, d *results.Drain, eps []ReadEndpoint, ledger *probe.Ledger, gens []string, audits [][]results.Completeness) {
+func settle(ctx context.Context, cfg Config, d *results.Drain, eps []ReadEndpoint, audits [][]results.Completeness) {
 	late := false
 	for _, cs := range audits {
 		for i := range cs {
@@ -146,14 +159,24 @@ func settle(ctx context.Context, cfg Config, d *results.Drain, eps []ReadEndpoin
 		return
 	}
 	for i, cs := range audits {
-		again, _ := audit(ctx, ledger, eps[i].Reader, gens)
 		for j := range cs {
-			c := &cs[j]
-			if c.Late == 0 || j >= len(again) || again[j].Generator != c.Generator {
-				continue
+			if c := &cs[j]; c.Late > 0 {
+				c.Recheck = recheck(ctx, eps[i].Reader, c, cfg.Recheck)
 			}
-			still := min(again[j].Missing, c.Late)
-			c.Recheck = &results.Recheck{AfterS: cfg.Recheck.Seconds(), TurnedUp: c.Late - still, StillNotVisible: still}
 		}
 	}
+}
+
+// Recheck looks again, on r, for the events res's audit of its target
+// found late or missing, and returns that audit with each generator's
+// Recheck set: how many turned up since (AfterS from res's end).
+func Recheck(ctx context.Context, r target.Reader, res *results.Result) []results.Completeness {
+	after := time.Since(res.EndedAt)
+	out := slices.Clone(res.Completeness)
+	for i := range out {
+		if c := &out[i]; c.Late+c.Missing > 0 {
+			c.Recheck = recheck(ctx, r, c, after)
+		}
+	}
+	return out
 }

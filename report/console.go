@@ -372,3 +372,29 @@ func verdictText(st *results.Result) string {
 	}
 	return "not sustainable: " + st.Verdict.Reason()
 }
+
+// Recheck says what a re-check found of the events an audit had found
+// late or missing: which turned up since.
+func Recheck(w io.Writer, cs []results.Completeness) {
+	found := false
+	for _, c := range cs {
+		if c.Late+c.Missing == 0 {
+			continue
+		}
+		found = true
+		r := c.Recheck
+		if r == nil {
+			fmt.Fprintf(w, "generator %s: %d late, %d missing: not re-checked (the target did not answer)\n", c.Generator, c.Late, c.Missing)
+			continue
+		}
+		cut := ""
+		if c.NotVisibleCut {
+			cut = " (of the first ranges only: the results keep a bounded list)"
+		}
+		fmt.Fprintf(w, "generator %s: %d late, %d missing at the drain's end; %s later, %d turned up, %d still not visible%s\n",
+			c.Generator, c.Late, c.Missing, seconds(r.AfterS), r.TurnedUp, r.StillNotVisible, cut)
+	}
+	if !found {
+		fmt.Fprintln(w, "every acknowledged event was visible at the drain's end: nothing to re-check")
+	}
+}

@@ -152,6 +152,11 @@ type Completeness struct {
 	// target was still catching up: late, not lost (see Recheck).
 	Late          int64   `json:"late,omitempty"`
 	LateSample    []int64 `json:"late_seq_sample,omitempty"`
+	// NotVisible are the _seqs of the events late or missing, as ranges,
+	// for a later re-check (freshbench audit); NotVisibleCut says the
+	// list stopped at its bound and holds only the first of them.
+	NotVisible    []SeqRange `json:"not_visible_seq_ranges,omitempty"`
+	NotVisibleCut bool       `json:"not_visible_ranges_cut,omitempty"`
 	Unexpected    int64   `json:"unexpected"` // visible, never acknowledged
 	Duplicates    int64   `json:"duplicates"` // extra copies of a visible event
 	MissingSample []int64 `json:"missing_seq_sample,omitempty"`
@@ -165,6 +170,12 @@ type Completeness struct {
 	// Recheck, when set, is a later audit of the generator: how many of
 	// the Late events it found visible.
 	Recheck *Recheck `json:"recheck,omitempty"`
+}
+
+// SeqRange is the _seqs From to To, both included.
+type SeqRange struct {
+	From int64 `json:"from"`
+	To   int64 `json:"to"`
 }
 
 // Recheck is an audit made after the drain, of the events that were late.
