@@ -150,16 +150,16 @@ type Completeness struct {
 	Missing int64 `json:"missing"`
 	// Late: acknowledged, and not visible within the drain while the
 	// target was still catching up: late, not lost (see Recheck).
-	Late          int64   `json:"late,omitempty"`
-	LateSample    []int64 `json:"late_seq_sample,omitempty"`
+	Late       int64   `json:"late,omitempty"`
+	LateSample []int64 `json:"late_seq_sample,omitempty"`
 	// NotVisible are the _seqs of the events late or missing, as ranges,
 	// for a later re-check (freshbench audit); NotVisibleCut says the
 	// list stopped at its bound and holds only the first of them.
 	NotVisible    []SeqRange `json:"not_visible_seq_ranges,omitempty"`
 	NotVisibleCut bool       `json:"not_visible_ranges_cut,omitempty"`
-	Unexpected    int64   `json:"unexpected"` // visible, never acknowledged
-	Duplicates    int64   `json:"duplicates"` // extra copies of a visible event
-	MissingSample []int64 `json:"missing_seq_sample,omitempty"`
+	Unexpected    int64      `json:"unexpected"` // visible, never acknowledged
+	Duplicates    int64      `json:"duplicates"` // extra copies of a visible event
+	MissingSample []int64    `json:"missing_seq_sample,omitempty"`
 	// UnexpectedSample is the same for the events visible but never
 	// acknowledged.
 	UnexpectedSample []int64 `json:"unexpected_seq_sample,omitempty"`
