@@ -166,9 +166,12 @@ func buildView(res *results.Result) *htmlView {
 		latency("Batch lateness", summarize(latenessH)),
 		latency("Freshness lag", s.FreshnessLag),
 		latency("Freshness query service", summarize(detail.Freshness.QueryService)),
-		latency("Visibility latency", s.VisibilityLatency),
-		latency("Probe query service", s.ProbeQueryService),
+		latency("Visibility latency (upper bound, the headline)", s.VisibilityLatency),
 	}
+	if s.VisibilityMidpoint.Count > 0 {
+		v.Latencies = append(v.Latencies, latency("Visibility, interval midpoint (± half the gap)", s.VisibilityMidpoint))
+	}
+	v.Latencies = append(v.Latencies, latency("Probe query service", s.ProbeQueryService))
 	if u := s.Updates; u != nil {
 		v.Latencies = append(v.Latencies,
 			latency("Update freshness lag", u.FreshnessLag),
