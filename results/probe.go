@@ -122,8 +122,7 @@ func (v *Visibility) summary(h *stats.Histogram) stats.Summary {
 	if v.Unseen == nil && v.Censored > 0 {
 		// Results written before the ages were kept apart: any value may
 		// be one of the lower bounds.
-		s.LowerFromMs = max(s.MinMs, 0.001)
-		return s
+		return s.WithLowerFrom(s.MinMs)
 	}
 	return s.WithLowerBounds(v.Unseen)
 }
