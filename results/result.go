@@ -209,14 +209,9 @@ type Config struct {
 	ProbeRate     float64 `json:"probe_rate"`
 	// UpdateShare is the share of events that update an event already
 	// written, UpdateKeys how they choose it (ingest.KeyChoice's form).
-	UpdateShare float64 `json:"update_share,omitempty"`
-	UpdateKeys  string  `json:"update_keys,omitempty"`
-	// PollIntervalS is the fixed mean pause between polls; 0: the loops
-	// polled as often as the target answered, within ProbeShare of one
-	// connection's time and ProbeMaxRate polls per second each.
+	UpdateShare    float64           `json:"update_share,omitempty"`
+	UpdateKeys     string            `json:"update_keys,omitempty"`
 	PollIntervalS  float64           `json:"poll_interval_s"`
-	ProbeShare     float64           `json:"probe_share,omitempty"`
-	ProbeMaxRate   float64           `json:"probe_max_rate,omitempty"`
 	DrainS         float64           `json:"drain_s"`
 	TargetSettings map[string]string `json:"target_settings,omitempty"`
 	// Via is the intermediary the events passed through on their way to
@@ -224,6 +219,11 @@ type Config struct {
 	// ViaSettings its effective settings; empty for direct writes.
 	Via         string            `json:"via,omitempty"`
 	ViaSettings map[string]string `json:"via_settings,omitempty"`
+	// ProbeShare and ProbeMaxRate are the probe budget when PollIntervalS
+	// is 0: the loops polled as often as the target answered, within that
+	// share of one connection's time and that many polls per second each.
+	ProbeShare   float64 `json:"probe_share,omitempty"`
+	ProbeMaxRate float64 `json:"probe_max_rate,omitempty"`
 }
 
 // Summary holds the headline figures of the measured phase, every one of
@@ -231,31 +231,24 @@ type Config struct {
 // unsent), throughput by the time of acknowledgement within the window.
 // The phases say where the rest went.
 type Summary struct {
-	MeasuredS            float64       `json:"measured_s"`
-	TargetEventsPerSec   float64       `json:"target_events_per_s"`
-	AchievedEventsPerSec float64       `json:"achieved_events_per_s"`
-	TargetMBPerSec       float64       `json:"target_mb_per_s"` // MB = 10^6 bytes
-	AchievedMBPerSec     float64       `json:"achieved_mb_per_s"`
-	EventsDue            int64         `json:"events_due"`
-	EventsAcked          int64         `json:"events_acked"`
-	EventsAckedOnRetry   int64         `json:"events_acked_on_retry,omitempty"`
-	EventsFailed         int64         `json:"events_failed"`
-	EventsUnsent         int64         `json:"events_unsent"`
-	UnsentWait           stats.Summary `json:"unsent_wait"` // lower bound of the latency of unsent batches
-	Batches              int64         `json:"batches"`
-	LateBatches          int64         `json:"late_batches"`
-	Retries              int64         `json:"retries"`
-	WriteLatency         stats.Summary `json:"write_latency"`
-	ServiceTime          stats.Summary `json:"service_time"`
-	FreshnessLag         stats.Summary `json:"freshness_lag"`
-	VisibilityLatency    stats.Summary `json:"visibility_latency"`
-	// VisibilityMidpoint is the estimate from the windows in which the
-	// probes became visible (Visibility.Midpoint); VisibilityLatency, the
-	// upper bound, is the headline.
-	VisibilityMidpoint stats.Summary `json:"visibility_latency_midpoint"`
-	// Late counts the events not visible within the drain while the
-	// target was still catching up; Missing only those lost.
-	Late                 int64                        `json:"late,omitempty"`
+	MeasuredS            float64                      `json:"measured_s"`
+	TargetEventsPerSec   float64                      `json:"target_events_per_s"`
+	AchievedEventsPerSec float64                      `json:"achieved_events_per_s"`
+	TargetMBPerSec       float64                      `json:"target_mb_per_s"` // MB = 10^6 bytes
+	AchievedMBPerSec     float64                      `json:"achieved_mb_per_s"`
+	EventsDue            int64                        `json:"events_due"`
+	EventsAcked          int64                        `json:"events_acked"`
+	EventsAckedOnRetry   int64                        `json:"events_acked_on_retry,omitempty"`
+	EventsFailed         int64                        `json:"events_failed"`
+	EventsUnsent         int64                        `json:"events_unsent"`
+	UnsentWait           stats.Summary                `json:"unsent_wait"` // lower bound of the latency of unsent batches
+	Batches              int64                        `json:"batches"`
+	LateBatches          int64                        `json:"late_batches"`
+	Retries              int64                        `json:"retries"`
+	WriteLatency         stats.Summary                `json:"write_latency"`
+	ServiceTime          stats.Summary                `json:"service_time"`
+	FreshnessLag         stats.Summary                `json:"freshness_lag"`
+	VisibilityLatency    stats.Summary                `json:"visibility_latency"`
 	VisibilityResolution float64                      `json:"visibility_resolution_ms"`
 	ProbeQueryService    stats.Summary                `json:"probe_query_service"`
 	Errors               map[string]*stats.ErrorCount `json:"errors,omitempty"`
@@ -273,4 +266,11 @@ type Summary struct {
 	Updates                     *UpdateSummary `json:"updates,omitempty"`
 	VisibleEverywhere           *stats.Summary `json:"visible_everywhere_latency,omitempty"`
 	VisibleEverywhereResolution float64        `json:"visible_everywhere_resolution_ms,omitempty"`
+	// VisibilityMidpoint is the estimate from the windows in which the
+	// probes became visible (Visibility.Midpoint); VisibilityLatency, the
+	// upper bound, is the headline.
+	VisibilityMidpoint stats.Summary `json:"visibility_latency_midpoint"`
+	// Late counts the events not visible within the drain while the
+	// target was still catching up; Missing counts only those lost.
+	Late int64 `json:"late,omitempty"`
 }
