@@ -177,3 +177,16 @@ func TestAuditRechecksLateEvents(t *testing.T) {
 		t.Errorf("audit: %q; want the 10 written events turned up, the 5 never written still not visible", stdout)
 	}
 }
+
+// A bad probe budget or drain is refused in one line that names the flag.
+func TestProbeBudgetBadInput(t *testing.T) {
+	for _, c := range []struct{ flag, value, want string }{
+		{"--poll-interval", "-1s", "--poll-interval -1s: want 0"},
+		{"--probe-share", "2", "--probe-share 2: want a share"},
+		{"--probe-max-rate", "-5", "--probe-max-rate -5: want a positive"},
+		{"--drain-max", "-1s", "--drain-max -1s: want 0"},
+		{"--recheck", "-1s", "--recheck -1s: want 0"},
+	} {
+		wantUsageError(t, []string{"run", "--target", "sim://", c.flag, c.value}, c.want)
+	}
+}
