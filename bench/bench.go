@@ -290,7 +290,13 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 		res.EndedEarly, res.EndReason = true, ErrInterrupted.Error()
 	} else {
 		obs.Phase(cfg.Phase + "drain")
-		res.Drain = drain(ctx, eps, cfg, gens, ledger, probes, upd, probe.NewClock(start))
+		var lagMax time.Duration
+		for _, f := range fresh {
+			if l := f.Result().Lag; l != nil {
+				lagMax = max(lagMax, l.Quantile(1))
+			}
+		}
+		res.Drain = drain(ctx, eps, cfg, gens, ledger, probes, upd, probe.NewClock(start), lagMax)
 	}
 	stopVis()
 	polls.Wait()

@@ -24,7 +24,11 @@ const drainStretch = 4
 
 // minStall is how long, at least, the count of visible events must stay
 // still before the target is taken to have caught up: longer than a busy
-// machine's pauses, and than two refreshes of a target that refreshes.
+// machine's pauses. It is also at least twice the longest freshness lag
+// the run measured, two refresh periods of a target that refreshes, and
+// twice the longest the count was seen still before it moved again
+// during the drain: a starved search engine whose refreshes come every
+// few seconds, whatever its setting, is not taken as done between two.
 const minStall = 2 * time.Second
 
 // drainMax is the longest the drain may last.
@@ -41,15 +45,16 @@ func (c Config) drainMax() time.Duration {
 // window), up to the drain's maximum. It says whether the target had
 // caught up: everything visible, or the count still for a stall window
 // once cfg.Drain had passed; only then is an event still not visible
-// lost rather than late.
-func drain(ctx context.Context, eps []ReadEndpoint, cfg Config, gens []string, ledger *probe.Ledger, probes *probe.Probes, upd *updateProbes, clock probe.Clock) *results.Drain {
+// lost rather than late. lagMax is the longest freshness lag the run
+// measured.
+func drain(ctx context.Context, eps []ReadEndpoint, cfg Config, gens []string, ledger *probe.Ledger, probes *probe.Probes, upd *updateProbes, clock probe.Clock, lagMax time.Duration) *results.Drain {
 	start := time.Now()
 	limit := cfg.drainMax()
 	pause := cfg.PollInterval
 	if pause == 0 {
 		pause = drainPause
 	}
-	stall := minStall
+	stall := max(minStall, 2*lagMax)
 	for _, e := range eps {
 		if r, ok := e.Reader.(target.Refresher); ok {
 			if p, ok := r.RefreshPeriod(); ok {
@@ -66,6 +71,7 @@ func drain(ctx context.Context, eps []ReadEndpoint, cfg Config, gens []string, l
 		case !known:
 			moved = now // a count that failed says nothing of progress
 		case last >= 0 && n != last:
+			stall = max(stall, 2*now.Sub(moved))
 			moved = now
 		}
 		if known {

@@ -126,7 +126,7 @@ func TestLateIsNotLost(t *testing.T) {
 func TestLostEventsCountedExactly(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
-	code, _, stderr := freshbench(t, "run", "--duration", "2s", "--warmup", "0s", "--drain", "500ms", "--quiet",
+	code, _, stderr := freshbench(t, "run", "--duration", "2s", "--warmup", "0s", "--drain", "500ms", "--drain-max", "20s", "--quiet",
 		"--metrics-addr", "127.0.0.1:0", "--target", "sim://?drop_every=100", "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
