@@ -296,7 +296,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 				lagMax = max(lagMax, l.Quantile(1))
 			}
 		}
-		res.Drain = drain(ctx, eps, cfg, gens, ledger, probes, upd, probe.NewClock(start), lagMax)
+		res.Drain = drain(ctx, eps, cfg, gens, ledger, probes, upd, probe.NewClock(start), start.Add(cfg.Ingest.Duration), lagMax)
 	}
 	stopVis()
 	polls.Wait()

@@ -46,8 +46,8 @@ func (c Config) drainMax() time.Duration {
 // caught up: everything visible, or the count still for a stall window
 // once cfg.Drain had passed; only then is an event still not visible
 // lost rather than late. lagMax is the longest freshness lag the run
-// measured.
-func drain(ctx context.Context, eps []ReadEndpoint, cfg Config, gens []string, ledger *probe.Ledger, probes *probe.Probes, upd *updateProbes, clock probe.Clock, lagMax time.Duration) *results.Drain {
+// measured; end is the schedule's.
+func drain(ctx context.Context, eps []ReadEndpoint, cfg Config, gens []string, ledger *probe.Ledger, probes *probe.Probes, upd *updateProbes, clock probe.Clock, end time.Time, lagMax time.Duration) *results.Drain {
 	start := time.Now()
 	limit := cfg.drainMax()
 	pause := cfg.PollInterval
@@ -95,7 +95,10 @@ func drain(ctx context.Context, eps []ReadEndpoint, cfg Config, gens []string, l
 		}
 	}
 	d.WaitedS = time.Since(start).Seconds()
-	d.FreshnessLagMs = float64(lagNow(ctx, eps[0].Reader, gens, clock).Microseconds()) / 1000
+	if behind, ok := behindAt(ctx, eps[0].Reader, gens, clock, end); ok {
+		ms := float64(behind.Microseconds()) / 1000
+		d.BehindMs = &ms
+	}
 	return d
 }
 
@@ -123,17 +126,23 @@ func visibleCount(ctx context.Context, eps []ReadEndpoint, gens []string, ledger
 	return n, all, known
 }
 
-// lagNow is the largest freshness lag of gens that r shows now; 0 when
-// none answers.
-func lagNow(ctx context.Context, r target.Reader, gens []string, clock probe.Clock) time.Duration {
-	var lag time.Duration
+// behindAt is how far before end the newest event r shows of some
+// generator of gens was generated, the largest over them; false when no
+// generator answers with an event.
+func behindAt(ctx context.Context, r target.Reader, gens []string, clock probe.Clock, end time.Time) (time.Duration, bool) {
+	var behind time.Duration
+	known := false
 	for _, g := range gens {
 		newest, ok, err := r.Freshness(ctx, g)
 		if err == nil && ok {
-			lag = max(lag, clock.Since(time.Now(), newest))
+			b := clock.Since(end, newest)
+			if !known || b > behind {
+				behind = b
+			}
+			known = true
 		}
 	}
-	return lag
+	return behind, known
 }
 
 // recheck looks again for the events c found not visible, after (how

@@ -188,8 +188,8 @@ func lateText(late int64, d *results.Drain) string {
 		return ""
 	}
 	lag := ""
-	if d.FreshnessLagMs > 0 {
-		lag = ", its freshness lag then " + msUnit(d.FreshnessLagMs)
+	if d.BehindMs != nil {
+		lag = ", showing the events up to " + msUnit(*d.BehindMs) + " before the schedule's end"
 	}
 	return fmt.Sprintf("%d not visible within the drain (%s; the target was still catching up%s: late, not lost), ", late, seconds(d.WaitedS), lag)
 }

@@ -188,14 +188,16 @@ type Recheck struct {
 
 // Drain is how the wait after the schedule ended: how long it took,
 // whether the target had caught up (everything visible, or its count of
-// visible events no longer moving), and the freshness lag it had reached.
+// visible events no longer moving), and the freshness it had reached.
 type Drain struct {
 	WaitedS  float64 `json:"waited_s"`
 	MaxS     float64 `json:"max_s"`
 	CaughtUp bool    `json:"caught_up"`
-	// FreshnessLagMs is the target's freshness lag at the drain's end
-	// (its newest visible event's age); 0 when unknown.
-	FreshnessLagMs float64 `json:"freshness_lag_ms,omitempty"`
+	// BehindMs is how far the target's view was behind the schedule at
+	// the drain's end: the schedule's end − the newest _event_time it
+	// showed (about 0 once it shows the last events; the largest over the
+	// generators). Absent when unknown.
+	BehindMs *float64 `json:"behind_schedule_end_ms,omitempty"`
 }
 
 // UpdateAudit is the audit of one generator's updates after the drain:
