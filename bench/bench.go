@@ -15,7 +15,6 @@ import (
 
 	"github.com/freshbench/freshbench/ingest"
 	"github.com/freshbench/freshbench/invalid"
-	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/probe"
 	"github.com/freshbench/freshbench/query"
 	"github.com/freshbench/freshbench/redact"
@@ -26,9 +25,25 @@ import (
 
 // Config is one measured run.
 type Config struct {
-	Ingest       ingest.Config
-	PollInterval time.Duration // how often freshness and probe queries run
-	Drain        time.Duration // how long to wait after the schedule for acknowledged events to show
+	Ingest ingest.Config
+	// PollInterval, when set, is the mean pause between the freshness
+	// and probe polls, whatever the target's answers take; 0 lets each
+	// loop poll as often as the target answers within ProbeShare and
+	// ProbeMaxRate (see probe.Budget).
+	PollInterval time.Duration
+	// ProbeShare and ProbeMaxRate bound each adaptive loop: the share of
+	// one connection's time it may spend querying, and its polls per
+	// second; 0 takes probe.DefaultBudget's.
+	ProbeShare, ProbeMaxRate float64
+	// Drain is how long to wait after the schedule for acknowledged
+	// events to show; past it, the drain waits on while the target is
+	// still catching up, up to DrainMax (0: 4 × Drain). Events not
+	// visible at its end are late if the target was still catching up,
+	// lost only if it had caught up.
+	Drain, DrainMax time.Duration
+	// Recheck, when set, audits the late events again that long after
+	// the drain, and says which turned up.
+	Recheck time.Duration
 	// RepeatIDs keeps the generator identifiers and _ids that the seed
 	// alone gives, the same in every run with that seed; otherwise each
 	// run draws ids of its own, so that repeated runs on one index or
@@ -95,11 +110,17 @@ func (c Config) Validate() error {
 	if err := c.Ingest.Validate(); err != nil {
 		return err
 	}
-	if c.PollInterval <= 0 {
-		return invalid.New(invalid.PollInterval, c.PollInterval, "a positive duration, e.g. 200ms")
+	if err := c.budget(nil).Validate(); err != nil {
+		return err
 	}
 	if c.Drain < 0 {
 		return invalid.New(invalid.Drain, c.Drain, "0 or more")
+	}
+	if c.DrainMax < 0 {
+		return invalid.New(invalid.DrainMax, c.DrainMax, "0 (4 × the drain) or more")
+	}
+	if c.Recheck < 0 {
+		return invalid.New(invalid.Recheck, c.Recheck, "0 (none) or more")
 	}
 	if c.Experiment != nil {
 		if err := c.Experiment.Validate(); err != nil {
@@ -188,7 +209,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	eps := endpoints(tgt, cfg.ReadEndpoints)
 	vis := make([]*probe.Visibility, len(eps))
 	for i, e := range eps {
-		vis[i] = probe.NewVisibility(e.Name, e.Reader, cfg.PollInterval, window, obs)
+		vis[i] = probe.NewVisibility(e.Name, e.Reader, cfg.budget(e.Reader), window, obs)
 	}
 	probes := probe.NewProbes(window, vis...)
 	upd, err := newUpdateProbes(eps, cfg, window)
@@ -221,9 +242,9 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	epSeries := endpointSeries(series, len(eps))
 	fresh := make([]*probe.Freshness, len(eps))
 	for i, e := range eps {
-		fresh[i] = probe.NewFreshness(e.Name, e.Reader, gens, cfg.PollInterval, probe.NewClock(start), window, epSeries[i], obs)
+		fresh[i] = probe.NewFreshness(e.Name, e.Reader, gens, cfg.budget(e.Reader), probe.NewClock(start), window, epSeries[i], obs)
 	}
-	upd.freshness(gens, cfg.PollInterval, probe.NewClock(start), window)
+	upd.freshness(gens, cfg, probe.NewClock(start), window)
 
 	res := &results.Result{
 		SchemaVersion: results.SchemaVersion, Kind: results.KindRun, StartedAt: start.UTC(), Generators: gens,
@@ -279,7 +300,13 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 		res.EndedEarly, res.EndReason = true, ErrInterrupted.Error()
 	} else {
 		obs.Phase(cfg.Phase + "drain")
-		drain(ctx, eps, cfg, gens, ledger, probes, upd)
+		var lagMax time.Duration
+		for _, f := range fresh {
+			if l := f.Result().Lag; l != nil {
+				lagMax = max(lagMax, l.Quantile(1))
+			}
+		}
+		res.Drain = drain(ctx, eps, cfg, gens, ledger, probes, upd, probe.NewClock(start), start.Add(cfg.Ingest.Duration), lagMax)
 	}
 	stopVis()
 	polls.Wait()
@@ -287,6 +314,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	res.EndedAt = time.Now().UTC()
 	res.Phases = []*results.Phase{acct.Phase(results.PhaseWarmup), acct.Phase(results.PhaseMeasured), acct.Phase(results.PhaseTail)}
 	seen, everywhere := probes.Finish()
+	audits := make([][]results.Completeness, len(eps))
 	updates, updatesEverywhere := upd.finish(ctx, ledger, gens, interrupted)
 	for i, e := range eps {
 		r := &results.ReadEndpoint{Name: e.Name, URL: redact.URL(e.URL), Freshness: fresh[i].Result(), Visibility: seen[i], Series: epSeries[i].Points()}
@@ -298,6 +326,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 		}
 		if !interrupted {
 			r.Completeness, r.AuditError = audit(ctx, ledger, e.Reader, gens)
+			audits[i] = r.Completeness
 		}
 		if i == 0 {
 			res.Freshness, res.Visibility, res.Queries = r.Freshness, r.Visibility, r.Queries
@@ -306,6 +335,9 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 			continue
 		}
 		res.ReadEndpoints = append(res.ReadEndpoints, r)
+	}
+	if res.Drain != nil {
+		settle(ctx, cfg, res.Drain, eps, audits)
 	}
 	res.VisibleEverywhere = everywhere
 	res.Series = series.Points()
@@ -318,6 +350,16 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 		}
 	}
 	return res, nil
+}
+
+// budget is the probe budget of the loops that poll r: the run's, with
+// r's refresh period when it has one (nil: none).
+func (c Config) budget(r target.Reader) probe.Budget {
+	b := probe.Budget{Interval: c.PollInterval, Share: c.ProbeShare, MaxRate: c.ProbeMaxRate}
+	if rr, ok := r.(target.Refresher); ok {
+		b.Refresh, _ = rr.RefreshPeriod()
+	}
+	return b
 }
 
 // endpoints lists the write target, named results.TargetEndpoint, and
@@ -548,35 +590,6 @@ func progressAt(now, start time.Time, cfg Config, series *stats.Series, fresh *p
 		}
 	}
 	return p
-}
-
-// drain waits until every acknowledged event and every probe is visible
-// on every endpoint, or until the drain period ends.
-func drain(ctx context.Context, eps []ReadEndpoint, cfg Config, gens []string, ledger *probe.Ledger, probes *probe.Probes, upd *updateProbes) {
-	deadline := time.Now().Add(cfg.Drain)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		if probes.Pending() == 0 && upd.pending() == 0 && allVisible(ctx, eps, gens, ledger) && upd.allVisible(ctx, gens, ledger) {
-			return
-		}
-		if !pace.Sleep(time.Now().Add(cfg.PollInterval), ctx.Done()) {
-			return
-		}
-	}
-}
-
-func allVisible(ctx context.Context, eps []ReadEndpoint, gens []string, ledger *probe.Ledger) bool {
-	for _, e := range eps {
-		for _, g := range gens {
-			n, err := e.Reader.Count(ctx, g)
-			if errors.Is(err, target.ErrNotKept) {
-				continue // nothing will ever show: nothing to wait for
-			}
-			if err != nil || n < ledger.AckedCount(g) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // endpointSeries returns a series per endpoint: the run's own for the

@@ -12,7 +12,7 @@ func recordConfig(c Config) results.Config {
 		unit = "bytes/s"
 	}
 	i := c.Ingest
-	return results.Config{
+	r := results.Config{
 		Rate: i.Rate.String(), RateUnit: unit, RatePerSecond: i.Rate.PerSecond,
 		BatchSize: i.BatchSize, DurationS: i.Duration.Seconds(), WarmupS: i.Warmup.Seconds(),
 		Generators: i.Generators, MaxInflight: i.MaxInflight, DocSize: i.DocSize, DocShape: i.DocShape, Seed: i.Seed, IDNonce: i.IDNonce,
@@ -20,6 +20,10 @@ func recordConfig(c Config) results.Config {
 		UpdateShare: i.UpdateShare, UpdateKeys: updateKeys(i),
 		PollIntervalS: c.PollInterval.Seconds(), DrainS: c.Drain.Seconds(),
 	}
+	if b := c.budget(nil).WithDefaults(); b.Adaptive() {
+		r.ProbeShare, r.ProbeMaxRate = b.Share, b.MaxRate
+	}
+	return r
 }
 
 // updateKeys is how the run's updates choose their events; "" without

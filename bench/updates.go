@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/freshbench/freshbench/invalid"
 	"github.com/freshbench/freshbench/probe"
@@ -47,19 +46,19 @@ func newUpdateProbes(eps []ReadEndpoint, cfg Config, window *probe.Window) (*upd
 			return nil, invalid.New(invalid.UpdateShare, cfg.Ingest.UpdateShare, fmt.Sprintf("0: %s takes no updates (the targets that do say so in their settings help)", what))
 		}
 		u.ups = append(u.ups, up)
-		u.vis = append(u.vis, probe.NewUpdateVisibility(e.Name, up, cfg.PollInterval, window, stats.NopObserver{}))
+		u.vis = append(u.vis, probe.NewUpdateVisibility(e.Name, up, cfg.budget(e.Reader), window, stats.NopObserver{}))
 	}
 	u.probes = probe.NewProbes(window, u.vis...)
 	return u, nil
 }
 
 // freshness prepares the update freshness samplers.
-func (u *updateProbes) freshness(gens []string, poll time.Duration, clock probe.Clock, window *probe.Window) {
+func (u *updateProbes) freshness(gens []string, cfg Config, clock probe.Clock, window *probe.Window) {
 	if u == nil {
 		return
 	}
 	for i, e := range u.eps {
-		u.fresh = append(u.fresh, probe.NewUpdateFreshness(e.Name, u.ups[i], gens, poll, clock, window))
+		u.fresh = append(u.fresh, probe.NewUpdateFreshness(e.Name, u.ups[i], gens, cfg.budget(u.eps[i].Reader), clock, window))
 	}
 }
 

@@ -207,7 +207,7 @@ var mustAgree = []setting{
 	{"write timeout", func(r *results.Result) string { return secs(r.Config.WriteTimeoutS) }},
 	{"write retries", func(r *results.Result) string { return strconv.Itoa(r.Config.WriteRetries) }},
 	{"probe rate", func(r *results.Result) string { return num(r.Config.ProbeRate) }},
-	{"poll interval", func(r *results.Result) string { return secs(r.Config.PollIntervalS) }},
+	{"polling", func(r *results.Result) string { return r.Config.Polling() }},
 	{"drain", func(r *results.Result) string { return secs(r.Config.DrainS) }},
 	{"target settings", func(r *results.Result) string {
 		var kv []string
@@ -538,12 +538,7 @@ func newFreshness() results.Freshness {
 	return results.Freshness{Lag: stats.NewHistogram(), QueryService: stats.NewHistogram(), Errors: map[string]*stats.ErrorCount{}}
 }
 
-func newVisibility() results.Visibility {
-	return results.Visibility{
-		Latency: stats.NewHistogram(), QueryService: stats.NewHistogram(), Gap: stats.NewHistogram(),
-		Errors: map[string]*stats.ErrorCount{},
-	}
-}
+func newVisibility() results.Visibility { return results.NewVisibility() }
 
 func addFreshness(f *results.Freshness, x results.Freshness) {
 	add(f.Lag, x.Lag)
@@ -561,6 +556,20 @@ func addVisibility(v *results.Visibility, x results.Visibility) {
 	add(v.Latency, x.Latency)
 	add(v.QueryService, x.QueryService)
 	add(v.Gap, x.Gap)
+	// An input written before the midpoints and the unseen ages were kept
+	// leaves the merge without them: a partial figure would read as whole.
+	if x.Midpoint == nil {
+		v.Midpoint = nil
+	}
+	if x.Unseen == nil && x.Censored > 0 {
+		v.Unseen = nil
+	}
+	if v.Midpoint != nil {
+		add(v.Midpoint, x.Midpoint)
+	}
+	if v.Unseen != nil {
+		add(v.Unseen, x.Unseen)
+	}
 	v.Probes += x.Probes
 	v.Seen += x.Seen
 	v.NeverSeen += x.NeverSeen

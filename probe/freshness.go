@@ -57,8 +57,9 @@ func (w *Window) Close(t time.Time) {
 	}
 }
 
-// Freshness samples RockBench's data latency: every poll interval, the
-// newest _event_time each generator's events show in a query.
+// Freshness samples RockBench's data latency: at each poll, as often as
+// its Budget allows, the newest _event_time each generator's events show
+// in a query.
 type Freshness struct {
 	endpoint string // the read endpoint's name, for the observer
 	// newest answers the freshness query: the newest time a query for a
@@ -69,7 +70,7 @@ type Freshness struct {
 	// the run's age, not a lag).
 	updates bool
 	gens    []string
-	poll    time.Duration
+	budget  Budget
 	clock   Clock
 	window  *Window
 	series  *stats.Series
@@ -84,14 +85,14 @@ type Freshness struct {
 // NewFreshness prepares a freshness sampler of the given generators on
 // the read endpoint tgt, named endpoint. series, when not nil, gets every
 // sample too.
-func NewFreshness(endpoint string, tgt target.Reader, gens []string, poll time.Duration, clock Clock, window *Window, series *stats.Series, obs stats.Observer) *Freshness {
-	return newFreshness(endpoint, tgt.Freshness, gens, poll, clock, window, series, obs)
+func NewFreshness(endpoint string, tgt target.Reader, gens []string, budget Budget, clock Clock, window *Window, series *stats.Series, obs stats.Observer) *Freshness {
+	return newFreshness(endpoint, tgt.Freshness, gens, budget, clock, window, series, obs)
 }
 
-func newFreshness(endpoint string, newest func(context.Context, string) (int64, bool, error), gens []string, poll time.Duration, clock Clock, window *Window, series *stats.Series, obs stats.Observer) *Freshness {
+func newFreshness(endpoint string, newest func(context.Context, string) (int64, bool, error), gens []string, budget Budget, clock Clock, window *Window, series *stats.Series, obs stats.Observer) *Freshness {
 	return &Freshness{
-		endpoint: endpoint, newest: newest, gens: gens, poll: poll, clock: clock, window: window, series: series, obs: obs,
-		timeout: queryBound(poll), seen: map[string]int64{},
+		endpoint: endpoint, newest: newest, gens: gens, budget: budget, clock: clock, window: window, series: series, obs: obs,
+		timeout: budget.bound(), seen: map[string]int64{},
 		res: results.Freshness{Lag: stats.NewHistogram(), QueryService: stats.NewHistogram(), Errors: map[string]*stats.ErrorCount{}},
 	}
 }
@@ -99,8 +100,8 @@ func newFreshness(endpoint string, newest func(context.Context, string) (int64, 
 // NewUpdateFreshness prepares a sampler of the freshness of updates: the
 // newest _update_time each generator's events show on the read endpoint
 // up. It feeds no series and no observer; those carry the inserts'.
-func NewUpdateFreshness(endpoint string, up target.Updater, gens []string, poll time.Duration, clock Clock, window *Window) *Freshness {
-	f := newFreshness(endpoint, up.UpdateFreshness, gens, poll, clock, window, nil, stats.NopObserver{})
+func NewUpdateFreshness(endpoint string, up target.Updater, gens []string, budget Budget, clock Clock, window *Window) *Freshness {
+	f := newFreshness(endpoint, up.UpdateFreshness, gens, budget, clock, window, nil, stats.NopObserver{})
 	f.updates = true
 	return f
 }
@@ -109,7 +110,7 @@ func NewUpdateFreshness(endpoint string, up target.Updater, gens []string, poll 
 func (f *Freshness) Run(ctx context.Context) {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	everyPoll(ctx, f.poll, true, func() {
+	everyPoll(ctx, f.budget, true, func() {
 		for _, g := range f.gens {
 			if !f.sample(ctx, g) {
 				stop()

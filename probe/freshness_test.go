@@ -35,7 +35,7 @@ func TestFreshnessFailedPollsAreLowerBounds(t *testing.T) {
 		}
 	}
 	series := stats.NewSeries(start, 0)
-	fr := NewFreshness("target", f, []string{"g"}, 10*time.Millisecond, clock, everything(), series, stats.NopObserver{})
+	fr := NewFreshness("target", f, []string{"g"}, Budget{Interval: 10 * time.Millisecond}, clock, everything(), series, stats.NopObserver{})
 	for range 5 {
 		fr.sample(context.Background(), "g")
 	}
@@ -74,7 +74,7 @@ func TestFreshnessFailedPollBeforeAnyAnswer(t *testing.T) {
 	start := time.Now().Add(-2 * time.Second)
 	f := newFakeReader()
 	f.freshness = func(context.Context, string) (int64, bool, error) { return 0, false, errors.New("boom") }
-	fr := NewFreshness("target", f, []string{"g"}, 10*time.Millisecond, NewClock(start), everything(), stats.NewSeries(start, 0), stats.NopObserver{})
+	fr := NewFreshness("target", f, []string{"g"}, Budget{Interval: 10 * time.Millisecond}, NewClock(start), everything(), stats.NewSeries(start, 0), stats.NopObserver{})
 	fr.sample(context.Background(), "g")
 	res := fr.Result()
 	if res.Censored != 1 || res.Lag.Count() != 1 || res.Lag.Quantile(1) < 2*time.Second*999/1000 {
@@ -87,7 +87,7 @@ func TestFreshnessFailedPollBeforeAnyAnswer(t *testing.T) {
 // was reported as "request timeout 30s").
 func TestFreshnessTimeoutNamesPollBound(t *testing.T) {
 	start := time.Now()
-	fr := NewFreshness("target", blockingReader{}, []string{"g"}, 10*time.Millisecond, NewClock(start), everything(), stats.NewSeries(start, 0), stats.NopObserver{})
+	fr := NewFreshness("target", blockingReader{}, []string{"g"}, Budget{Interval: 10 * time.Millisecond}, NewClock(start), everything(), stats.NewSeries(start, 0), stats.NopObserver{})
 	fr.timeout = 40 * time.Millisecond
 	fr.sample(context.Background(), "g")
 	res := fr.Result()
@@ -110,7 +110,7 @@ func TestFreshnessTargetTimeoutKeepsItsMessage(t *testing.T) {
 		<-ctx.Done()
 		return 0, false, fmt.Errorf("timed out (request timeout 5ms): %w", ctx.Err())
 	}
-	fr := NewFreshness("target", f, []string{"g"}, 10*time.Millisecond, NewClock(start), everything(), stats.NewSeries(start, 0), stats.NopObserver{})
+	fr := NewFreshness("target", f, []string{"g"}, Budget{Interval: 10 * time.Millisecond}, NewClock(start), everything(), stats.NewSeries(start, 0), stats.NopObserver{})
 	fr.timeout = time.Minute
 	fr.sample(context.Background(), "g")
 	e := fr.Result().Errors["timeout"]
@@ -124,7 +124,7 @@ func TestFreshnessTargetTimeoutKeepsItsMessage(t *testing.T) {
 func TestFreshnessNotMeasuredOnDiscard(t *testing.T) {
 	start := time.Now().Add(-time.Second)
 	series := stats.NewSeries(start, 0)
-	fr := NewFreshness("target", sim.New(sim.Config{Discard: true}), []string{"a", "b"}, 10*time.Millisecond, NewClock(start), everything(), series, stats.NopObserver{})
+	fr := NewFreshness("target", sim.New(sim.Config{Discard: true}), []string{"a", "b"}, Budget{Interval: 10 * time.Millisecond}, NewClock(start), everything(), series, stats.NopObserver{})
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	fr.Run(ctx)

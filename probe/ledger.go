@@ -163,10 +163,52 @@ func (l *Ledger) Audit(ctx context.Context, tgt target.Reader, gen string) (resu
 			c.Unexpected += int64(bits.OnesCount64(unexpected))
 			c.Missing += int64(bits.OnesCount64(missing))
 			c.MissingSample = sample(c.MissingSample, missing, base+int64(w)*64)
+			c.NotVisible, c.NotVisibleCut = ranges(c.NotVisible, c.NotVisibleCut, missing, base+int64(w)*64)
 			c.UnexpectedSample = sample(c.UnexpectedSample, unexpected, base+int64(w)*64)
 		}
 	}
 	return c, nil
+}
+
+// maxRanges bounds the ranges of events not visible an audit keeps for a
+// re-check: events lost one in every few would otherwise fill the
+// results file.
+const maxRanges = 10000
+
+// ranges adds the _seqs of the bits set in word, whose first bit is base,
+// to rs, extending its last range where they continue it; cut says rs is
+// full.
+func ranges(rs []results.SeqRange, cut bool, word uint64, base int64) ([]results.SeqRange, bool) {
+	for word != 0 && !cut {
+		seq := base + int64(bits.TrailingZeros64(word))
+		word &= word - 1
+		if n := len(rs); n > 0 && rs[n-1].To == seq-1 {
+			rs[n-1].To = seq
+			continue
+		}
+		if len(rs) == maxRanges {
+			return rs, true
+		}
+		rs = append(rs, results.SeqRange{From: seq, To: seq})
+	}
+	return rs, cut || word != 0
+}
+
+// Recheck says how many of the events of gen in not r shows now.
+func Recheck(ctx context.Context, r target.Reader, gen string, not []results.SeqRange) (visible, total int64, err error) {
+	seen := &seqSet{}
+	if err := r.Seqs(ctx, gen, func(seq int64) { seen.add(seq) }); err != nil {
+		return 0, 0, fmt.Errorf("re-check of generator %s: %w", gen, err)
+	}
+	for _, rg := range not {
+		for s := rg.From; s <= rg.To; s++ {
+			total++
+			if seen.has(s) {
+				visible++
+			}
+		}
+	}
+	return visible, total, nil
 }
 
 // sample appends the _seq of the bits set in word, whose first bit is
@@ -241,6 +283,15 @@ func (s *seqSet) add(i int64) bool {
 		s.blocks[bi] = fullBlock
 	}
 	return true
+}
+
+// has reports whether i is in s.
+func (s *seqSet) has(i int64) bool {
+	if i < 0 {
+		return false
+	}
+	b := s.block(int(i / blockBits))
+	return b.word(int(i%blockBits)/64)&(uint64(1)<<(i%64)) != 0
 }
 
 // block returns block i, nil when empty or beyond the end.

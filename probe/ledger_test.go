@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/freshbench/freshbench/results"
@@ -187,3 +188,58 @@ func BenchmarkLedgerContiguous(b *testing.B) {
 }
 
 var _ target.Reader = (*fakeReader)(nil)
+
+// The audit keeps the events not visible as ranges of _seq, and a
+// re-check finds which of them a reader shows later (issue 27).
+func TestAuditRangesAndRecheck(t *testing.T) {
+	l := NewLedger()
+	acked := make([]int64, 200)
+	for i := range acked {
+		acked[i] = int64(i)
+	}
+	l.Acked("g", acked)
+	shows := func(max int64, skip func(int64) bool) *fakeReader {
+		f := newFakeReader()
+		f.seqs = func(_ context.Context, _ string, fn func(int64)) error {
+			for s := int64(0); s < max; s++ {
+				if !skip(s) {
+					fn(s)
+				}
+			}
+			return nil
+		}
+		return f
+	}
+	// 100..199 not visible yet, and 7 lost.
+	c, err := l.Audit(context.Background(), shows(100, func(s int64) bool { return s == 7 }), "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []results.SeqRange{{From: 7, To: 7}, {From: 100, To: 199}}
+	if !slices.Equal(c.NotVisible, want) || c.NotVisibleCut || c.Missing != 101 {
+		t.Fatalf("not visible %v (cut %v), missing %d; want %v, 101", c.NotVisible, c.NotVisibleCut, c.Missing, want)
+	}
+	// Later, all but 7 and 150 show.
+	up, total, err := Recheck(context.Background(), shows(200, func(s int64) bool { return s == 7 || s == 150 }), "g", c.NotVisible)
+	if err != nil || up != 99 || total != 101 {
+		t.Errorf("re-check: %d of %d turned up (%v); want 99 of 101", up, total, err)
+	}
+	// A reader that fails says so.
+	failing := newFakeReader()
+	failing.seqs = func(context.Context, string, func(int64)) error { return errors.New("connection refused") }
+	if _, _, err := Recheck(context.Background(), failing, "g", c.NotVisible); err == nil || !strings.Contains(err.Error(), "re-check of generator g") {
+		t.Errorf("re-check of a failing reader: %v", err)
+	}
+}
+
+// Events lost one in two would fill the results file: the ranges stop
+// at their bound, and say so.
+func TestAuditRangesBounded(t *testing.T) {
+	rs, cut := []results.SeqRange(nil), false
+	for base := int64(0); !cut; base += 64 {
+		rs, cut = ranges(rs, cut, 0x5555555555555555, base)
+	}
+	if len(rs) != maxRanges || !cut {
+		t.Errorf("%d ranges, cut %v; want %d, cut", len(rs), cut, maxRanges)
+	}
+}

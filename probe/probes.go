@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/freshbench/freshbench/results"
-	"github.com/freshbench/freshbench/stats"
 )
 
 // Probes sends every probe to each read endpoint's Visibility, which
@@ -48,9 +47,8 @@ type sighting struct{ unseenAt, done time.Time }
 // target's first. Use the Probes in their place from then on.
 func NewProbes(window *Window, vs ...*Visibility) *Probes {
 	p := &Probes{vs: vs, window: window, joins: map[probeKey]*join{}, before: make([]int64, len(vs)), after: make([]int64, len(vs))}
-	p.every = results.Visibility{
-		Latency: stats.NewHistogram(), QueryService: stats.NewHistogram(), Gap: stats.NewHistogram(),
-	}
+	p.every = results.NewVisibility()
+	p.every.Errors = nil
 	if len(vs) > 1 {
 		for i, v := range vs {
 			v.seen = func(gen, id string, revision int64, unseenAt, done time.Time) {
@@ -138,9 +136,7 @@ func (p *Probes) sighted(i int, k probeKey, unseenAt, done time.Time) {
 	for _, s := range j.seen {
 		last.unseenAt, last.done = later(last.unseenAt, s.unseenAt), later(last.done, s.done)
 	}
-	p.every.Seen++
-	p.every.Latency.Record(last.done.Sub(j.intended))
-	p.every.Gap.Record(last.done.Sub(last.unseenAt))
+	p.every.Record(j.intended, last.unseenAt, last.done)
 }
 
 // order counts, for each endpoint of j but the target, whether it
@@ -202,9 +198,7 @@ func (p *Probes) Finish() ([]results.Visibility, *results.Visibility) {
 	every := p.every
 	for _, j := range p.joins {
 		if p.window.In(j.intended) {
-			every.NeverSeen++
-			every.Censored++
-			every.Latency.Record(now.Sub(j.intended))
+			every.RecordUnseen(j.intended, now)
 		}
 	}
 	p.joins = map[probeKey]*join{}

@@ -25,10 +25,10 @@ func TestProbesOrderAndEverywhere(t *testing.T) {
 	target, early, late, never := visibleFrom(2), visibleFrom(1), visibleFrom(3), visibleFrom(1000)
 	w := everything()
 	vs := []*Visibility{
-		NewVisibility("target", target, time.Millisecond, w, stats.NopObserver{}),
-		NewVisibility("early", early, time.Millisecond, w, stats.NopObserver{}),
-		NewVisibility("late", late, time.Millisecond, w, stats.NopObserver{}),
-		NewVisibility("never", never, time.Millisecond, w, stats.NopObserver{}),
+		NewVisibility("target", target, Budget{Interval: time.Millisecond}, w, stats.NopObserver{}),
+		NewVisibility("early", early, Budget{Interval: time.Millisecond}, w, stats.NopObserver{}),
+		NewVisibility("late", late, Budget{Interval: time.Millisecond}, w, stats.NopObserver{}),
+		NewVisibility("never", never, Budget{Interval: time.Millisecond}, w, stats.NopObserver{}),
 	}
 	p := NewProbes(w, vs...)
 	p.Add("g", "a", 0, time.Now())
@@ -63,9 +63,9 @@ func TestProbesOrderAndEverywhere(t *testing.T) {
 	// window is that of late's last query.
 	target, early, late = visibleFrom(1), visibleFrom(1), visibleFrom(2)
 	vs = []*Visibility{
-		NewVisibility("target", target, time.Millisecond, w, stats.NopObserver{}),
-		NewVisibility("early", early, time.Millisecond, w, stats.NopObserver{}),
-		NewVisibility("late", late, time.Millisecond, w, stats.NopObserver{}),
+		NewVisibility("target", target, Budget{Interval: time.Millisecond}, w, stats.NopObserver{}),
+		NewVisibility("early", early, Budget{Interval: time.Millisecond}, w, stats.NopObserver{}),
+		NewVisibility("late", late, Budget{Interval: time.Millisecond}, w, stats.NopObserver{}),
 	}
 	p = NewProbes(w, vs...)
 	added := time.Now()
@@ -96,7 +96,7 @@ func TestProbesOrderAndEverywhere(t *testing.T) {
 // One endpoint, the target alone, has no everywhere of its own.
 func TestProbesOneEndpoint(t *testing.T) {
 	w := everything()
-	v := NewVisibility("target", visibleFrom(1), time.Millisecond, w, stats.NopObserver{})
+	v := NewVisibility("target", visibleFrom(1), Budget{Interval: time.Millisecond}, w, stats.NopObserver{})
 	p := NewProbes(w, v)
 	p.Add("g", "a", 0, time.Now())
 	v.pollOnce(context.Background())

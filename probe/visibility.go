@@ -78,7 +78,7 @@ type Visibility struct {
 	endpoint string // the read endpoint's name, for the observer
 	tgt      target.Reader
 	up       target.Updater // set: probes of updates, asked for by revision
-	poll     time.Duration
+	budget   Budget
 	window   *Window
 	obs      stats.Observer
 	timeout  time.Duration // one query's bound
@@ -92,20 +92,17 @@ type Visibility struct {
 
 // NewVisibility prepares a probe tracker of the read endpoint tgt, named
 // endpoint.
-func NewVisibility(endpoint string, tgt target.Reader, poll time.Duration, window *Window, obs stats.Observer) *Visibility {
+func NewVisibility(endpoint string, tgt target.Reader, budget Budget, window *Window, obs stats.Observer) *Visibility {
 	return &Visibility{
-		endpoint: endpoint, tgt: tgt, poll: poll, window: window, obs: obs, timeout: queryBound(poll), pending: map[string]*genProbes{},
-		res: results.Visibility{
-			Latency: stats.NewHistogram(), QueryService: stats.NewHistogram(), Gap: stats.NewHistogram(),
-			Errors: map[string]*stats.ErrorCount{},
-		},
+		endpoint: endpoint, tgt: tgt, budget: budget, window: window, obs: obs, timeout: budget.bound(), pending: map[string]*genProbes{},
+		res: results.NewVisibility(),
 	}
 }
 
 // NewUpdateVisibility prepares a tracker of the probes of updates on the
 // read endpoint up, named endpoint.
-func NewUpdateVisibility(endpoint string, up target.Updater, poll time.Duration, window *Window, obs stats.Observer) *Visibility {
-	v := NewVisibility(endpoint, nil, poll, window, obs)
+func NewUpdateVisibility(endpoint string, up target.Updater, budget Budget, window *Window, obs stats.Observer) *Visibility {
+	v := NewVisibility(endpoint, nil, budget, window, obs)
 	v.up = up
 	return v
 }
@@ -164,7 +161,7 @@ func (v *Visibility) Pending() int {
 
 // Run polls until ctx ends.
 func (v *Visibility) Run(ctx context.Context) {
-	everyPoll(ctx, v.poll, false, func() { v.pollOnce(ctx) })
+	everyPoll(ctx, v.budget, false, func() { v.pollOnce(ctx) })
 }
 
 func (v *Visibility) pollOnce(ctx context.Context) {
@@ -270,9 +267,7 @@ func (v *Visibility) record(gen string, asked []string, seen map[string]int64, e
 			v.seen(gen, p.id, p.revision, p.unseenAt, done)
 		}
 		if v.window.In(p.intended) {
-			v.res.Seen++
-			v.res.Latency.Record(done.Sub(p.intended))
-			v.res.Gap.Record(done.Sub(p.unseenAt))
+			v.res.Record(p.intended, p.unseenAt, done)
 		}
 	}
 	clear(g.list[len(left):]) // let the seen probes' ids go
@@ -290,9 +285,7 @@ func (v *Visibility) Finish() results.Visibility {
 	for _, g := range v.pending {
 		for _, p := range g.list {
 			if v.window.In(p.intended) {
-				v.res.NeverSeen++
-				v.res.Censored++
-				v.res.Latency.Record(now.Sub(p.intended))
+				v.res.RecordUnseen(p.intended, now)
 			}
 		}
 	}

@@ -34,7 +34,7 @@ func TestVisibilityNewerProbesAreNotBlockedByLostOnes(t *testing.T) {
 		fmt.Sscanf(id, "p%d", &i)
 		return i >= 500
 	}
-	v := NewVisibility("target", f, 10*time.Millisecond, everything(), stats.NopObserver{})
+	v := NewVisibility("target", f, Budget{Interval: 10 * time.Millisecond}, everything(), stats.NopObserver{})
 	added := time.Now()
 	for i := 0; i < 600; i++ {
 		v.Add("g", fmt.Sprintf("p%d", i), 0, added)
@@ -54,7 +54,7 @@ func TestVisibilityNewerProbesAreNotBlockedByLostOnes(t *testing.T) {
 // pending and however many new ones keep arriving.
 func TestVisibilityQueriesEveryPendingProbeWithinBound(t *testing.T) {
 	f := newFakeReader() // nothing is ever visible: every probe stays pending
-	v := NewVisibility("target", f, 10*time.Millisecond, everything(), stats.NopObserver{})
+	v := NewVisibility("target", f, Budget{Interval: 10 * time.Millisecond}, everything(), stats.NopObserver{})
 	type arrival struct{ poll, bound int }
 	arrivals := map[string]arrival{}
 	next := 0
@@ -116,7 +116,7 @@ func TestVisibilityResolutionIsMeasured(t *testing.T) {
 		return call >= 2+i%3
 	}
 	poll := time.Millisecond
-	v := NewVisibility("target", f, poll, everything(), stats.NopObserver{})
+	v := NewVisibility("target", f, Budget{Interval: poll}, everything(), stats.NopObserver{})
 	gens := []string{"g0", "g1", "g2"}
 	for gi, g := range gens {
 		for i := range 30 {
@@ -173,7 +173,7 @@ func TestVisibilityResolutionIsMeasured(t *testing.T) {
 func TestVisibilityNeverSeenEnterLatencyAsLowerBounds(t *testing.T) {
 	f := newFakeReader()
 	f.visible = func(_, id string, _ int) bool { return strings.HasPrefix(id, "seen") }
-	v := NewVisibility("target", f, 10*time.Millisecond, everything(), stats.NopObserver{})
+	v := NewVisibility("target", f, Budget{Interval: 10 * time.Millisecond}, everything(), stats.NopObserver{})
 	old := time.Now().Add(-3 * time.Second)
 	for i := range 4 {
 		v.Add("g", fmt.Sprintf("seen%d", i), 0, time.Now())
@@ -198,7 +198,7 @@ func TestVisibilityNeverSeenEnterLatencyAsLowerBounds(t *testing.T) {
 // A probe whose write failed is dropped, not counted as never seen, and
 // so not as a lower bound either.
 func TestVisibilityDroppedProbeIsNotCensored(t *testing.T) {
-	v := NewVisibility("target", newFakeReader(), 10*time.Millisecond, everything(), stats.NopObserver{})
+	v := NewVisibility("target", newFakeReader(), Budget{Interval: 10 * time.Millisecond}, everything(), stats.NopObserver{})
 	v.Add("g", "a", 0, time.Now())
 	v.Add("g", "b", 0, time.Now())
 	v.Drop("g", "a", 0)
@@ -214,7 +214,7 @@ func TestVisibilityDroppedProbeIsNotCensored(t *testing.T) {
 // the probes do not pile up in memory.
 func TestVisibilityNotMeasuredOnDiscard(t *testing.T) {
 	tgt := sim.New(sim.Config{Discard: true})
-	v := NewVisibility("target", tgt, 10*time.Millisecond, everything(), stats.NopObserver{})
+	v := NewVisibility("target", tgt, Budget{Interval: 10 * time.Millisecond}, everything(), stats.NopObserver{})
 	for i := range 10 {
 		v.Add("g", fmt.Sprintf("p%d", i), 0, time.Now())
 	}
@@ -233,7 +233,7 @@ func TestVisibilityNotMeasuredOnDiscard(t *testing.T) {
 // target's longer request timeout (issue 12, item 16).
 func TestVisibilityTimeoutNamesPollBound(t *testing.T) {
 	f := &blockingReader{}
-	v := NewVisibility("target", f, 10*time.Millisecond, everything(), stats.NopObserver{})
+	v := NewVisibility("target", f, Budget{Interval: 10 * time.Millisecond}, everything(), stats.NopObserver{})
 	v.timeout = 30 * time.Millisecond
 	v.Add("g", "a", 0, time.Now())
 	v.pollOnce(context.Background())
@@ -273,7 +273,7 @@ var _ target.Reader = blockingReader{}
 // An error from the target that is not ErrNotKept stays an error.
 func TestVisibilityOtherErrorsAreCounted(t *testing.T) {
 	f := &errReader{err: errors.New("boom")}
-	v := NewVisibility("target", f, 10*time.Millisecond, everything(), stats.NopObserver{})
+	v := NewVisibility("target", f, Budget{Interval: 10 * time.Millisecond}, everything(), stats.NopObserver{})
 	v.Add("g", "a", 0, time.Now())
 	v.pollOnce(context.Background())
 	res := v.Finish()

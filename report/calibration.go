@@ -16,9 +16,9 @@ func Calibration(w io.Writer, r *results.Result) {
 		return
 	}
 	fmt.Fprintf(w, "freshbench calibrate: %s (%s), %d cores\n", targetURL(r), r.Environment.TargetVersion, r.Environment.Cores)
-	fmt.Fprintf(w, "steps of %s after %s warm-up; %d generator(s), doc size %d B, max in-flight %d, poll every %s, %g probes/s\n",
+	fmt.Fprintf(w, "steps of %s after %s warm-up; %d generator(s), doc size %d B, max in-flight %d, polls %s, %g probes/s\n",
 		seconds(r.Config.DurationS-r.Config.WarmupS), seconds(r.Config.WarmupS), r.Config.Generators, r.Config.DocSize,
-		r.Config.MaxInflight, seconds(r.Config.PollIntervalS), r.Config.ProbeRate)
+		r.Config.MaxInflight, r.Config.Polling(), r.Config.ProbeRate)
 	if r.EndedEarly {
 		fmt.Fprintf(w, "ended early: %s (the searches measured are kept)\n", r.EndReason)
 	}

@@ -54,6 +54,9 @@ type metric struct {
 	name string
 	get  func(*results.Result) (float64, bool)
 	text func(float64) string
+	// lower, when set, says whether the value in a result is only a
+	// lower bound (censored values reach it): shown as "> X".
+	lower func(*results.Result) bool
 }
 
 func compareMetrics(rs []*results.Result) []metric {
@@ -66,6 +69,9 @@ func compareMetrics(rs []*results.Result) []metric {
 			s := h(sum(r))
 			return q(s), s.Count > 0
 		}
+	}
+	lower := func(h func(results.Summary) stats.Summary, q func(stats.Summary) float64) func(*results.Result) bool {
+		return func(r *results.Result) bool { s := h(sum(r)); return s.LowerBound(q(s)) }
 	}
 	counted := func(f func(results.Summary) int64) func(*results.Result) (float64, bool) {
 		return func(r *results.Result) (float64, bool) { return float64(f(sum(r))), true }
@@ -94,27 +100,27 @@ func compareMetrics(rs []*results.Result) []metric {
 	}
 
 	list := []metric{
-		{"target events/s", events(func(s results.Summary) float64 { return s.TargetEventsPerSec }), rate},
-		{"achieved events/s", events(func(s results.Summary) float64 { return s.AchievedEventsPerSec }), rate},
-		{"achieved MB/s", events(func(s results.Summary) float64 { return s.AchievedMBPerSec }), mbps},
-		{"write latency p50 ms", lat(write, p50), ms},
-		{"write latency p99 ms", lat(write, p99), ms},
-		{"service time p99 ms", lat(service, p99), ms},
-		{"freshness lag p50 ms", lat(fresh, p50), ms},
-		{"freshness lag p95 ms", lat(fresh, p95), ms},
-		{"freshness lag p99 ms", lat(fresh, p99), ms},
-		{"visibility latency p50 ms", lat(vis, p50), ms},
-		{"visibility latency p95 ms", lat(vis, p95), ms},
-		{"freshness polls/s", probeLoad(func(l results.ProbeLoad) float64 { return l.FreshnessPerSec }), perSecond},
-		{"freshness poll service p99 ms", probeService(func(l results.ProbeLoad) stats.Summary { return l.FreshnessService }), ms},
-		{"probe queries/s", probeLoad(func(l results.ProbeLoad) float64 { return l.ProbePerSec }), perSecond},
-		{"probe query service p99 ms", probeService(func(l results.ProbeLoad) stats.Summary { return l.ProbeService }), ms},
-		{"failed events", counted(func(s results.Summary) int64 { return s.EventsFailed }), intText},
-		{"late batches", counted(func(s results.Summary) int64 { return s.LateBatches }), intText},
+		{"target events/s", events(func(s results.Summary) float64 { return s.TargetEventsPerSec }), rate, nil},
+		{"achieved events/s", events(func(s results.Summary) float64 { return s.AchievedEventsPerSec }), rate, nil},
+		{"achieved MB/s", events(func(s results.Summary) float64 { return s.AchievedMBPerSec }), mbps, nil},
+		{"write latency p50 ms", lat(write, p50), ms, lower(write, p50)},
+		{"write latency p99 ms", lat(write, p99), ms, lower(write, p99)},
+		{"service time p99 ms", lat(service, p99), ms, lower(service, p99)},
+		{"freshness lag p50 ms", lat(fresh, p50), ms, lower(fresh, p50)},
+		{"freshness lag p95 ms", lat(fresh, p95), ms, lower(fresh, p95)},
+		{"freshness lag p99 ms", lat(fresh, p99), ms, lower(fresh, p99)},
+		{"visibility latency p50 ms", lat(vis, p50), ms, lower(vis, p50)},
+		{"visibility latency p95 ms", lat(vis, p95), ms, lower(vis, p95)},
+		{"freshness polls/s", probeLoad(func(l results.ProbeLoad) float64 { return l.FreshnessPerSec }), perSecond, nil},
+		{"freshness poll service p99 ms", probeService(func(l results.ProbeLoad) stats.Summary { return l.FreshnessService }), ms, nil},
+		{"probe queries/s", probeLoad(func(l results.ProbeLoad) float64 { return l.ProbePerSec }), perSecond, nil},
+		{"probe query service p99 ms", probeService(func(l results.ProbeLoad) stats.Summary { return l.ProbeService }), ms, nil},
+		{"failed events", counted(func(s results.Summary) int64 { return s.EventsFailed }), intText, nil},
+		{"late batches", counted(func(s results.Summary) int64 { return s.LateBatches }), intText, nil},
 		{"missing events", func(r *results.Result) (float64, bool) {
 			s := sum(r)
 			return float64(s.Missing), s.Audited
-		}, intText},
+		}, intText, nil},
 	}
 	if slices.ContainsFunc(rs, func(r *results.Result) bool { return detailResult(r).Summary.Updates != nil }) {
 		upd := func(f func(*results.UpdateSummary) (float64, bool)) func(*results.Result) (float64, bool) {
@@ -128,13 +134,19 @@ func compareMetrics(rs []*results.Result) []metric {
 		updLat := func(h func(*results.UpdateSummary) stats.Summary, q func(stats.Summary) float64) func(*results.Result) (float64, bool) {
 			return upd(func(u *results.UpdateSummary) (float64, bool) { s := h(u); return q(s), s.Count > 0 })
 		}
+		updLower := func(h func(*results.UpdateSummary) stats.Summary, q func(stats.Summary) float64) func(*results.Result) bool {
+			return func(r *results.Result) bool {
+				u := sum(r).Updates
+				return u != nil && h(u).LowerBound(q(h(u)))
+			}
+		}
 		updVis := func(u *results.UpdateSummary) stats.Summary { return u.VisibilityLatency }
 		updFresh := func(u *results.UpdateSummary) stats.Summary { return u.FreshnessLag }
 		list = append(list,
-			metric{"update freshness lag p95 ms", updLat(updFresh, p95), ms},
-			metric{"update visibility p50 ms", updLat(updVis, p50), ms},
-			metric{"update visibility p95 ms", updLat(updVis, p95), ms},
-			metric{"lost updates", upd(func(u *results.UpdateSummary) (float64, bool) { return float64(u.Lost), u.Audited }), intText},
+			metric{"update freshness lag p95 ms", updLat(updFresh, p95), ms, updLower(updFresh, p95)},
+			metric{"update visibility p50 ms", updLat(updVis, p50), ms, updLower(updVis, p50)},
+			metric{"update visibility p95 ms", updLat(updVis, p95), ms, updLower(updVis, p95)},
+			metric{"lost updates", upd(func(u *results.UpdateSummary) (float64, bool) { return float64(u.Lost), u.Audited }), intText, nil},
 		)
 	}
 	list = append(list, endpointMetrics(rs)...)
@@ -164,7 +176,7 @@ func compareMetrics(rs []*results.Result) []metric {
 					return 0, false
 				}
 				return r.Peak.AchievedEventsPerSec, true
-			}, rate})
+			}, rate, nil})
 			break
 		}
 	}
@@ -199,13 +211,25 @@ func endpointMetrics(rs []*results.Result) []metric {
 				return 0, false
 			}
 		}
+		lower := func(h func(results.EndpointSummary) stats.Summary, q func(stats.Summary) float64) func(*results.Result) bool {
+			return func(r *results.Result) bool {
+				for _, e := range detailResult(r).Summary.ReadEndpoints {
+					if e.Name == name {
+						return h(e).LowerBound(q(h(e)))
+					}
+				}
+				return false
+			}
+		}
 		fresh := func(e results.EndpointSummary) stats.Summary { return e.FreshnessLag }
 		vis := func(e results.EndpointSummary) stats.Summary { return e.VisibilityLatency }
+		p50 := func(s stats.Summary) float64 { return s.P50Ms }
+		p95 := func(s stats.Summary) float64 { return s.P95Ms }
 		list = append(list,
-			metric{name + " freshness lag p50 ms", lat(fresh, func(s stats.Summary) float64 { return s.P50Ms }), ms},
-			metric{name + " freshness lag p99 ms", lat(fresh, func(s stats.Summary) float64 { return s.P99Ms }), ms},
-			metric{name + " visibility latency p50 ms", lat(vis, func(s stats.Summary) float64 { return s.P50Ms }), ms},
-			metric{name + " visibility latency p95 ms", lat(vis, func(s stats.Summary) float64 { return s.P95Ms }), ms},
+			metric{name + " freshness lag p50 ms", lat(fresh, func(s stats.Summary) float64 { return s.P50Ms }), ms, nil},
+			metric{name + " freshness lag p99 ms", lat(fresh, func(s stats.Summary) float64 { return s.P99Ms }), ms, nil},
+			metric{name + " visibility latency p50 ms", lat(vis, p50), ms, lower(vis, p50)},
+			metric{name + " visibility latency p95 ms", lat(vis, p95), ms, lower(vis, p95)},
 		)
 	}
 	if everywhere {
@@ -218,9 +242,17 @@ func endpointMetrics(rs []*results.Result) []metric {
 				return q(*s), true
 			}
 		}
+		everyLower := func(q func(stats.Summary) float64) func(*results.Result) bool {
+			return func(r *results.Result) bool {
+				s := detailResult(r).Summary.VisibleEverywhere
+				return s != nil && s.LowerBound(q(*s))
+			}
+		}
+		p50 := func(s stats.Summary) float64 { return s.P50Ms }
+		p95 := func(s stats.Summary) float64 { return s.P95Ms }
 		list = append(list,
-			metric{"visible everywhere p50 ms", every(func(s stats.Summary) float64 { return s.P50Ms }), ms},
-			metric{"visible everywhere p95 ms", every(func(s stats.Summary) float64 { return s.P95Ms }), ms},
+			metric{"visible everywhere p50 ms", every(p50), ms, everyLower(p50)},
+			metric{"visible everywhere p95 ms", every(p95), ms, everyLower(p95)},
 		)
 	}
 	return list
@@ -242,21 +274,43 @@ func compareFigures(w io.Writer, labels []string, rs []*results.Result) {
 	fmt.Fprintln(tw)
 	for _, m := range metrics {
 		base, baseOK := m.get(rs[0])
-		fmt.Fprintf(tw, "%-*s\t%s\t", width, m.name, valueText(m, base, baseOK))
+		baseLow := m.isLower(rs[0])
+		fmt.Fprintf(tw, "%-*s\t%s\t", width, m.name, valueText(m, base, baseOK, baseLow))
 		for _, r := range rs[1:] {
 			v, ok := m.get(r)
-			fmt.Fprintf(tw, "%s\t%s\t", valueText(m, v, ok), ratio(base, baseOK, v, ok))
+			low := m.isLower(r)
+			fmt.Fprintf(tw, "%s\t%s\t", valueText(m, v, ok, low), boundedRatio(ratio(base, baseOK, v, ok), baseLow, low))
 		}
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 }
 
-func valueText(m metric, v float64, ok bool) string {
-	if !ok {
+func valueText(m metric, v float64, ok, lower bool) string {
+	switch {
+	case !ok:
 		return "-"
+	case lower:
+		return "> " + m.text(v)
 	}
 	return m.text(v)
+}
+
+func (m metric) isLower(r *results.Result) bool { return m.lower != nil && m.lower(r) }
+
+// boundedRatio qualifies a ratio of figures of which one or both are
+// lower bounds: more than it when only the value is, less when only the
+// baseline is, unknown when both are.
+func boundedRatio(ratio string, baseLower, lower bool) string {
+	switch {
+	case ratio == "-" || baseLower == lower && !lower:
+		return ratio
+	case baseLower && lower:
+		return "?"
+	case lower:
+		return "> " + ratio
+	}
+	return "< " + ratio
 }
 
 // ratio is v against the baseline; "=" when both are zero (nothing failed

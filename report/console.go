@@ -58,7 +58,7 @@ func Console(w io.Writer, r *results.Result) {
 			fmt.Fprintf(tw, "%s\t0\t-\t-\t-\t-\t\n", name)
 			return
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", name, h.Count, ms(h.P50Ms), ms(h.P95Ms), ms(h.P99Ms), ms(h.MaxMs))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", name, h.Count, msOrDash(h, h.P50Ms), msOrDash(h, h.P95Ms), msOrDash(h, h.P99Ms), msOrDash(h, h.MaxMs))
 	}
 	on := ""
 	if len(r.ReadEndpoints) > 0 {
@@ -68,6 +68,9 @@ func Console(w io.Writer, r *results.Result) {
 	row("write service time", s.ServiceTime, "")
 	row("freshness lag"+on, s.FreshnessLag, r.Freshness.NotMeasured)
 	row("visibility latency"+on, s.VisibilityLatency, r.Visibility.NotMeasured)
+	if s.VisibilityMidpoint.Count > 0 {
+		row("  interval midpoint"+on, s.VisibilityMidpoint, r.Visibility.NotMeasured)
+	}
 	row("probe query service"+on, s.ProbeQueryService, r.Visibility.NotMeasured)
 	if u := s.Updates; u != nil {
 		row("update freshness lag"+on, u.FreshnessLag, r.Updates.Freshness.NotMeasured)
@@ -92,8 +95,9 @@ func Console(w io.Writer, r *results.Result) {
 			acked += c.Acknowledged
 			visible += c.Visible
 		}
-		fmt.Fprintf(w, "completeness%s: %d acknowledged, %d visible, %d missing, %d unexpected, %d duplicates\n",
-			on, acked, visible, s.Missing, s.Unexpected, s.Duplicates)
+		fmt.Fprintf(w, "completeness%s: %d acknowledged, %d visible, %s%d missing (lost), %d unexpected, %d duplicates\n",
+			on, acked, visible, lateText(s.Late, r.Drain), s.Missing, s.Unexpected, s.Duplicates)
+		consoleRecheck(w, r.Completeness)
 	case r.AuditError != "":
 		fmt.Fprintf(w, "completeness%s: not audited: %s\n", on, r.AuditError)
 	default:
@@ -179,6 +183,34 @@ func consoleUpdates(w io.Writer, r *results.Result) {
 	}
 }
 
+// lateText says how many events were not visible within the drain while
+// the target was still catching up: late, not lost.
+func lateText(late int64, d *results.Drain) string {
+	if late == 0 || d == nil {
+		return ""
+	}
+	lag := ""
+	if d.BehindMs != nil {
+		lag = ", showing the events up to " + msUnit(*d.BehindMs) + " before the schedule's end"
+	}
+	return fmt.Sprintf("%d not visible within the drain (%s; the target was still catching up%s: late, not lost), ", late, seconds(d.WaitedS), lag)
+}
+
+// consoleRecheck says what a re-check after the drain found of the late
+// events.
+func consoleRecheck(w io.Writer, cs []results.Completeness) {
+	var late, up, still int64
+	after := 0.0
+	for _, c := range cs {
+		if r := c.Recheck; r != nil {
+			late, up, still, after = late+c.Late, up+r.TurnedUp, still+r.StillNotVisible, r.AfterS
+		}
+	}
+	if late > 0 {
+		fmt.Fprintf(w, "recheck %s after the drain: %d of the %d late events turned up, %d still not visible\n", seconds(after), up, late, still)
+	}
+}
+
 // updateKeysText says how a run's updates chose their events.
 func updateKeysText(c results.Config) string {
 	return fmt.Sprintf("share %.2g, keys %s", c.UpdateShare, c.UpdateKeys)
@@ -203,6 +235,7 @@ func consoleProbes(w io.Writer, r *results.Result) {
 	}
 	fmt.Fprintf(w, "visibility: resolution %s ms p99, %s ms max (measured gaps between polls); %d probes, %d seen, %d never seen%s, %d dropped (write failed)\n",
 		ms(v.ResolutionMs), ms(v.ResolutionMaxMs), v.Probes, v.Seen, v.NeverSeen, censored, v.Dropped)
+	fmt.Fprintln(w, "visibility latency: the first query that saw each probe, an upper bound (the headline); interval midpoint: the middle of the window in which it became visible, ± half the resolution; \"> X\": a lower bound, reached by probes never seen")
 	if l, ok := r.ProbeLoad(); ok {
 		fmt.Fprintf(w, "probe load on the target: %s\n", probeLoadText(l))
 	}
@@ -357,4 +390,30 @@ func verdictText(st *results.Result) string {
 		return "not judged (" + orDefault(st.EndReason, "no verdict") + ")"
 	}
 	return decisionPath(st.Verdict) + st.Verdict.String()
+}
+
+// Recheck says what a re-check found of the events an audit had found
+// late or missing: which turned up since.
+func Recheck(w io.Writer, cs []results.Completeness) {
+	found := false
+	for _, c := range cs {
+		if c.Late+c.Missing == 0 {
+			continue
+		}
+		found = true
+		r := c.Recheck
+		if r == nil {
+			fmt.Fprintf(w, "generator %s: %d late, %d missing: not re-checked (the target did not answer)\n", c.Generator, c.Late, c.Missing)
+			continue
+		}
+		cut := ""
+		if c.NotVisibleCut {
+			cut = " (of the first ranges only: the results keep a bounded list)"
+		}
+		fmt.Fprintf(w, "generator %s: %d late, %d missing at the drain's end; %s later, %d turned up, %d still not visible%s\n",
+			c.Generator, c.Late, c.Missing, seconds(r.AfterS), r.TurnedUp, r.StillNotVisible, cut)
+	}
+	if !found {
+		fmt.Fprintln(w, "every acknowledged event was visible at the drain's end: nothing to re-check")
+	}
 }

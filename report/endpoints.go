@@ -101,7 +101,15 @@ func auditText(s results.EndpointSummary, e *results.ReadEndpoint) string {
 	}
 	switch {
 	case s.Audited:
-		return fmt.Sprintf("%d missing, %d unexpected, %d duplicates", s.Missing, s.Unexpected, s.Duplicates)
+		late := int64(0)
+		for _, c := range e.Completeness {
+			late += c.Late
+		}
+		text := fmt.Sprintf("%d missing, %d unexpected, %d duplicates", s.Missing, s.Unexpected, s.Duplicates)
+		if late > 0 {
+			text = fmt.Sprintf("%d late (not visible within the drain), ", late) + text
+		}
+		return text
 	case e.AuditError != "":
 		return "failed: " + e.AuditError
 	}

@@ -24,12 +24,14 @@ func endpointResult(seed uint64) *results.Result {
 		Visibility: results.Visibility{
 			Latency: histogram(500, 950*time.Millisecond, seed+22), QueryService: histogram(480, 3*time.Millisecond, seed+23),
 			Gap: histogram(480, 200*time.Millisecond, seed+24), Probes: 500, Seen: 480, NeverSeen: 20, Censored: 20,
+			Unseen: histogram(20, 6*time.Second, seed+27),
 			Errors: map[string]*stats.ErrorCount{"connection_refused": {Count: 12, Sample: "dial tcp 127.0.0.1:15434: connection refused"}},
 		},
 		Completeness: res.Completeness,
 	}
 	e.Visibility.SetResolution()
-	every := &results.Visibility{Latency: histogram(500, 990*time.Millisecond, seed+25), Gap: histogram(480, 250*time.Millisecond, seed+26), Probes: 500, Seen: 480, NeverSeen: 20, Censored: 20}
+	every := &results.Visibility{Latency: histogram(500, 990*time.Millisecond, seed+25), Gap: histogram(480, 250*time.Millisecond, seed+26), Probes: 500, Seen: 480, NeverSeen: 20, Censored: 20,
+		Unseen: histogram(20, 6*time.Second, seed+28)}
 	every.SetResolution()
 	res.ReadEndpoints, res.VisibleEverywhere = []*results.ReadEndpoint{e}, every
 	res.Phase(results.PhaseMeasured).UnsentWait = stats.NewHistogram()

@@ -94,11 +94,26 @@ func msUnit(v float64) string {
 	return n + " " + u
 }
 
+// msOrDash writes one of s's figures: "–" when s has no values, "> X"
+// when the figure is only a lower bound (stats.Summary.LowerBound). Every
+// latency figure shown goes through it or through durationOf.
 func msOrDash(s stats.Summary, v float64) string {
 	if s.Count == 0 {
 		return "–"
 	}
+	if s.LowerBound(v) {
+		return "> " + ms(v)
+	}
 	return ms(v)
+}
+
+// durationOf is msUnit for one of s's figures, "> X" when only a lower
+// bound.
+func durationOf(s stats.Summary, v float64) string {
+	if s.LowerBound(v) {
+		return "> " + msUnit(v)
+	}
+	return msUnit(v)
 }
 
 func seconds(s float64) string {

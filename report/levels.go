@@ -438,7 +438,7 @@ func levelMetrics(rs []*results.Result) []metric {
 		out = append(out, metric{"at " + rate + ": achieved " + unit, func(r *results.Result) (float64, bool) {
 			l := find(r, rate)
 			return levelSpread(l, func(l *results.Level) results.Spread { return l.Achieved })
-		}, func(v float64) string { return levelRate(v, unit) }})
+		}, func(v float64) string { return levelRate(v, unit) }, nil})
 		for _, name := range results.LatencyNames() {
 			if !measured[rate][name] {
 				continue
@@ -455,7 +455,7 @@ func levelMetrics(rs []*results.Result) []metric {
 						s, _ := l.Latency(name)
 						return p.get(s)
 					})
-				}, ms})
+				}, ms, nil})
 			}
 		}
 	}

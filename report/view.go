@@ -168,9 +168,12 @@ func buildView(res *results.Result) *htmlView {
 		latency("Batch lateness", summarize(latenessH)),
 		latency("Freshness lag", s.FreshnessLag),
 		latency("Freshness query service", summarize(detail.Freshness.QueryService)),
-		latency("Visibility latency", s.VisibilityLatency),
-		latency("Probe query service", s.ProbeQueryService),
+		latency("Visibility latency (upper bound, the headline)", s.VisibilityLatency),
 	}
+	if s.VisibilityMidpoint.Count > 0 {
+		v.Latencies = append(v.Latencies, latency("Visibility, interval midpoint (± half the gap)", s.VisibilityMidpoint))
+	}
+	v.Latencies = append(v.Latencies, latency("Probe query service", s.ProbeQueryService))
 	if u := s.Updates; u != nil {
 		v.Latencies = append(v.Latencies,
 			latency("Update freshness lag", u.FreshnessLag),
@@ -271,7 +274,7 @@ func setupFacts(res *results.Result) []fact {
 		{"doc size", bytesText(c.DocSize)},
 		{"generators", strconv.Itoa(c.Generators)},
 		{"in-flight", strconv.Itoa(c.MaxInflight)},
-		{"poll", ms(c.PollIntervalS*1000) + " ms"},
+		{"poll", c.Polling()},
 	}...)
 	if c.Via != "" {
 		facts = append(facts, fact{"via", redact.URL(c.Via)})
@@ -382,7 +385,7 @@ func headlineCards(res, detail *results.Result) []card {
 		latencyCard("Freshness lag p95", s.FreshnessLag, s.FreshnessLag.P95Ms,
 			"p50 "+msUnit(s.FreshnessLag.P50Ms)+" · p99 "+msUnit(s.FreshnessLag.P99Ms)),
 		latencyCard("Visibility latency p95", s.VisibilityLatency, s.VisibilityLatency.P95Ms,
-			"p50 "+msUnit(s.VisibilityLatency.P50Ms)+" · resolution "+msUnit(s.VisibilityResolution)),
+			"p50 "+durationOf(s.VisibilityLatency, s.VisibilityLatency.P50Ms)+" · resolution "+msUnit(s.VisibilityResolution)+" · upper bounds: the first query that saw each probe"),
 		completenessCard(detail))
 	return cards
 }
@@ -403,6 +406,9 @@ func latencyCard(label string, h stats.Summary, v float64, sub string) card {
 		return card{Label: label, Value: "–", Sub: "no samples"}
 	}
 	value, unit := durationParts(v)
+	if h.LowerBound(v) {
+		value = "> " + value
+	}
 	return card{Label: label, Value: value, Unit: unit, Sub: sub}
 }
 
@@ -423,10 +429,13 @@ func completenessCard(r *results.Result) card {
 		c.Value = percent(float64(acked-s.Missing) / float64(acked))
 	}
 	c.Sub = fmt.Sprintf("%s missing · %s unexpected · %s duplicates", count(s.Missing), count(s.Unexpected), count(s.Duplicates))
+	if s.Late > 0 {
+		c.Sub = count(s.Late) + " late (not visible within the drain) · " + c.Sub
+	}
 	switch {
 	case s.Missing > 0:
 		c.Status = "bad"
-	case s.Unexpected > 0 || s.Duplicates > 0:
+	case s.Late > 0 || s.Unexpected > 0 || s.Duplicates > 0:
 		c.Status = "warn"
 	default:
 		c.Status = "ok"
@@ -455,10 +464,11 @@ func latency(name string, s stats.Summary) latencyRow {
 	if s.Count == 0 {
 		return latencyRow{Name: name, Count: "0", Empty: true}
 	}
+	f := func(v float64) string { return msOrDash(s, v) }
 	r := latencyRow{
 		Name: name, Count: count(s.Count),
-		Min: ms(s.MinMs), P50: ms(s.P50Ms), P90: ms(s.P90Ms), P95: ms(s.P95Ms),
-		P99: ms(s.P99Ms), P999: ms(s.P999Ms), Max: ms(s.MaxMs),
+		Min: f(s.MinMs), P50: f(s.P50Ms), P90: f(s.P90Ms), P95: f(s.P95Ms),
+		P99: f(s.P99Ms), P999: f(s.P999Ms), Max: f(s.MaxMs),
 	}
 	if s.Clamped > 0 {
 		r.Clamped = count(s.Clamped) + " over 1 h"
@@ -601,7 +611,7 @@ func configFacts(res *results.Result) []fact {
 		{"write timeout", seconds(c.WriteTimeoutS)},
 		{"write retries", strconv.Itoa(c.WriteRetries)},
 		{"probe rate", strconv.FormatFloat(c.ProbeRate, 'f', -1, 64) + " /s"},
-		{"poll interval", msUnit(c.PollIntervalS * 1000)},
+		{"polling", c.Polling()},
 		{"drain", seconds(c.DrainS)},
 	}
 	return append(facts, targetSettingFacts(c, "target setting ")...)

@@ -1,6 +1,8 @@
 package results
 
 import (
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/freshbench/freshbench/stats"
@@ -29,10 +31,19 @@ type Freshness struct {
 // Visibility is the visibility latency of the probes whose events
 // were due in the measured window.
 type Visibility struct {
-	// Latency is _event_time → the first query that saw the probe. It also
-	// holds, as lower bounds, the probes never seen: each at its age when
-	// the measurement ended (Censored says how many).
-	Latency      *stats.Histogram `json:"latency"`
+	// Latency is _event_time → the first query that saw the probe: an
+	// upper bound, the headline figure. It also holds, as lower bounds,
+	// the probes never seen: each at its age when the measurement ended
+	// (Censored says how many, Unseen holds those ages).
+	Latency *stats.Histogram `json:"latency"`
+	// Midpoint is _event_time → the middle of the window in which the
+	// probe became visible, (the last query that missed it, the first that
+	// saw it]: an estimate within ± half the probe's Gap. It holds the
+	// probes never seen too, as Latency does.
+	Midpoint *stats.Histogram `json:"latency_midpoint,omitempty"`
+	// Unseen holds the ages of the probes never seen when the measurement
+	// ended: the lower bounds among Latency's and Midpoint's values.
+	Unseen       *stats.Histogram `json:"unseen_age,omitempty"`
 	QueryService *stats.Histogram `json:"query_service"` // the probe query's own time
 	// Gap is, for each probe seen, the time from the last instant it was
 	// known not to be visible (its dispatch, or the start of the last
@@ -67,6 +78,55 @@ type Visibility struct {
 	NotMeasured string `json:"not_measured,omitempty"`
 }
 
+// NewVisibility returns empty visibility figures.
+func NewVisibility() Visibility {
+	return Visibility{
+		Latency: stats.NewHistogram(), Midpoint: stats.NewHistogram(), Unseen: stats.NewHistogram(),
+		QueryService: stats.NewHistogram(), Gap: stats.NewHistogram(), Errors: map[string]*stats.ErrorCount{},
+	}
+}
+
+// Record books one probe seen at done, known not visible at unseenAt,
+// due at intended.
+func (v *Visibility) Record(intended, unseenAt, done time.Time) {
+	v.Seen++
+	v.Latency.Record(done.Sub(intended))
+	v.Midpoint.Record(unseenAt.Add(done.Sub(unseenAt) / 2).Sub(intended))
+	v.Gap.Record(done.Sub(unseenAt))
+}
+
+// RecordUnseen books one probe due at intended and not seen by now: a
+// lower bound.
+func (v *Visibility) RecordUnseen(intended, now time.Time) {
+	v.NeverSeen++
+	v.Censored++
+	age := now.Sub(intended)
+	v.Latency.Record(age)
+	v.Midpoint.Record(age)
+	v.Unseen.Record(age)
+}
+
+// LatencySummary is Latency's summary, its figures that the never-seen
+// probes reach marked as lower bounds.
+func (v *Visibility) LatencySummary() stats.Summary { return v.summary(v.Latency) }
+
+// MidpointSummary is Midpoint's, marked likewise; empty in results
+// written before it was kept.
+func (v *Visibility) MidpointSummary() stats.Summary { return v.summary(v.Midpoint) }
+
+func (v *Visibility) summary(h *stats.Histogram) stats.Summary {
+	if h == nil {
+		return stats.Summary{}
+	}
+	s := h.Summarize()
+	if v.Unseen == nil && v.Censored > 0 {
+		// Results written before the ages were kept apart: any value may
+		// be one of the lower bounds.
+		return s.WithLowerFrom(s.MinMs)
+	}
+	return s.WithLowerBounds(v.Unseen)
+}
+
 // SetResolution sets ResolutionMs and ResolutionMaxMs from Gap: its p99
 // and its maximum, 0 when no probe was seen.
 func (v *Visibility) SetResolution() {
@@ -80,13 +140,25 @@ func (v *Visibility) SetResolution() {
 
 // Completeness is the audit of one generator after the drain.
 type Completeness struct {
-	Generator     string  `json:"generator"`
-	Acknowledged  int64   `json:"acknowledged"`
-	Visible       int64   `json:"visible"`    // distinct events a search returned
-	Missing       int64   `json:"missing"`    // acknowledged, never visible: lost writes
-	Unexpected    int64   `json:"unexpected"` // visible, never acknowledged
-	Duplicates    int64   `json:"duplicates"` // extra copies of a visible event
-	MissingSample []int64 `json:"missing_seq_sample,omitempty"`
+	Generator    string `json:"generator"`
+	Acknowledged int64  `json:"acknowledged"`
+	Visible      int64  `json:"visible"` // distinct events a search returned
+	// Missing: acknowledged, and still not visible once the target had
+	// caught up (the drain saw its count of visible events stop moving):
+	// lost writes.
+	Missing int64 `json:"missing"`
+	// Late: acknowledged, and not visible within the drain while the
+	// target was still catching up: late, not lost (see Recheck).
+	Late       int64   `json:"late,omitempty"`
+	LateSample []int64 `json:"late_seq_sample,omitempty"`
+	// NotVisible are the _seqs of the events late or missing, as ranges,
+	// for a later re-check (freshbench audit); NotVisibleCut says the
+	// list stopped at its bound and holds only the first of them.
+	NotVisible    []SeqRange `json:"not_visible_seq_ranges,omitempty"`
+	NotVisibleCut bool       `json:"not_visible_ranges_cut,omitempty"`
+	Unexpected    int64      `json:"unexpected"` // visible, never acknowledged
+	Duplicates    int64      `json:"duplicates"` // extra copies of a visible event
+	MissingSample []int64    `json:"missing_seq_sample,omitempty"`
 	// UnexpectedSample is the same for the events visible but never
 	// acknowledged.
 	UnexpectedSample []int64 `json:"unexpected_seq_sample,omitempty"`
@@ -94,6 +166,38 @@ type Completeness struct {
 	// no events); Visible, Missing, Unexpected and Duplicates are then 0
 	// and mean nothing.
 	NotMeasured string `json:"not_measured,omitempty"`
+	// Recheck, when set, is a later audit of the generator: how many of
+	// the Late events it found visible.
+	Recheck *Recheck `json:"recheck,omitempty"`
+}
+
+// SeqRange is the _seqs From to To, both included.
+type SeqRange struct {
+	From int64 `json:"from"`
+	To   int64 `json:"to"`
+}
+
+// Recheck is an audit made after the drain, of the events that were late.
+type Recheck struct {
+	AfterS   float64 `json:"after_drain_s"` // how long after the drain's end
+	TurnedUp int64   `json:"turned_up"`     // late events visible by then
+	// StillNotVisible: late events still not visible by then; late still,
+	// unless the target had caught up (then they are lost).
+	StillNotVisible int64 `json:"still_not_visible"`
+}
+
+// Drain is how the wait after the schedule ended: how long it took,
+// whether the target had caught up (everything visible, or its count of
+// visible events no longer moving), and the freshness it had reached.
+type Drain struct {
+	WaitedS  float64 `json:"waited_s"`
+	MaxS     float64 `json:"max_s"`
+	CaughtUp bool    `json:"caught_up"`
+	// BehindMs is how far the target's view was behind the schedule at
+	// the drain's end: the schedule's end − the newest _event_time it
+	// showed (about 0 once it shows the last events; the largest over the
+	// generators). Absent when unknown.
+	BehindMs *float64 `json:"behind_schedule_end_ms,omitempty"`
 }
 
 // UpdateAudit is the audit of one generator's updates after the drain:
@@ -147,7 +251,7 @@ func summarizeUpdates(u *Updates, m *Phase, gens []string) *UpdateSummary {
 	}
 	s := &UpdateSummary{
 		Dispatched: m.UpdatesDispatched, Acked: m.UpdatesAcked, Failed: m.UpdatesFailed,
-		FreshnessLag: u.Freshness.Lag.Summarize(), VisibilityLatency: u.Visibility.Latency.Summarize(),
+		FreshnessLag: u.Freshness.Lag.Summarize(), VisibilityLatency: u.Visibility.LatencySummary(),
 		VisibilityResolution: u.Visibility.ResolutionMs,
 		Audited:              len(u.Audit) == len(gens) && u.AuditError == "",
 	}
@@ -160,6 +264,16 @@ func summarizeUpdates(u *Updates, m *Phase, gens []string) *UpdateSummary {
 		}
 	}
 	return s
+}
+
+// Polling says how the freshness and probe loops paced their polls: a
+// fixed mean interval, or adaptive within the probe budget.
+func (c Config) Polling() string {
+	if c.PollIntervalS > 0 || c.ProbeShare == 0 {
+		return "every " + time.Duration(c.PollIntervalS*float64(time.Second)).Round(time.Microsecond).String()
+	}
+	return fmt.Sprintf("adaptive (≤ %s of a connection, ≤ %s/s)",
+		strconv.FormatFloat(100*c.ProbeShare, 'f', -1, 64)+" %", strconv.FormatFloat(c.ProbeMaxRate, 'f', -1, 64))
 }
 
 // ProbeLoad is the load the measurement itself puts on the target: the

@@ -90,6 +90,8 @@ type Result struct {
 	Visibility   Visibility     `json:"visibility"`
 	Completeness []Completeness `json:"completeness,omitempty"`
 	AuditError   string         `json:"audit_error,omitempty"`
+	// Drain is how the wait for acknowledged events to show ended.
+	Drain *Drain `json:"drain,omitempty"`
 	// ReadEndpoints, when the run read from endpoints apart from the
 	// write target (replicas, standbys, query nodes), are what each one
 	// showed. Freshness, Visibility, Completeness and Queries stay the
@@ -234,6 +236,11 @@ type Config struct {
 	// ViaSettings its effective settings; empty for direct writes.
 	Via         string            `json:"via,omitempty"`
 	ViaSettings map[string]string `json:"via_settings,omitempty"`
+	// ProbeShare and ProbeMaxRate are the probe budget when PollIntervalS
+	// is 0: the loops polled as often as the target answered, within that
+	// share of one connection's time and that many polls per second each.
+	ProbeShare   float64 `json:"probe_share,omitempty"`
+	ProbeMaxRate float64 `json:"probe_max_rate,omitempty"`
 }
 
 // Summary holds the headline figures of the measured phase, every one of
@@ -276,4 +283,11 @@ type Summary struct {
 	Updates                     *UpdateSummary `json:"updates,omitempty"`
 	VisibleEverywhere           *stats.Summary `json:"visible_everywhere_latency,omitempty"`
 	VisibleEverywhereResolution float64        `json:"visible_everywhere_resolution_ms,omitempty"`
+	// VisibilityMidpoint is the estimate from the windows in which the
+	// probes became visible (Visibility.Midpoint); VisibilityLatency, the
+	// upper bound, is the headline.
+	VisibilityMidpoint stats.Summary `json:"visibility_latency_midpoint"`
+	// Late counts the events not visible within the drain while the
+	// target was still catching up; Missing counts only those lost.
+	Late int64 `json:"late,omitempty"`
 }

@@ -15,7 +15,8 @@ func Summarize(r *Result, measuredS float64) Summary {
 	s := Summary{
 		MeasuredS:    measuredS,
 		WriteLatency: m.WriteLatency.Summarize(), ServiceTime: m.ServiceTime.Summarize(),
-		FreshnessLag: r.Freshness.Lag.Summarize(), VisibilityLatency: r.Visibility.Latency.Summarize(),
+		FreshnessLag: r.Freshness.Lag.Summarize(), VisibilityLatency: r.Visibility.LatencySummary(),
+		VisibilityMidpoint:   r.Visibility.MidpointSummary(),
 		VisibilityResolution: r.Visibility.ResolutionMs, ProbeQueryService: r.Visibility.QueryService.Summarize(),
 		Batches: m.Batches, LateBatches: m.LateBatches, Retries: m.Retries,
 		EventsDue: m.Due, EventsAcked: m.Acked, EventsAckedOnRetry: m.AckedOnRetry,
@@ -38,12 +39,15 @@ func Summarize(r *Result, measuredS float64) Summary {
 		s.AchievedMBPerSec = float64(m.ThroughputBytes) / s.MeasuredS / 1e6
 	}
 	s.Missing, s.Unexpected, s.Duplicates, s.Audited = audit(r.Completeness, r.Generators, r.AuditError)
+	for _, c := range r.Completeness {
+		s.Late += c.Late
+	}
 	s.Updates = summarizeUpdates(r.Updates, m, r.Generators)
 	for _, e := range r.ReadEndpoints {
 		s.ReadEndpoints = append(s.ReadEndpoints, e.summarize(r.Generators))
 	}
 	if v := r.VisibleEverywhere; v != nil && v.NotMeasured == "" {
-		sum := v.Latency.Summarize()
+		sum := v.LatencySummary()
 		s.VisibleEverywhere, s.VisibleEverywhereResolution = &sum, v.ResolutionMs
 	}
 	return s

@@ -5,6 +5,7 @@ package stats
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -97,7 +98,52 @@ type Summary struct {
 	P999Ms  float64 `json:"p99_9_ms"`
 	MaxMs   float64 `json:"max_ms"`
 	Clamped int64   `json:"clamped_over_1h,omitempty"`
+	// LowerFromMs, when set, says that the histogram holds right-censored
+	// values (lower bounds: a probe never seen, entered at its age), the
+	// least of them this. A figure at or above it may be one of them, or
+	// pushed up by them: it is only a lower bound, "> X" (see LowerBound).
+	LowerFromMs float64 `json:"lower_bounds_from_ms,omitempty"`
+	// LowerBounds names the fields that are lower bounds, space-separated
+	// ("p95_ms p99_ms max_ms"), for a reader of the results file: each is
+	// "> X", not X. (A string keeps a Summary comparable.)
+	LowerBounds string `json:"lower_bounds,omitempty"`
 }
+
+// LowerBound reports whether v, one of s's figures, is only a lower
+// bound: the censored values reach it. Every figure of a summary is
+// printed through this one rule.
+func (s Summary) LowerBound(v float64) bool { return s.LowerFromMs > 0 && v >= s.LowerFromMs }
+
+// WithLowerBounds returns s marked with the right-censored values of
+// censored (nil or empty: none), which s's histogram holds too.
+func (s Summary) WithLowerBounds(censored *Histogram) Summary {
+	if censored != nil && censored.Count() > 0 {
+		s = s.withLowerFrom(censored.Summarize().MinMs)
+	}
+	return s
+}
+
+// withLowerFrom marks s's figures at or above from as lower bounds.
+func (s Summary) withLowerFrom(from float64) Summary {
+	s.LowerFromMs = max(from, microsToMs(lowestMicros))
+	// The mean holds every censored value: a lower bound as soon as
+	// there is one.
+	names := []string{"mean_ms"}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"min_ms", s.MinMs}, {"p50_ms", s.P50Ms}, {"p90_ms", s.P90Ms}, {"p95_ms", s.P95Ms}, {"p99_ms", s.P99Ms}, {"p99_9_ms", s.P999Ms}, {"max_ms", s.MaxMs}} {
+		if s.LowerBound(f.v) {
+			names = append(names, f.name)
+		}
+	}
+	s.LowerBounds = strings.Join(names, " ")
+	return s
+}
+
+// WithLowerFrom marks s's figures at or above from (ms) as lower bounds:
+// for results that kept only how many values were censored, not which.
+func (s Summary) WithLowerFrom(from float64) Summary { return s.withLowerFrom(from) }
 
 func microsToMs(v int64) float64 { return float64(v) / 1000 }
 

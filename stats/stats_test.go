@@ -166,3 +166,27 @@ func TestHistogramJSONRejectsBadInput(t *testing.T) {
 		t.Errorf("decoding %s: no error for more clamped values than values", tooMany)
 	}
 }
+
+// A summary's figures that its censored values reach are lower bounds,
+// named as such in the results file; those below the least censored
+// value are values (issue 27).
+func TestSummaryLowerBounds(t *testing.T) {
+	h, censored := NewHistogram(), NewHistogram()
+	for i := 1; i <= 90; i++ {
+		h.Record(time.Duration(i) * time.Millisecond)
+	}
+	for range 10 {
+		h.Record(5 * time.Second)
+		censored.Record(5 * time.Second)
+	}
+	s := h.Summarize().WithLowerBounds(censored)
+	if s.LowerBound(s.P50Ms) || s.LowerBound(s.P90Ms) || !s.LowerBound(s.P95Ms) || !s.LowerBound(s.MaxMs) {
+		t.Errorf("%+v: want p50 and p90 values, p95 and max lower bounds", s)
+	}
+	if want := "mean_ms p95_ms p99_ms p99_9_ms max_ms"; s.LowerBounds != want {
+		t.Errorf("lower bounds %v, want %v", s.LowerBounds, want)
+	}
+	if s := h.Summarize().WithLowerBounds(NewHistogram()); s.LowerFromMs != 0 || len(s.LowerBounds) != 0 {
+		t.Errorf("no censored values: %+v, want no bounds", s)
+	}
+}

@@ -351,3 +351,13 @@ type Updater interface {
 type Backlogged interface {
 	Backlog(ctx context.Context) (int64, error)
 }
+
+// Refresher is implemented by a target that makes writes visible to
+// search in periodic refreshes (a search engine's refresh interval):
+// RefreshPeriod is the period it was set up with, false when it has none
+// (refreshes disabled, or a period it cannot tell). The probes poll no
+// faster than a few times a period: polling faster sees nothing new and
+// costs the server searches.
+type Refresher interface {
+	RefreshPeriod() (time.Duration, bool)
+}

@@ -255,7 +255,7 @@ func calibrateConfig(batches, start, step, refine string, maxRate float64, hold,
 			Duration: warmup + hold, Warmup: warmup, DocSize: int(size), MemoryLimit: int64(memory),
 			Generators: lf.generators, MaxInflight: lf.inflight, ProbeRate: lf.probeRate, WriteTimeout: writeTimeout,
 		},
-		PollInterval: lf.poll,
+		PollInterval: lf.poll, ProbeShare: lf.probeShare, ProbeMaxRate: lf.probeMaxRate,
 		// Everything a noop server acknowledges is visible at once: the
 		// drain ends at its first look.
 		Drain: 10 * time.Second,

@@ -25,6 +25,11 @@ var flagOf = map[invalid.Field]string{
 	invalid.ProbeRate:         "--probe-rate",
 	invalid.PollInterval:      "--poll-interval",
 	invalid.Drain:             "--drain",
+	invalid.DrainMax:          "--drain-max",
+	invalid.Recheck:           "--recheck",
+	invalid.ProbeShare:        "--probe-share",
+	invalid.ProbeMaxRate:      "--probe-max-rate",
+	invalid.RefreshPeriod:     "", // declared by the target
 	invalid.UpdateShare:       "--update-share",
 	invalid.UpdateKeys:        "--update-keys",
 	invalid.ReadEndpoint:      "--read-endpoint",

@@ -41,6 +41,7 @@ func commands() []command {
 		{"noop", "serve a no-op Elasticsearch, OpenSearch and PostgreSQL endpoint that acknowledges every write, to measure freshbench itself", noopCmd},
 		{"calibrate", "find this machine's driver ceiling (events/s) and CPU per 100k events for each batch size, against a noop server", calibrateCmd},
 		{"presets", "list the shipped workloads that replay published setups, or print one (freshbench presets NAME)", presetsCmd},
+		{"audit", "re-check, on the target, the events a run found late or missing (freshbench audit results.json): which turned up since", auditCmd},
 		{"report", "render a results file as a self-contained HTML report", reportCmd},
 		{"compare", "compare results files: headline figures with ratios, differing configuration and environment", compareCmd},
 		{"sample", "print generated sample documents", sampleCmd},

@@ -17,6 +17,7 @@ import (
 	"github.com/freshbench/freshbench/docgen"
 	"github.com/freshbench/freshbench/ingest"
 	"github.com/freshbench/freshbench/pace"
+	"github.com/freshbench/freshbench/probe"
 	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/report"
 	"github.com/freshbench/freshbench/target"
@@ -141,9 +142,10 @@ type loadFlags struct {
 	updateShare                              float64
 	batchSize, generators, inflight, retries int
 	duration, warmup, poll, drain            time.Duration
+	drainMax, recheck                        time.Duration
 	seed                                     uint64
 	repeatIDs                                bool
-	probeRate                                float64
+	probeRate, probeShare, probeMaxRate      float64
 }
 
 func addLoadFlags(fs *flag.FlagSet) *loadFlags {
@@ -163,7 +165,9 @@ func addStreamFlags(fs *flag.FlagSet) *loadFlags {
 	addDriverFlags(fs, f)
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the generators (0 = random); the same seed gives the same documents, under ids of each run's own")
 	fs.BoolVar(&f.repeatIDs, "repeat-ids", false, "with --seed, also repeat the generator ids and _ids; a run is refused when the target holds them already")
-	fs.DurationVar(&f.drain, "drain", 30*time.Second, "after the run, how long to wait for acknowledged events to become visible before the completeness audit")
+	fs.DurationVar(&f.drain, "drain", 30*time.Second, "after the run, how long to wait for acknowledged events to become visible before the completeness audit; past it, the wait goes on while the target is still catching up, up to --drain-max")
+	fs.DurationVar(&f.drainMax, "drain-max", 0, "the longest the drain may last while the target is still catching up (0: 4 × --drain); events not visible by then are late, not lost")
+	fs.DurationVar(&f.recheck, "recheck", 0, "when events were late, audit them again this long after the drain and say which turned up (0: no re-check)")
 	fs.IntVar(&f.retries, "write-retries", 0, "re-sends of a write request that failed as a whole (connection refused, timeout, 5xx)")
 	fs.Float64Var(&f.updateShare, "update-share", 0, "share of the events that update an event already written instead of inserting one, in [0, 1); the rate counts both")
 	fs.StringVar(&f.updateKeys, "update-keys", ingest.KeysUniform, "which written event an update updates: uniform, recent:N (one of the newest N) or zipf:S (hot keys: the k-th oldest ∝ 1/(k+1)^S, S > 1)")
@@ -178,7 +182,9 @@ func addDriverFlags(fs *flag.FlagSet, f *loadFlags) {
 	fs.IntVar(&f.inflight, "max-inflight", 16, "bound on concurrent write requests; a batch that waits for a slot is late")
 	fs.StringVar(&f.docSize, "doc-size", "1KB", "serialized size of one event (1KB = 1000 bytes)")
 	fs.StringVar(&f.maxMemory, "max-memory", "1GiB", "bound on the memory the batches may hold at once (batch size × doc size × (max in-flight + generators) × 2); a larger product is refused")
-	fs.DurationVar(&f.poll, "poll-interval", 200*time.Millisecond, "how often the freshness and probe queries run: the resolution of visibility latency")
+	fs.DurationVar(&f.poll, "poll-interval", 0, "a fixed mean pause between the freshness and probe polls, overriding the probe budget; 0: each loop polls as often as the target answers, within --probe-share and --probe-max-rate (and a few polls per refresh of a search engine)")
+	fs.Float64Var(&f.probeShare, "probe-share", probe.DefaultBudget.Share, "share of one connection's time each freshness or probe loop may spend in its queries")
+	fs.Float64Var(&f.probeMaxRate, "probe-max-rate", probe.DefaultBudget.MaxRate, "polls per second of each freshness or probe loop, at most")
 	fs.Float64Var(&f.probeRate, "probe-rate", 20, "probe events per second whose visibility latency is measured")
 }
 
@@ -206,7 +212,7 @@ func (f *loadFlags) config(writeTimeout time.Duration) (bench.Config, error) {
 			Generators: f.generators, MaxInflight: f.inflight, DocSize: int(size), Seed: f.seed,
 			WriteTimeout: writeTimeout, WriteRetries: f.retries, ProbeRate: f.probeRate,
 		},
-		PollInterval: f.poll, Drain: f.drain, RepeatIDs: f.repeatIDs,
+		PollInterval: f.poll, ProbeShare: f.probeShare, ProbeMaxRate: f.probeMaxRate, Drain: f.drain, DrainMax: f.drainMax, Recheck: f.recheck, RepeatIDs: f.repeatIDs,
 	}
 	if err := cfg.Validate(); err != nil {
 		return bench.Config{}, usageError{err}

@@ -1,0 +1,197 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/freshbench/freshbench/pace"
+	"github.com/freshbench/freshbench/probe"
+	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/target"
+)
+
+// drainPause is the pause between the drain's checks when the polls
+// have no fixed interval: each check counts every generator's events on
+// every endpoint, heavier than a probe.
+const drainPause = 100 * time.Millisecond
+
+// drainStretch is how far past Drain the drain goes at most, as a
+// multiple of it, while the target is still catching up, when DrainMax
+// is not set.
+const drainStretch = 4
+
+// minStall is how long, at least, the count of visible events must stay
+// still before the target is taken to have caught up: longer than a busy
+// machine's pauses. It is also at least twice the longest freshness lag
+// the run measured, two refresh periods of a target that refreshes, and
+// twice the longest the count was seen still before it moved again
+// during the drain: a starved search engine whose refreshes come every
+// few seconds, whatever its setting, is not taken as done between two.
+const minStall = 2 * time.Second
+
+// drainMax is the longest the drain may last.
+func (c Config) drainMax() time.Duration {
+	if c.DrainMax > 0 {
+		return max(c.DrainMax, c.Drain)
+	}
+	return drainStretch * c.Drain
+}
+
+// drain waits until every acknowledged event and every probe is visible
+// on every endpoint. After cfg.Drain it waits on only while the target is
+// still catching up (its count of visible events moved within the stall
+// window), up to the drain's maximum. It says whether the target had
+// caught up: everything visible, or the count still for a stall window
+// once cfg.Drain had passed; only then is an event still not visible
+// lost rather than late. lagMax is the longest freshness lag the run
+// measured; end is the schedule's.
+func drain(ctx context.Context, eps []ReadEndpoint, cfg Config, gens []string, ledger *probe.Ledger, probes *probe.Probes, upd *updateProbes, clock probe.Clock, end time.Time, lagMax time.Duration) *results.Drain {
+	start := time.Now()
+	limit := cfg.drainMax()
+	pause := cfg.PollInterval
+	if pause == 0 {
+		pause = drainPause
+	}
+	stall := max(minStall, 2*lagMax)
+	for _, e := range eps {
+		if r, ok := e.Reader.(target.Refresher); ok {
+			if p, ok := r.RefreshPeriod(); ok {
+				stall = max(stall, 2*p)
+			}
+		}
+	}
+	d := &results.Drain{MaxS: limit.Seconds()}
+	last, moved := int64(-1), start
+	for ctx.Err() == nil {
+		n, all, known := visibleCount(ctx, eps, gens, ledger)
+		now := time.Now()
+		switch {
+		case !known:
+			moved = now // a count that failed says nothing of progress
+		case last >= 0 && n != last:
+			stall = max(stall, 2*now.Sub(moved))
+			moved = now
+		}
+		if known {
+			last = n
+		}
+		if all && probes.Pending() == 0 && upd.pending() == 0 && upd.allVisible(ctx, gens, ledger) {
+			d.CaughtUp = true
+			break
+		}
+		if now.Sub(start) >= cfg.Drain {
+			if now.Sub(moved) >= stall {
+				d.CaughtUp = true
+				break
+			}
+			if now.Sub(start) >= limit {
+				break
+			}
+		}
+		if !pace.Sleep(now.Add(pause), ctx.Done()) {
+			break
+		}
+	}
+	d.WaitedS = time.Since(start).Seconds()
+	if behind, ok := behindAt(ctx, eps[0].Reader, gens, clock, end); ok {
+		ms := float64(behind.Microseconds()) / 1000
+		d.BehindMs = &ms
+	}
+	return d
+}
+
+// visibleCount is how many events of gens every endpoint shows in all,
+// whether each shows all it acknowledged, and whether every count
+// answered (an endpoint that keeps nothing is left out).
+func visibleCount(ctx context.Context, eps []ReadEndpoint, gens []string, ledger *probe.Ledger) (n int64, all, known bool) {
+	all, known = true, true
+	for _, e := range eps {
+		for _, g := range gens {
+			c, err := e.Reader.Count(ctx, g)
+			if errors.Is(err, target.ErrNotKept) {
+				continue // nothing will ever show: nothing to wait for
+			}
+			if err != nil {
+				all, known = false, false
+				continue
+			}
+			n += c
+			if c < ledger.AckedCount(g) {
+				all = false
+			}
+		}
+	}
+	return n, all, known
+}
+
+// behindAt is how far before end the newest event r shows of some
+// generator of gens was generated, the largest over them; false when no
+// generator answers with an event.
+func behindAt(ctx context.Context, r target.Reader, gens []string, clock probe.Clock, end time.Time) (time.Duration, bool) {
+	var behind time.Duration
+	known := false
+	for _, g := range gens {
+		newest, ok, err := r.Freshness(ctx, g)
+		if err == nil && ok {
+			b := clock.Since(end, newest)
+			if !known || b > behind {
+				behind = b
+			}
+			known = true
+		}
+	}
+	return behind, known
+}
+
+// recheck looks again for the events c found not visible, after (how
+// long after the drain it is); nil when the target does not answer.
+func recheck(ctx context.Context, r target.Reader, c *results.Completeness, after time.Duration) *results.Recheck {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+	defer cancel()
+	up, total, err := probe.Recheck(rctx, r, c.Generator, c.NotVisible)
+	if err != nil {
+		return nil
+	}
+	return &results.Recheck{AfterS: after.Seconds(), TurnedUp: up, StillNotVisible: total - up}
+}
+
+// settle books what the audits found not visible: lost when the target
+// had caught up by the drain's end, late otherwise; and, with a Recheck,
+// audits the late events again after it and says which turned up.
+func settle(ctx context.Context, cfg Config, d *results.Drain, eps []ReadEndpoint, audits [][]results.Completeness) {
+	late := false
+	for _, cs := range audits {
+		for i := range cs {
+			if c := &cs[i]; !d.CaughtUp && c.Missing > 0 {
+				c.Late, c.LateSample, c.Missing, c.MissingSample = c.Missing, c.MissingSample, 0, nil
+				late = true
+			}
+		}
+	}
+	if !late || cfg.Recheck <= 0 || !pace.Sleep(time.Now().Add(cfg.Recheck), ctx.Done()) {
+		return
+	}
+	for i, cs := range audits {
+		for j := range cs {
+			if c := &cs[j]; c.Late > 0 {
+				c.Recheck = recheck(ctx, eps[i].Reader, c, cfg.Recheck)
+			}
+		}
+	}
+}
+
+// Recheck looks again, on r, for the events res's audit of its target
+// found late or missing, and returns that audit with each generator's
+// Recheck set: how many turned up since (AfterS from res's end).
+func Recheck(ctx context.Context, r target.Reader, res *results.Result) []results.Completeness {
+	after := time.Since(res.EndedAt)
+	out := slices.Clone(res.Completeness)
+	for i := range out {
+		if c := &out[i]; c.Late+c.Missing > 0 {
+			c.Recheck = recheck(ctx, r, c, after)
+		}
+	}
+	return out
+}

@@ -1,0 +1,69 @@
+package bench
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/freshbench/freshbench/probe"
+	"github.com/freshbench/freshbench/target/sim"
+)
+
+// steppedReader shows its events in steps, as a search engine refreshing
+// every step (a starved one, whatever its setting): count(t) events at t
+// since start, never more than shown.
+type steppedReader struct {
+	*sim.Target
+	start time.Time
+	count func(since time.Duration) int64
+}
+
+func (r steppedReader) Count(context.Context, string) (int64, error) {
+	return r.count(time.Since(r.start)), nil
+}
+
+// The drain goes past --drain while the count of visible events still
+// moves, and calls the target caught up only once the count has been
+// still for twice the longest pause it was seen to take before moving
+// again: a target that shows its events every 3 s is not declared done
+// 2 s after a step. One that is still catching up at the drain's
+// maximum is not caught up: what it does not show is late, not lost
+// (issue 27).
+func TestDrainWaitsWhileTheTargetCatchesUp(t *testing.T) {
+	const acked = 100
+	for _, c := range []struct {
+		name     string
+		count    func(time.Duration) int64 // visible events, by time since the drain began
+		lagMax   time.Duration             // the run's longest freshness lag
+		caughtUp bool
+		waited   time.Duration // at least
+	}{
+		// Steps at 3, 6 and 9 s, then still, one event short (lost): done
+		// 2 × 3 s after the last step.
+		{"steps then still", func(d time.Duration) int64 { return min(int64(d/(3*time.Second))*33, acked-1) }, 3 * time.Second, true, 15 * time.Second},
+		// A step every 3 s, never all: still catching up at the maximum.
+		{"still catching up", func(d time.Duration) int64 { return min(int64(d/(3*time.Second)), acked-1) }, 3 * time.Second, false, 20 * time.Second},
+		// All but one shown at once, and a target whose lag was short:
+		// caught up once the count has been still for 2 s past the drain.
+		{"one lost", func(time.Duration) int64 { return acked - 1 }, 50 * time.Millisecond, true, 2 * time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ledger := probe.NewLedger()
+				seqs := make([]int64, acked)
+				for i := range seqs {
+					seqs[i] = int64(i)
+				}
+				ledger.Acked("g", seqs)
+				r := steppedReader{Target: sim.New(sim.Config{}), start: time.Now(), count: c.count}
+				cfg := Config{Drain: time.Second, DrainMax: 20 * time.Second}
+				probes := probe.NewProbes(probe.NewWindow(time.Now(), time.Now()))
+				d := drain(context.Background(), []ReadEndpoint{{Name: "target", Reader: r}}, cfg, []string{"g"}, ledger, probes, nil, probe.NewClock(time.Now()), time.Now(), c.lagMax)
+				if waited := time.Duration(d.WaitedS * float64(time.Second)); d.CaughtUp != c.caughtUp || waited < c.waited || waited > c.waited+time.Second {
+					t.Errorf("drain %+v: want caught up %v after %s (within 1 s)", d, c.caughtUp, c.waited)
+				}
+			})
+		})
+	}
+}
