@@ -109,7 +109,7 @@ func testReadEndpointsEachAndEverywhere(t *testing.T) {
 var errDown = errors.New("connection refused")
 
 // outage is a read endpoint that is down from from until until, by the
-// wall clock: an outage timed by the run's progress ticks stayed on when
+// clock: an outage timed by the run's progress ticks stayed on when
 // a busy machine delivered the tick that should end it after the run.
 type outage struct {
 	target.Reader
