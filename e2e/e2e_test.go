@@ -211,22 +211,24 @@ func TestRunKeepsUpAndLosesNothing(t *testing.T) {
 // premise of a test that holds a run on its schedule to one sample per
 // batch, one probe per batch: a starved server (seen: 288 of 1,000
 // events/s, then no write acknowledged within the measured phase) is the
-// machine's state, not a defect. Such a run is tried again at half the
-// rate, saying why, down to lowest events/s; the last run is returned
-// with its configuration whatever it shows.
+// machine's state, not a defect. Such a run is tried again at a lower
+// rate, saying why (testenv.LowerRate), down to lowest events/s; the last
+// run is returned with its configuration whatever it shows.
 func runOnSchedule(t *testing.T, tgt target.Target, cfg bench.Config, lowest float64) (*results.Result, bench.Config) {
 	t.Helper()
-	for {
-		res := run(t, tgt, cfg)
+	var res *results.Result
+	rate, _ := testenv.LowerRate(t, cfg.Ingest.Rate.PerSecond, lowest, func(rate float64) string {
+		cfg.Ingest.Rate.PerSecond = rate
+		res = run(t, tgt, cfg)
 		checkAccounting(t, cfg, res)
-		s, rate := res.Summary, cfg.Ingest.Rate.PerSecond
-		if keptSchedule(s) || rate/2 < lowest {
-			return res, cfg
+		if s := res.Summary; !keptSchedule(s) {
+			return fmt.Sprintf("%s achieved %.0f of %.0f events/s, %d of %d batches late: off its schedule",
+				tgt.Name(), s.AchievedEventsPerSec, s.TargetEventsPerSec, s.LateBatches, s.Batches)
 		}
-		t.Logf("%s achieved %.0f of %.0f events/s, %d of %d batches late: off its schedule, the run cannot meet this test's premise; trying again at %.0f events/s",
-			tgt.Name(), s.AchievedEventsPerSec, s.TargetEventsPerSec, s.LateBatches, s.Batches, rate/2)
-		cfg.Ingest.Rate.PerSecond = rate / 2
-	}
+		return ""
+	})
+	cfg.Ingest.Rate.PerSecond = rate
+	return res, cfg
 }
 
 // checkAccounting checks that every event the schedule was due to send is

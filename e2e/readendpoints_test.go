@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/report"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/target"
@@ -556,22 +557,21 @@ func TestReadEndpointOutage(t *testing.T) {
 		// The writes go on through the outage at the rate the target
 		// keeps. A starved target keeps less than the schedule with or
 		// without an outage (seen: 432 of 500 events/s), which is not
-		// what this test is about: that run is tried again at half the
-		// rate, saying why, before the test fails on it.
-		for rate := 500.0; ; rate /= 2 {
+		// what this test is about: that run is tried again at a lower
+		// rate, saying why (testenv.LowerRate), before the test fails on
+		// it.
+		_, unmet := testenv.LowerRate(t, 500, 250, func(rate float64) string {
 			if strings.HasPrefix(urls[0], "elasticsearch") || strings.HasPrefix(urls[0], "opensearch") {
 				waitGreen(t, urls[0]) // the replica back from an earlier outage, too
 			}
 			s := outageRun(t, tgt, reads, rate, script, stop, start)
-			if s.AchievedEventsPerSec >= 0.9*s.TargetEventsPerSec || t.Failed() {
-				return
+			if s.AchievedEventsPerSec < 0.9*s.TargetEventsPerSec {
+				return fmt.Sprintf("%.0f of %.0f events/s achieved, %d of %d batches late", s.AchievedEventsPerSec, s.TargetEventsPerSec, s.LateBatches, s.Batches)
 			}
-			if rate/2 < 250 {
-				t.Errorf("%.0f of %.0f events/s achieved: the writes did not go on", s.AchievedEventsPerSec, s.TargetEventsPerSec)
-				return
-			}
-			t.Logf("%.0f of %.0f events/s achieved, %d of %d batches late: the target did not keep the schedule through the outage; trying again at %.0f events/s",
-				s.AchievedEventsPerSec, s.TargetEventsPerSec, s.LateBatches, s.Batches, rate/2)
+			return ""
+		})
+		if unmet != "" {
+			t.Errorf("%s: the writes did not go on", unmet)
 		}
 	}
 	t.Run("postgres", func(t *testing.T) {

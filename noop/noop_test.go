@@ -2,12 +2,14 @@ package noop
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/bench"
 	"github.com/freshbench/freshbench/ingest"
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/query"
 	"github.com/freshbench/freshbench/results"
@@ -71,7 +73,7 @@ func shortRun(batch int, rate float64) bench.Config {
 }
 
 // fullRate is the rate of the runs; a run that cannot keep it is tried
-// again at half the rate, down to minRate.
+// again at lower rates, down to minRate.
 const fullRate, minRate = 2000.0, 250.0
 
 // runKeepingUp runs against tgt at the full rate. The server answers at
@@ -79,22 +81,24 @@ const fullRate, minRate = 2000.0, 250.0
 // (CPU hogs, a build, JVMs beside it) neither keeps 2000 events/s, and the
 // in-flight bound fills and leaves events unsent (seen: 80 unsent of
 // 2000). That is the machine, not what this test is about, so the run is
-// tried again at half the rate, saying why, until it keeps up or the
-// rate reaches minRate; the last run is returned whatever it shows.
+// tried again at a lower rate, saying why (testenv.LowerRate); the last
+// run is returned whatever it shows.
 func runKeepingUp(t *testing.T, ctx context.Context, tgt target.Target, batch int) *results.Result {
 	t.Helper()
-	for rate := fullRate; ; rate /= 2 {
-		res, err := bench.Run(ctx, tgt, shortRun(batch, rate))
-		if err != nil {
+	var res *results.Result
+	testenv.LowerRate(t, fullRate, minRate, func(rate float64) string {
+		var err error
+		if res, err = bench.Run(ctx, tgt, shortRun(batch, rate)); err != nil {
 			t.Fatal(err)
 		}
 		s := res.Summary
-		if s.EventsUnsent == 0 || rate/2 < minRate || ctx.Err() != nil {
-			return res
+		if s.EventsUnsent == 0 || ctx.Err() != nil {
+			return ""
 		}
-		t.Logf("at %.0f events/s, %d of %d events due were left unsent (achieved %.0f events/s, %d of %d batches late): the server and the test, on this machine now, did not keep up; trying again at %.0f events/s",
-			rate, s.EventsUnsent, s.EventsDue, s.AchievedEventsPerSec, s.LateBatches, s.Batches, rate/2)
-	}
+		return fmt.Sprintf("%d of %d events due were left unsent (achieved %.0f events/s, %d of %d batches late): the server and the test did not keep up on this machine now",
+			s.EventsUnsent, s.EventsDue, s.AchievedEventsPerSec, s.LateBatches, s.Batches)
+	})
+	return res
 }
 
 // checkRun holds a run against the server to what a database that makes
