@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/ingest"
@@ -15,9 +16,6 @@ import (
 
 func calibrateConfig(maxDuration time.Duration, batches ...int) CalibrateConfig {
 	rule := CalibrationRule()
-	// Late batches are the pacer's timer on a busy test machine as much
-	// as the target: these tests judge the search, by the achieved rate.
-	rule.MaxLateShare = 1
 	return CalibrateConfig{
 		Run: Config{
 			Ingest: ingest.Config{
@@ -36,7 +34,9 @@ func calibrateConfig(maxDuration time.Duration, batches ...int) CalibrateConfig 
 // each batch size doubles the rate up to the first failure (8000), then
 // refines from the last sustainable rate (4000) in steps of 25 %: the
 // ceiling lies in [4000, 6000], and its driver CPU is measured.
-func TestCalibrateFindsCeiling(t *testing.T) {
+func TestCalibrateFindsCeiling(t *testing.T) { synctest.Test(t, testCalibrateFindsCeiling) }
+
+func testCalibrateFindsCeiling(t *testing.T) {
 	tgt := sim.New(sim.Config{Capacity: 6000})
 	var seen []int
 	cfg := calibrateConfig(5*time.Minute, 20, 100)
@@ -88,7 +88,9 @@ func TestCalibrateFindsCeiling(t *testing.T) {
 
 // The calibration stops within its time: a search stops before a step
 // that would not fit its share, and says so.
-func TestCalibrateTimeBudget(t *testing.T) {
+func TestCalibrateTimeBudget(t *testing.T) { synctest.Test(t, testCalibrateTimeBudget) }
+
+func testCalibrateTimeBudget(t *testing.T) {
 	began := time.Now()
 	res, err := Calibrate(context.Background(), sim.New(sim.Config{}), calibrateConfig(5*time.Second, 20, 100))
 	if err != nil {
@@ -108,7 +110,9 @@ func TestCalibrateTimeBudget(t *testing.T) {
 }
 
 // A cancelled calibration returns what it measured, marked interrupted.
-func TestCalibrateInterrupted(t *testing.T) {
+func TestCalibrateInterrupted(t *testing.T) { synctest.Test(t, testCalibrateInterrupted) }
+
+func testCalibrateInterrupted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	res, err := Calibrate(ctx, sim.New(sim.Config{}), calibrateConfig(5*time.Minute, 20, 100))
@@ -120,7 +124,9 @@ func TestCalibrateInterrupted(t *testing.T) {
 	}
 }
 
-func TestCalibrateValidate(t *testing.T) {
+func TestCalibrateValidate(t *testing.T) { synctest.Test(t, testCalibrateValidate) }
+
+func testCalibrateValidate(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		change func(*CalibrateConfig)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/pace"
@@ -32,6 +33,10 @@ func balanced(t *testing.T, name string, v results.Visibility) {
 // least each endpoint's, so every quantile of the everywhere latency is
 // at least that endpoint's (the same probes, each no earlier).
 func TestReadEndpointsEachAndEverywhere(t *testing.T) {
+	synctest.Test(t, testReadEndpointsEachAndEverywhere)
+}
+
+func testReadEndpointsEachAndEverywhere(t *testing.T) {
 	const (
 		delay = 100 * time.Millisecond
 		lag   = 300 * time.Millisecond
@@ -104,7 +109,7 @@ func TestReadEndpointsEachAndEverywhere(t *testing.T) {
 var errDown = errors.New("connection refused")
 
 // outage is a read endpoint that is down from from until until, by the
-// wall clock: an outage timed by the run's progress ticks stayed on when
+// clock: an outage timed by the run's progress ticks stayed on when
 // a busy machine delivered the tick that should end it after the run.
 type outage struct {
 	target.Reader
@@ -151,7 +156,9 @@ func (o *outage) Seqs(ctx context.Context, gen string, fn func(int64)) error {
 // seen (lower bounds) and its audit as failed. The target and the other
 // endpoints go on as if neither were there, and the accounting stays
 // balanced everywhere.
-func TestReadEndpointDown(t *testing.T) {
+func TestReadEndpointDown(t *testing.T) { synctest.Test(t, testReadEndpointDown) }
+
+func testReadEndpointDown(t *testing.T) {
 	tgt := sim.New(sim.Config{VisibilityDelay: 50 * time.Millisecond})
 	cfg := simConfig(3 * time.Second)
 	cfg.Drain = time.Second
@@ -203,7 +210,9 @@ func TestReadEndpointDown(t *testing.T) {
 // With a query workload beside an ingest, every endpoint gets the whole
 // of it. (The sim keeps no documents to draw the parameters of a
 // workload alone from; the end-to-end tests run one.)
-func TestReadEndpointsQueryLoad(t *testing.T) {
+func TestReadEndpointsQueryLoad(t *testing.T) { synctest.Test(t, testReadEndpointsQueryLoad) }
+
+func testReadEndpointsQueryLoad(t *testing.T) {
 	tgt := sim.New(sim.Config{})
 	reads := []ReadEndpoint{{Name: "read1", Reader: tgt.Replica(100 * time.Millisecond)}}
 	qc := query.Config{Mix: query.DefaultMix(), QPS: 50, MaxInflight: 8, Limit: 10, Timeout: time.Second, Settle: 100 * time.Millisecond}
@@ -245,7 +254,9 @@ func (o *queryObserver) Query(endpoint, _ string, _ time.Duration, _ int, _ bool
 
 // Read endpoints are refused where they cannot be told apart, or where
 // their figures would go unseen.
-func TestReadEndpointsRefused(t *testing.T) {
+func TestReadEndpointsRefused(t *testing.T) { synctest.Test(t, testReadEndpointsRefused) }
+
+func testReadEndpointsRefused(t *testing.T) {
 	r := sim.New(sim.Config{})
 	for _, eps := range [][]ReadEndpoint{
 		{{Name: "target", Reader: r}},

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/invalid"
@@ -17,6 +18,10 @@ import (
 // seed's own ids (RepeatIDs) write to one target at once: each has
 // generators of its own, so neither sees the other's events as its own.
 func TestInstancesWithOneSeedShareNoIds(t *testing.T) {
+	synctest.Test(t, testInstancesWithOneSeedShareNoIds)
+}
+
+func testInstancesWithOneSeedShareNoIds(t *testing.T) {
 	tgt := sim.New(sim.Config{})
 	startAt := time.Now().Add(500 * time.Millisecond)
 	var wg sync.WaitGroup
@@ -53,7 +58,9 @@ func TestInstancesWithOneSeedShareNoIds(t *testing.T) {
 
 // A common start that passed before the instance was ready is refused:
 // its schedule would begin behind the others'.
-func TestPassedStartRefused(t *testing.T) {
+func TestPassedStartRefused(t *testing.T) { synctest.Test(t, testPassedStartRefused) }
+
+func testPassedStartRefused(t *testing.T) {
 	cfg := simConfig(2 * time.Second)
 	cfg.Experiment = &results.Experiment{Name: "late", Instances: 1, StartAt: time.Now().Add(-time.Second)}
 	_, err := Run(context.Background(), sim.New(sim.Config{}), cfg)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/results"
@@ -13,7 +14,9 @@ import (
 // Every summary figure is of the measured phase: events acknowledged,
 // failed and unsent balance against the events due in it, the same phase
 // whose batches and late batches are counted.
-func TestSummaryIsTheMeasuredPhase(t *testing.T) {
+func TestSummaryIsTheMeasuredPhase(t *testing.T) { synctest.Test(t, testSummaryIsTheMeasuredPhase) }
+
+func testSummaryIsTheMeasuredPhase(t *testing.T) {
 	cfg := simConfig(3 * time.Second)
 	cfg.Drain = 0
 	res, err := Run(context.Background(), sim.New(sim.Config{}), cfg)
@@ -42,7 +45,9 @@ func TestSummaryIsTheMeasuredPhase(t *testing.T) {
 // Runs with the same seed on one target write ids of their own; asked to
 // repeat the seed's ids, a second run is refused: its probes would be seen
 // at once through the old copies.
-func TestRepeatedRuns(t *testing.T) {
+func TestRepeatedRuns(t *testing.T) { synctest.Test(t, testRepeatedRuns) }
+
+func testRepeatedRuns(t *testing.T) {
 	tgt := sim.New(sim.Config{})
 	cfg := simConfig(2 * time.Second)
 	cfg.Drain = time.Second
@@ -73,6 +78,10 @@ func TestRepeatedRuns(t *testing.T) {
 // A target that keeps nothing has nothing to wait for: the drain ends at
 // once instead of lasting its whole bound.
 func TestDiscardDoesNotWaitOutTheDrain(t *testing.T) {
+	synctest.Test(t, testDiscardDoesNotWaitOutTheDrain)
+}
+
+func testDiscardDoesNotWaitOutTheDrain(t *testing.T) {
 	cfg := simConfig(2 * time.Second)
 	cfg.Drain = 30 * time.Second
 	start := time.Now()

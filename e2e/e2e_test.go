@@ -179,7 +179,8 @@ func run(t *testing.T, tgt target.Target, cfg bench.Config) *results.Result {
 // up with even 1,000 events/s for a few seconds, and that is the server's
 // state, not a defect. What must hold whatever the load is the accounting,
 // and an achieved rate consistent with the write latencies the run
-// measured.
+// measured; a run off its schedule is tried again at a lower rate before
+// its samples are counted (runOnSchedule).
 func TestRunKeepsUpAndLosesNothing(t *testing.T) {
 	for _, s := range servers {
 		t.Run(s.name, func(t *testing.T) {
@@ -194,8 +195,7 @@ func TestRunKeepsUpAndLosesNothing(t *testing.T) {
 			// the server may store it later; on a loaded machine that is
 			// the load, not what this test is about.
 			cfg.Ingest.WriteTimeout = 30 * time.Second
-			res := run(t, tgt, cfg)
-			checkAccounting(t, cfg, res)
+			res, cfg := runOnSchedule(t, tgt, cfg, 250)
 			sum := res.Summary
 			if !sum.Audited || sum.Missing != 0 || sum.Unexpected != 0 || sum.Duplicates != 0 || sum.EventsFailed != 0 {
 				t.Errorf("audited %v, missing %d, unexpected %d, duplicates %d, failed %d; want an audited run with all 0",
@@ -204,6 +204,31 @@ func TestRunKeepsUpAndLosesNothing(t *testing.T) {
 			checkSamples(t, cfg, res)
 		})
 	}
+}
+
+// runOnSchedule runs cfg against tgt and checks its accounting. A run
+// whose writes did not keep their schedule (keptSchedule) cannot meet the
+// premise of a test that holds a run on its schedule to one sample per
+// batch, one probe per batch: a starved server (seen: 288 of 1,000
+// events/s, then no write acknowledged within the measured phase) is the
+// machine's state, not a defect. Such a run is tried again at a lower
+// rate, saying why (testenv.LowerRate), down to lowest events/s; the last
+// run is returned with its configuration whatever it shows.
+func runOnSchedule(t *testing.T, tgt target.Target, cfg bench.Config, lowest float64) (*results.Result, bench.Config) {
+	t.Helper()
+	var res *results.Result
+	rate, _ := testenv.LowerRate(t, cfg.Ingest.Rate.PerSecond, lowest, func(rate float64) string {
+		cfg.Ingest.Rate.PerSecond = rate
+		res = run(t, tgt, cfg)
+		checkAccounting(t, cfg, res)
+		if s := res.Summary; !keptSchedule(s) {
+			return fmt.Sprintf("%s achieved %.0f of %.0f events/s, %d of %d batches late: off its schedule",
+				tgt.Name(), s.AchievedEventsPerSec, s.TargetEventsPerSec, s.LateBatches, s.Batches)
+		}
+		return ""
+	})
+	cfg.Ingest.Rate.PerSecond = rate
+	return res, cfg
 }
 
 // checkAccounting checks that every event the schedule was due to send is

@@ -76,8 +76,38 @@ func walRow(ctx context.Context, u *url.URL, table string) (suspended bool, seq,
 // latency (the longest is about the suspension, most are far shorter),
 // and QuestDB's own account agrees: a backlog of commits while suspended,
 // and one commit per batch over the measured phase.
+//
+// The premise is a suspension that holds for its 3 s, which the test
+// checks throughout the hold: a QuestDB on a busy machine was seen to lift
+// it by itself (wal_tables() "suspended false, backlog 0" 3 s after it
+// showed the table suspended). A run whose suspension did not hold is
+// stopped and tried again on a fresh table, saying why, before the test
+// fails.
 func TestQuestDBRunWithSuspendedApply(t *testing.T) {
 	u := questdbURL(t)
+	const attempts = 3
+	for i := 1; ; i++ {
+		lifted := runWithSuspendedApply(t, *u)
+		if lifted == "" || t.Failed() {
+			return
+		}
+		if i == attempts {
+			t.Fatalf("in %d runs, the server never held the suspension for %s: %s", attempts, suspendedFor, lifted)
+		}
+		t.Logf("run %d: %s: not the %s suspension this test is about; trying again on a fresh table", i, lifted, suspendedFor)
+	}
+}
+
+// suspendedFor is how long the test holds the WAL apply suspended.
+const suspendedFor = 3 * time.Second
+
+// runWithSuspendedApply runs freshbench against a fresh table of u with
+// its WAL apply suspended mid-run, and checks what the run and the server
+// report. When the server lifts the suspension before the hold ends, it
+// stops the run, drops the table and says how the suspension ended.
+func runWithSuspendedApply(t *testing.T, base url.URL) (lifted string) {
+	t.Helper()
+	u := &base
 	table := fmt.Sprintf("fb_e2e_qdb_%d", time.Now().UnixNano()%1e9)
 	q := u.Query()
 	q.Set("table", table)
@@ -88,7 +118,7 @@ func TestQuestDBRunWithSuspendedApply(t *testing.T) {
 		batch      = 50
 		duration   = 14 * time.Second
 		warmup     = 2 * time.Second
-		suspension = 3 * time.Second
+		suspension = suspendedFor
 	)
 	out := filepath.Join(t.TempDir(), "run.json")
 	cmd := exec.Command(freshbenchBinary(t), "run", "--quiet", "--metrics-addr=", "--target", u.String(),
@@ -138,20 +168,30 @@ func TestQuestDBRunWithSuspendedApply(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// Held: wal_tables() shows it suspended throughout.
 	seen := time.Now()
-	time.Sleep(suspension)
-	stopped, seqTxn, writerTxn, _, err := walRow(ctx, u, table)
-	if err != nil {
-		t.Fatal(err)
+	var seqTxn, writerTxn int64
+	for stopped := true; time.Since(seen) < suspension; {
+		time.Sleep(100 * time.Millisecond)
+		var err error
+		if stopped, seqTxn, writerTxn, _, err = walRow(ctx, u, table); err != nil {
+			t.Fatal(err)
+		}
+		if !stopped {
+			lifted = fmt.Sprintf("wal_tables() showed %s no longer suspended %s into the hold (sequencerTxn %d, writerTxn %d)",
+				table, time.Since(seen).Round(time.Millisecond), seqTxn, writerTxn)
+			abandon(t, cmd, done, u, table)
+			return lifted
+		}
 	}
 	held, heldAtMost := time.Since(seen), time.Since(altered)
 	if _, err := questdbSQL(ctx, u, "ALTER TABLE "+table+" RESUME WAL"); err != nil {
 		t.Fatal(err)
 	}
 	// The run writes 1000/50 = 20 batches a second, one commit each.
-	if !stopped || seqTxn-writerTxn < int64(suspension.Seconds()*rate/batch/2) {
-		t.Errorf("wal_tables() after %s suspended: suspended %v, sequencerTxn %d, writerTxn %d; want a backlog of at least half the %.0f batches written meanwhile",
-			held, stopped, seqTxn, writerTxn, suspension.Seconds()*rate/batch)
+	if seqTxn-writerTxn < int64(suspension.Seconds()*rate/batch/2) {
+		t.Errorf("wal_tables() after %s suspended: sequencerTxn %d, writerTxn %d; want a backlog of at least half the %.0f batches written meanwhile",
+			held, seqTxn, writerTxn, suspension.Seconds()*rate/batch)
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("freshbench run: %v\n%s", err, stderr.String())
@@ -209,5 +249,20 @@ func TestQuestDBRunWithSuspendedApply(t *testing.T) {
 	// The target's own check of its account says the same.
 	if f := a.Findings; len(f) != 1 || f[0].Verdict != results.Agrees {
 		t.Errorf("findings %+v: want QuestDB's check of its commits against the batches written, agreeing", f)
+	}
+	return ""
+}
+
+// abandon stops a run whose premise did not hold and drops its table.
+func abandon(t *testing.T, cmd *exec.Cmd, done <-chan error, u *url.URL, table string) {
+	t.Helper()
+	if err := cmd.Process.Kill(); err != nil {
+		t.Logf("stopping freshbench run: %v", err)
+	}
+	<-done
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := questdbSQL(ctx, u, "DROP TABLE "+table); err != nil {
+		t.Logf("dropping %s: %v", table, err)
 	}
 }

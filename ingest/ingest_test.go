@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/pace"
@@ -37,7 +38,9 @@ func runObserved(t *testing.T, cfg Config, tgt target.Target, obs stats.Observer
 }
 
 // A fast target must receive the target rate within 1 %.
-func TestAchievedRateMatchesTarget(t *testing.T) {
+func TestAchievedRateMatchesTarget(t *testing.T) { synctest.Test(t, testAchievedRateMatchesTarget) }
+
+func testAchievedRateMatchesTarget(t *testing.T) {
 	cfg := testConfig(4000, 20, 3*time.Second)
 	a := run(t, cfg, sim.New(sim.Config{Discard: true}))
 	m := a.Phase(results.PhaseMeasured)
@@ -51,7 +54,9 @@ func TestAchievedRateMatchesTarget(t *testing.T) {
 }
 
 // Byte rates are met in bytes, whatever the document size.
-func TestByteRate(t *testing.T) {
+func TestByteRate(t *testing.T) { synctest.Test(t, testByteRate) }
+
+func testByteRate(t *testing.T) {
 	cfg := testConfig(0, 10, 2*time.Second)
 	cfg.Rate = pace.Rate{PerSecond: 2e6, Unit: pace.Bytes}
 	cfg.DocSize = 2000
@@ -68,7 +73,9 @@ func TestByteRate(t *testing.T) {
 // When writes are slower than the schedule, batches are late, the lateness
 // is recorded, and write latency (from intended time) grows while service
 // time does not: coordinated omission is not hidden.
-func TestSlowTargetMakesBatchesLate(t *testing.T) {
+func TestSlowTargetMakesBatchesLate(t *testing.T) { synctest.Test(t, testSlowTargetMakesBatchesLate) }
+
+func testSlowTargetMakesBatchesLate(t *testing.T) {
 	cfg := testConfig(1000, 10, 2*time.Second) // 100 batches/s
 	cfg.MaxInflight = 2                        // 2 in flight × 50 ms = 40 batches/s at most
 	obs := &unsentObserver{}
@@ -110,7 +117,9 @@ func (u *unsentObserver) Unsent(_ string, events int) { u.events.Add(int64(event
 
 // Whole-request failures are counted per event, by kind, and retried when
 // asked.
-func TestFailedWritesAreCounted(t *testing.T) {
+func TestFailedWritesAreCounted(t *testing.T) { synctest.Test(t, testFailedWritesAreCounted) }
+
+func testFailedWritesAreCounted(t *testing.T) {
 	cfg := testConfig(500, 10, time.Second)
 	cfg.WriteRetries = 1
 	a := run(t, cfg, failing{})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/pace"
@@ -19,6 +20,10 @@ func allPhases(a *Accounting) []*results.Phase {
 
 // A request that failed as a whole acknowledged no byte.
 func TestFailedRequestsAcknowledgeNoBytes(t *testing.T) {
+	synctest.Test(t, testFailedRequestsAcknowledgeNoBytes)
+}
+
+func testFailedRequestsAcknowledgeNoBytes(t *testing.T) {
 	a := run(t, testConfig(500, 10, time.Second), failing{})
 	for _, p := range allPhases(a) {
 		if p.AckedBytes != 0 {
@@ -29,7 +34,9 @@ func TestFailedRequestsAcknowledgeNoBytes(t *testing.T) {
 
 // The measured window is the schedule, not the time of the last dispatch:
 // with one batch a second, a 3 s run measures 3 s.
-func TestMeasuredWindowIsTheSchedule(t *testing.T) {
+func TestMeasuredWindowIsTheSchedule(t *testing.T) { synctest.Test(t, testMeasuredWindowIsTheSchedule) }
+
+func testMeasuredWindowIsTheSchedule(t *testing.T) {
 	cfg := testConfig(10, 10, 3*time.Second)
 	a := run(t, cfg, sim.New(sim.Config{Discard: true}))
 	from, to := a.MeasuredWindow()
@@ -53,47 +60,49 @@ func TestAccountingBalancesUnderBacklog(t *testing.T) {
 		{"interrupted", 2, pace.Rate{PerSecond: 1000, Unit: pace.Events}, 700 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := testConfig(0, 50, 2*time.Second)
-			cfg.Rate, cfg.Generators, cfg.MaxInflight = tc.rate, tc.gens, 1
-			in, err := New(cfg, sim.New(sim.Config{WriteDelay: 120 * time.Millisecond}), nil, nil, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			if tc.interrupt > 0 {
-				time.AfterFunc(tc.interrupt, cancel)
-			}
-			start := time.Now()
-			a := in.Run(ctx, start, stats.NewSeries(start, 0))
-			var due int64
-			for _, p := range allPhases(a) {
-				if p.Dispatched != p.Acked+p.Failed {
-					t.Errorf("phase %s: dispatched %d ≠ acknowledged %d + failed %d", p.Name, p.Dispatched, p.Acked, p.Failed)
+			synctest.Test(t, func(t *testing.T) {
+				cfg := testConfig(0, 50, 2*time.Second)
+				cfg.Rate, cfg.Generators, cfg.MaxInflight = tc.rate, tc.gens, 1
+				in, err := New(cfg, sim.New(sim.Config{WriteDelay: 120 * time.Millisecond}), nil, nil, nil)
+				if err != nil {
+					t.Fatal(err)
 				}
-				if (p.Dispatched+p.Unsent)%50 != 0 {
-					t.Errorf("phase %s: dispatched %d + unsent %d is not a whole number of batches of 50", p.Name, p.Dispatched, p.Unsent)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				if tc.interrupt > 0 {
+					time.AfterFunc(tc.interrupt, cancel)
 				}
-				due += p.Dispatched + p.Unsent
-			}
-			// Each stream's batches due before the end (the instant of the
-			// interruption, when there was one).
-			_, end := a.MeasuredWindow()
-			interval := time.Duration(float64(time.Second) * 50 * float64(tc.gens) / tc.rate.PerSecond)
-			perStream := int64((end.Sub(start) + interval - 1) / interval)
-			if want := perStream * 50 * int64(tc.gens); due != want {
-				t.Fatalf("dispatched + unsent = %d, want the %d events the schedule made due before %s", due, want, end.Sub(start))
-			}
-			var unsentBatches int64
-			for _, p := range allPhases(a) {
-				unsentBatches += p.UnsentWait.Count()
-				if p.Unsent/50 != p.UnsentWait.Count() {
-					t.Errorf("phase %s: %d events unsent but %d lower bounds of their latency", p.Name, p.Unsent, p.UnsentWait.Count())
+				start := time.Now()
+				a := in.Run(ctx, start, stats.NewSeries(start, 0))
+				var due int64
+				for _, p := range allPhases(a) {
+					if p.Dispatched != p.Acked+p.Failed {
+						t.Errorf("phase %s: dispatched %d ≠ acknowledged %d + failed %d", p.Name, p.Dispatched, p.Acked, p.Failed)
+					}
+					if (p.Dispatched+p.Unsent)%50 != 0 {
+						t.Errorf("phase %s: dispatched %d + unsent %d is not a whole number of batches of 50", p.Name, p.Dispatched, p.Unsent)
+					}
+					due += p.Dispatched + p.Unsent
 				}
-			}
-			if tc.interrupt == 0 && unsentBatches == 0 {
-				t.Error("no batch unsent although the target took a fifth of the schedule")
-			}
+				// Each stream's batches due before the end (the instant of the
+				// interruption, when there was one).
+				_, end := a.MeasuredWindow()
+				interval := time.Duration(float64(time.Second) * 50 * float64(tc.gens) / tc.rate.PerSecond)
+				perStream := int64((end.Sub(start) + interval - 1) / interval)
+				if want := perStream * 50 * int64(tc.gens); due != want {
+					t.Fatalf("dispatched + unsent = %d, want the %d events the schedule made due before %s", due, want, end.Sub(start))
+				}
+				var unsentBatches int64
+				for _, p := range allPhases(a) {
+					unsentBatches += p.UnsentWait.Count()
+					if p.Unsent/50 != p.UnsentWait.Count() {
+						t.Errorf("phase %s: %d events unsent but %d lower bounds of their latency", p.Name, p.Unsent, p.UnsentWait.Count())
+					}
+				}
+				if tc.interrupt == 0 && unsentBatches == 0 {
+					t.Error("no batch unsent although the target took a fifth of the schedule")
+				}
+			})
 		})
 	}
 }
@@ -127,6 +136,10 @@ func (c *committing) Write(_ context.Context, b target.Batch) (target.WriteResul
 
 // A retry never turns a success into a failure.
 func TestRetryOfACommittedWriteIsASuccess(t *testing.T) {
+	synctest.Test(t, testRetryOfACommittedWriteIsASuccess)
+}
+
+func testRetryOfACommittedWriteIsASuccess(t *testing.T) {
 	cfg := testConfig(200, 10, time.Second)
 	cfg.WriteRetries = 1
 	a := run(t, cfg, &committing{stored: map[string]bool{}})

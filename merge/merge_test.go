@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/bench"
@@ -288,7 +289,9 @@ func (r *recorder) Visible(_, _ string, latency time.Duration) {
 // Three real instances of one experiment, run at once against one sim
 // target from a common start: their merge holds exactly every write and
 // visibility sample the three observed, and every count adds up.
-func TestMergeRuns(t *testing.T) {
+func TestMergeRuns(t *testing.T) { synctest.Test(t, testMergeRuns) }
+
+func testMergeRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three instances for 2 s")
 	}

@@ -2,16 +2,20 @@ package noop
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/bench"
 	"github.com/freshbench/freshbench/ingest"
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/query"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/all"
+	"github.com/freshbench/freshbench/target/sim"
 )
 
 // start runs a server on loopback for the test.
@@ -53,12 +57,12 @@ func everyKind() query.Mix {
 	return m
 }
 
-// shortRun is a run of two seconds at 2000 events/s with the query
+// shortRun is a run of a second at rate events/s with the query
 // workload beside it, bounded in time however slow the machine.
-func shortRun(batch int) bench.Config {
+func shortRun(batch int, rate float64) bench.Config {
 	return bench.Config{
 		Ingest: ingest.Config{
-			Rate: pace.Rate{PerSecond: 2000, Unit: pace.Events}, BatchSize: batch, Duration: 2 * time.Second, Warmup: 500 * time.Millisecond,
+			Rate: pace.Rate{PerSecond: rate, Unit: pace.Events}, BatchSize: batch, Duration: time.Second, Warmup: 250 * time.Millisecond,
 			Generators: 2, MaxInflight: 8, DocSize: 600, WriteTimeout: 5 * time.Second, ProbeRate: 40,
 		},
 		PollInterval: 50 * time.Millisecond, Drain: 5 * time.Second,
@@ -66,6 +70,35 @@ func shortRun(batch int) bench.Config {
 			Mix: everyKind(), QPS: 50, MaxInflight: 4, Limit: 10, Timeout: 5 * time.Second, Settle: 100 * time.Millisecond,
 		},
 	}
+}
+
+// fullRate is the rate of the runs; a run that cannot keep it is tried
+// again at lower rates, down to minRate.
+const fullRate, minRate = 2000.0, 250.0
+
+// runKeepingUp runs against tgt at the full rate. The server answers at
+// once, but it shares the machine with the test: on a starved machine
+// (CPU hogs, a build, JVMs beside it) neither keeps 2000 events/s, and the
+// in-flight bound fills and leaves events unsent (seen: 80 unsent of
+// 2000). That is the machine, not what this test is about, so the run is
+// tried again at a lower rate, saying why (testenv.LowerRate); the last
+// run is returned whatever it shows.
+func runKeepingUp(t *testing.T, ctx context.Context, tgt target.Target, batch int) *results.Result {
+	t.Helper()
+	var res *results.Result
+	testenv.LowerRate(t, fullRate, minRate, func(rate float64) string {
+		var err error
+		if res, err = bench.Run(ctx, tgt, shortRun(batch, rate)); err != nil {
+			t.Fatal(err)
+		}
+		s := res.Summary
+		if s.EventsUnsent == 0 || ctx.Err() != nil {
+			return ""
+		}
+		return fmt.Sprintf("%d of %d events due were left unsent (achieved %.0f events/s, %d of %d batches late): the server and the test did not keep up on this machine now",
+			s.EventsUnsent, s.EventsDue, s.AchievedEventsPerSec, s.LateBatches, s.Batches)
+	})
+	return res
 }
 
 // checkRun holds a run against the server to what a database that makes
@@ -135,15 +168,11 @@ func TestRunAgainstNoop(t *testing.T) {
 			if err := q.SetupQueries(ctx); err != nil {
 				t.Fatalf("setup queries: %v", err)
 			}
-			res, err := bench.Run(ctx, tgt, shortRun(c.batch))
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkRun(t, res)
+			checkRun(t, runKeepingUp(t, ctx, tgt, c.batch))
 
 			alone, err := bench.RunQueries(ctx, q, nil, query.Config{
 				Mix: everyKind(), Concurrency: 2, Limit: 10, Timeout: 5 * time.Second, SampleSize: 50,
-			}, 0, time.Second, nil)
+			}, 0, 500*time.Millisecond, nil)
 			if err != nil {
 				t.Fatalf("queries alone: %v", err)
 			}
@@ -152,4 +181,21 @@ func TestRunAgainstNoop(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A server that cannot keep the full rate gets a run at a rate it keeps:
+// here a sim target that accepts at most 1500 events/s (on virtual time,
+// so that nothing else holds it up) leaves events unsent at 2000
+// events/s, and none at 1000.
+func TestRunKeepingUpLowersTheRate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tgt := sim.New(sim.Config{Capacity: 1500})
+		if err := tgt.SetupQueries(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		s := runKeepingUp(t, context.Background(), tgt, 20).Summary
+		if s.TargetEventsPerSec != fullRate/2 || s.EventsUnsent != 0 {
+			t.Errorf("the last run at %.0f events/s left %d unsent; want the run at %.0f events/s, none unsent", s.TargetEventsPerSec, s.EventsUnsent, fullRate/2)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package query_test
 import (
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/query"
@@ -34,7 +35,9 @@ func sweepConfig(t *testing.T, slo string) query.SweepConfig {
 // timeout at least: 1 % of queries timing out after 2 s cannot meet
 // p99.5<200ms, though every answered one took 50 ms and 1 % of failures
 // is within the error bound.
-func TestSweepCountsFailedAtTimeout(t *testing.T) {
+func TestSweepCountsFailedAtTimeout(t *testing.T) { synctest.Test(t, testSweepCountsFailedAtTimeout) }
+
+func testSweepCountsFailedAtTimeout(t *testing.T) {
 	c := sweepConfig(t, "p99.5<200ms")
 	v := c.Check(stepResult(50*time.Millisecond, 10, 2*time.Second))
 	if v.Met {
@@ -59,7 +62,9 @@ func TestSweepCountsFailedAtTimeout(t *testing.T) {
 
 // Queries never sent (the open loop waiting for a slot when the step
 // ended) are left out of the latency; the verdict says how many.
-func TestSweepReportsUnsent(t *testing.T) {
+func TestSweepReportsUnsent(t *testing.T) { synctest.Test(t, testSweepReportsUnsent) }
+
+func testSweepReportsUnsent(t *testing.T) {
 	c := sweepConfig(t, "p95<200ms")
 	r := stepResult(50*time.Millisecond, 0, 2*time.Second)
 	r.Unsent = 7

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/results"
@@ -41,42 +42,46 @@ func TestRunCeiling(t *testing.T) {
 		warn    bool
 	}{{"below twice the rate", 1800, true}, {"above twice the rate", 2500, false}} {
 		t.Run(c.name, func(t *testing.T) {
-			cal := filepath.Join(dir, c.name+".json")
-			writeCalibration(t, cal, c.ceiling)
-			out := filepath.Join(dir, c.name+"-run.json")
-			code, stdout, stderr := freshbench(t, shortRun("--target", "sim://", "--rate", "1000", "--out", out, "--metrics-addr=", "--quiet", "--calibration", cal)...)
-			if code != 0 {
-				t.Fatalf("exit code %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
-			}
-			res, err := results.ReadFile(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ce := res.Ceiling
-			if ce == nil || ce.NotUsed != "" || ce.File != cal || ce.EventsPerSec != c.ceiling || ce.TargetShare != 1000/c.ceiling {
-				t.Fatalf("results file ceiling %+v, want %s at %.0f events/s, target share %.2f", ce, cal, c.ceiling, 1000/c.ceiling)
-			}
-			if got := ce.Warning != ""; got != c.warn {
-				t.Errorf("results file warning %q, want one: %v", ce.Warning, c.warn)
-			}
-			if got := strings.Contains(stdout, "warning: the run used"); got != c.warn {
-				t.Errorf("console warns: %v, want %v:\n%s", got, c.warn, stdout)
-			}
-			if !c.warn && !strings.Contains(stdout, "driver ceiling: 40% of it targeted") {
-				t.Errorf("console does not say the share:\n%s", stdout)
-			}
-			code, page, stderr := freshbench(t, "report", out, "-o", "-")
-			if code != 0 {
-				t.Fatalf("report: exit code %d: %s", code, stderr)
-			}
-			if got := strings.Contains(page, `<div class="notice warn">The run used`); got != c.warn {
-				t.Errorf("HTML notice of the ceiling: %v, want %v", got, c.warn)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				cal := filepath.Join(dir, c.name+".json")
+				writeCalibration(t, cal, c.ceiling)
+				out := filepath.Join(dir, c.name+"-run.json")
+				code, stdout, stderr := freshbench(t, shortRun("--target", "sim://", "--rate", "1000", "--out", out, "--metrics-addr=", "--quiet", "--calibration", cal)...)
+				if code != 0 {
+					t.Fatalf("exit code %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+				}
+				res, err := results.ReadFile(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ce := res.Ceiling
+				if ce == nil || ce.NotUsed != "" || ce.File != cal || ce.EventsPerSec != c.ceiling || ce.TargetShare != 1000/c.ceiling {
+					t.Fatalf("results file ceiling %+v, want %s at %.0f events/s, target share %.2f", ce, cal, c.ceiling, 1000/c.ceiling)
+				}
+				if got := ce.Warning != ""; got != c.warn {
+					t.Errorf("results file warning %q, want one: %v", ce.Warning, c.warn)
+				}
+				if got := strings.Contains(stdout, "warning: the run used"); got != c.warn {
+					t.Errorf("console warns: %v, want %v:\n%s", got, c.warn, stdout)
+				}
+				if !c.warn && !strings.Contains(stdout, "driver ceiling: 40% of it targeted") {
+					t.Errorf("console does not say the share:\n%s", stdout)
+				}
+				code, page, stderr := freshbench(t, "report", out, "-o", "-")
+				if code != 0 {
+					t.Fatalf("report: exit code %d: %s", code, stderr)
+				}
+				if got := strings.Contains(page, `<div class="notice warn">The run used`); got != c.warn {
+					t.Errorf("HTML notice of the ceiling: %v, want %v", got, c.warn)
+				}
+			})
 		})
 	}
 }
 
-func TestRunCalibrationFiles(t *testing.T) {
+func TestRunCalibrationFiles(t *testing.T) { synctest.Test(t, testRunCalibrationFiles) }
+
+func testRunCalibrationFiles(t *testing.T) {
 	dir := t.TempDir()
 	corrupt := filepath.Join(dir, "corrupt.json")
 	if err := os.WriteFile(corrupt, []byte("{not json"), 0o644); err != nil {

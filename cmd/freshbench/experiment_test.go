@@ -3,6 +3,7 @@ package main
 import (
 	"path/filepath"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/results"
@@ -36,11 +37,13 @@ func TestExperimentBadInput(t *testing.T) {
 // An instance records its experiment, runs at its share of the total
 // rate, starts on the common instant and names its default results file
 // after the experiment and its index.
-func TestExperimentInstance(t *testing.T) {
+func TestExperimentInstance(t *testing.T) { synctest.Test(t, testExperimentInstance) }
+
+func testExperimentInstance(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	startAt := time.Now().Add(3 * time.Second).UTC().Truncate(time.Millisecond)
-	code, stdout, stderr := freshbench(t, shortRun("--data-dir", filepath.Join(dir, "data"), "--quiet",
+	code, stdout, stderr := freshbench(t, shortRun("--data-dir", filepath.Join(dir, "data"), "--quiet", "--metrics-addr=",
 		"--experiment", "pair", "--instance", "1", "--instances", "2", "--total-rate", "2000",
 		"--start-at", startAt.Format(time.RFC3339Nano))...)
 	if code != 0 {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/results"
@@ -58,7 +59,9 @@ func shortLevels(extra ...string) []string {
 // events/s: each trial is printed as it ends, the table of levels at the
 // end; the results file holds every trial, the report renders it and
 // compare reads it.
-func TestLevelsCommand(t *testing.T) {
+func TestLevelsCommand(t *testing.T) { synctest.Test(t, testLevelsCommand) }
+
+func testLevelsCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("four trials of 2 s")
 	}
@@ -125,6 +128,10 @@ func TestLevelsCommand(t *testing.T) {
 // trial, the command keeps the first and the one cut short, which is in
 // no figure.
 func TestLevelsInterruptedKeepsTrials(t *testing.T) {
+	synctest.Test(t, testLevelsInterruptedKeepsTrials)
+}
+
+func testLevelsInterruptedKeepsTrials(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a trial of 2 s")
 	}

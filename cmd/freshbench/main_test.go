@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/results"
@@ -185,7 +186,10 @@ func TestRunReportCompare(t *testing.T) {
 	}
 
 	simOut := filepath.Join(dir, "sim.json")
-	code, out, errOut := freshbench(t, shortRun("--target", "sim://?visibility_delay=300ms", "--out", simOut, "--rate", "1000", "--metrics-addr=")...)
+	var out, errOut string
+	synctest.Test(t, func(t *testing.T) { // on virtual time: no server, no listener
+		code, out, errOut = freshbench(t, shortRun("--target", "sim://?visibility_delay=300ms", "--out", simOut, "--rate", "1000", "--metrics-addr=")...)
+	})
 	if code != 0 {
 		t.Fatalf("run on sim: exit code %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/results"
@@ -20,19 +21,22 @@ func TestMergeInstances(t *testing.T) {
 		t.Skip("two instances of about three seconds")
 	}
 	dir := t.TempDir()
-	start := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
 	files := []string{filepath.Join(dir, "i0.json"), filepath.Join(dir, "i1.json")}
-	var wg sync.WaitGroup
-	for i, f := range files {
-		wg.Go(func() {
-			code, out, errOut := freshbench(t, shortRun("--target", "sim://", "--out", f, "--total-rate", "1000", "--metrics-addr=", "--quiet",
-				"--experiment", "cli", "--instance", strconv.Itoa(i), "--instances", "2", "--start-at", start)...)
-			if code != 0 {
-				t.Errorf("instance %d: exit code %d\nstdout: %s\nstderr: %s", i, code, out, errOut)
-			}
-		})
-	}
-	wg.Wait()
+	// The two instances run on virtual time, and so share its clock.
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
+		var wg sync.WaitGroup
+		for i, f := range files {
+			wg.Go(func() {
+				code, out, errOut := freshbench(t, shortRun("--target", "sim://", "--out", f, "--total-rate", "1000", "--metrics-addr=", "--quiet",
+					"--experiment", "cli", "--instance", strconv.Itoa(i), "--instances", "2", "--start-at", start)...)
+				if code != 0 {
+					t.Errorf("instance %d: exit code %d\nstdout: %s\nstderr: %s", i, code, out, errOut)
+				}
+			})
+		}
+		wg.Wait()
+	})
 	if t.Failed() {
 		t.FailNow()
 	}

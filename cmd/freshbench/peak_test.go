@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/results"
@@ -53,7 +54,9 @@ func TestPeakBadInput(t *testing.T) {
 // A search on a simulated target of known capacity prints each step as it
 // ends, the table of steps and the peak, and writes every step to the
 // results file.
-func TestPeakCommand(t *testing.T) {
+func TestPeakCommand(t *testing.T) { synctest.Test(t, testPeakCommand) }
+
+func testPeakCommand(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "peak.json")
 	// Batches of 100 are due every 50 ms at 2000 events/s: a busy
 	// machine's timer jitter below that does not make them late, so the
@@ -96,6 +99,10 @@ func TestPeakCommand(t *testing.T) {
 // Interrupted in its second step, the search still writes every step
 // measured so far, and says so.
 func TestPeakInterruptedWritesResults(t *testing.T) {
+	synctest.Test(t, testPeakInterruptedWritesResults)
+}
+
+func testPeakInterruptedWritesResults(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "peak.json")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/internal/testenv"
@@ -130,7 +131,9 @@ func TestQueryCommand(t *testing.T) {
 // steps lie far on either side of the capacity (20 %, 160 %), so that a
 // busy test machine cannot move the verdicts: at 160 QPS the queue grows
 // by 60 queries a second and the latency passes 100 ms within the step.
-func TestQuerySweepCommand(t *testing.T) {
+func TestQuerySweepCommand(t *testing.T) { synctest.Test(t, testQuerySweepCommand) }
+
+func testQuerySweepCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three steps of a second")
 	}
@@ -164,7 +167,9 @@ func TestQuerySweepCommand(t *testing.T) {
 // under way; stopped then, the command keeps both steps. As in
 // TestQuerySweepCommand, 20 and 40 QPS lie far under the 100 QPS the
 // target answers.
-func TestQuerySweepWritesEachStep(t *testing.T) {
+func TestQuerySweepWritesEachStep(t *testing.T) { synctest.Test(t, testQuerySweepWritesEachStep) }
+
+func testQuerySweepWritesEachStep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two steps of a second")
 	}
@@ -218,7 +223,9 @@ func TestQuerySweepWritesEachStep(t *testing.T) {
 // --frontier sweeps the QPS beside an ingest at each of its rates; the
 // results file, the console and the HTML report show the frontier; it
 // needs --sweep and takes the place of --rate.
-func TestQueryFrontier(t *testing.T) {
+func TestQueryFrontier(t *testing.T) { synctest.Test(t, testQueryFrontier) }
+
+func testQueryFrontier(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "f.json")
 	target := "sim://?capacity=4000&query_cost=20&visibility_delay=50ms"
@@ -265,28 +272,30 @@ func TestNestedShapeQueried(t *testing.T) {
 	}
 	for name, where := range targets {
 		t.Run(name, func(t *testing.T) {
-			out := filepath.Join(dir, name+".json")
-			args := append([]string{"query", "--doc-shape", "nested", "--doc-size", "9KB", "--rate", "200", "--batch-size", "20", "--qps", "20",
-				"--mix", "point=1,array=1", "--duration", "5s", "--warmup", "1s", "--settle", "2s", "--drain", "10s",
-				"--quiet", "--metrics-addr", "", "--out", out}, where...)
-			code, _, stderr := freshbench(t, args...)
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, stderr)
-			}
-			r := readResult(t, out)
-			if r.Config.DocShape != "nested" || r.Config.DocSize != 9000 || r.Summary.Missing != 0 || !r.Summary.Audited {
-				t.Errorf("config %+v, missing %d: want nested 9 KB documents, all audited", r.Config, r.Summary.Missing)
-			}
-			// A parameter comes from a document acknowledged --settle
-			// before; SQLite shows it at once, a search engine after its
-			// next refresh, which a busy machine may delay past the
-			// settle: there most queries, not all, must find theirs.
-			for _, k := range r.Queries.Kinds {
-				found := k.Queries - k.Empty
-				if k.Queries == 0 || k.Failed > 0 || name == "sqlite" && k.Empty > 0 || found < k.Queries/2 {
-					t.Errorf("%s: %d queries, %d failed, %d found nothing: want the queries to find the documents they were drawn from", k.Kind, k.Queries, k.Failed, k.Empty)
+			synctest.Test(t, func(t *testing.T) {
+				out := filepath.Join(dir, name+".json")
+				args := append([]string{"query", "--doc-shape", "nested", "--doc-size", "9KB", "--rate", "200", "--batch-size", "20", "--qps", "20",
+					"--mix", "point=1,array=1", "--duration", "5s", "--warmup", "1s", "--settle", "2s", "--drain", "10s",
+					"--quiet", "--metrics-addr", "", "--out", out}, where...)
+				code, _, stderr := freshbench(t, args...)
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, stderr)
 				}
-			}
+				r := readResult(t, out)
+				if r.Config.DocShape != "nested" || r.Config.DocSize != 9000 || r.Summary.Missing != 0 || !r.Summary.Audited {
+					t.Errorf("config %+v, missing %d: want nested 9 KB documents, all audited", r.Config, r.Summary.Missing)
+				}
+				// A parameter comes from a document acknowledged --settle
+				// before; SQLite shows it at once, a search engine after its
+				// next refresh, which a busy machine may delay past the
+				// settle: there most queries, not all, must find theirs.
+				for _, k := range r.Queries.Kinds {
+					found := k.Queries - k.Empty
+					if k.Queries == 0 || k.Failed > 0 || name == "sqlite" && k.Empty > 0 || found < k.Queries/2 {
+						t.Errorf("%s: %d queries, %d failed, %d found nothing: want the queries to find the documents they were drawn from", k.Kind, k.Queries, k.Failed, k.Empty)
+					}
+				}
+			})
 		})
 	}
 	wantUsageError(t, []string{"run", "--doc-shape", "flat"}, "--doc-shape flat")

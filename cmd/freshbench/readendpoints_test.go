@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/freshbench/freshbench/results"
 )
@@ -46,10 +47,12 @@ func TestReadEndpointBadInput(t *testing.T) {
 // so its probes are all never seen and its audit finds every event
 // missing, while the target's figures are whole. No secret of its URL
 // reaches the output or the results file.
-func TestRunReadEndpoint(t *testing.T) {
+func TestRunReadEndpoint(t *testing.T) { synctest.Test(t, testRunReadEndpoint) }
+
+func testRunReadEndpoint(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := freshbench(t, shortRun("--target", "sim://?visibility_delay=20ms",
-		"--read-endpoint", "sim://bench:s3cret@replica?visibility_delay=20ms", "--out", out, "--quiet")...)
+		"--read-endpoint", "sim://bench:s3cret@replica?visibility_delay=20ms", "--out", out, "--quiet", "--metrics-addr=")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

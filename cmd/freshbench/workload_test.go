@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/internal/testenv"
@@ -34,7 +35,9 @@ func readResult(t *testing.T, path string) *results.Result {
 // it; the scale multiplies what the file gives, never what the command
 // line does; the results file records the whole resolved workload, and
 // the console names it.
-func TestWorkloadFile(t *testing.T) {
+func TestWorkloadFile(t *testing.T) { synctest.Test(t, testWorkloadFile) }
+
+func testWorkloadFile(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "w.yaml")
 	if err := os.WriteFile(file, []byte(`description: a short test
@@ -180,24 +183,32 @@ func TestPresetsRunTiny(t *testing.T) {
 					}
 				})
 				args = append(args, "--target", "elasticsearch://"+es+"/"+idx, "--recreate")
-			} else {
-				args = append(args, "--data-dir", filepath.Join(dir, "data"))
+				runPreset(t, p, tiny.scale, out, args)
+				return
 			}
-			code, stdout, stderr := freshbench(t, args...)
-			if code != 0 {
-				t.Fatalf("freshbench %s: exit %d\n%s\n%s", strings.Join(args, " "), code, stdout, stderr)
-			}
-			r := readResult(t, out)
-			if r.Workload == nil || r.Workload.Source != workload.PresetPrefix+p.Name() || r.Workload.Flags["scale"] != tiny.scale {
-				t.Errorf("workload recorded %+v", r.Workload)
-			}
-			updates := slices.ContainsFunc(p.Flags, func(e workload.Entry) bool { return e.Name == "update-share" })
-			if u := r.Summary.Updates; updates && (u == nil || u.Acked == 0 || !u.Audited || u.Lost != 0) {
-				t.Errorf("a preset with updates measured none, or lost some: %+v", u)
-			}
-			if !strings.Contains(stdout, "workload: preset:"+p.Name()+" at scale "+tiny.scale+"; replays ") {
-				t.Errorf("the console does not name the preset:\n%s", stdout)
-			}
+			// No server: the in-process database runs on virtual time.
+			args = append(args, "--data-dir", filepath.Join(dir, "data"))
+			synctest.Test(t, func(t *testing.T) { runPreset(t, p, tiny.scale, out, args) })
 		})
+	}
+}
+
+// runPreset runs a preset with args and checks that its results and
+// console name it.
+func runPreset(t *testing.T, p *workload.File, scale, out string, args []string) {
+	code, stdout, stderr := freshbench(t, args...)
+	if code != 0 {
+		t.Fatalf("freshbench %s: exit %d\n%s\n%s", strings.Join(args, " "), code, stdout, stderr)
+	}
+	r := readResult(t, out)
+	if r.Workload == nil || r.Workload.Source != workload.PresetPrefix+p.Name() || r.Workload.Flags["scale"] != scale {
+		t.Errorf("workload recorded %+v", r.Workload)
+	}
+	updates := slices.ContainsFunc(p.Flags, func(e workload.Entry) bool { return e.Name == "update-share" })
+	if u := r.Summary.Updates; updates && (u == nil || u.Acked == 0 || !u.Audited || u.Lost != 0) {
+		t.Errorf("a preset with updates measured none, or lost some: %+v", u)
+	}
+	if !strings.Contains(stdout, "workload: preset:"+p.Name()+" at scale "+scale+"; replays ") {
+		t.Errorf("the console does not name the preset:\n%s", stdout)
 	}
 }

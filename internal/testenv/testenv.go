@@ -42,3 +42,21 @@ func URL(tb testing.TB, env, script string, urlArgs ...string) string {
 	}
 	return raw
 }
+
+// LowerRate runs try at rate events/s and, while try says why the run
+// could not meet its test's premise (a starved server keeps no schedule;
+// that is the machine's state, not a defect), logs why and runs it again
+// at half the rate, down to lowest. try returns "" when the premise held.
+// LowerRate returns the rate of the last run and why its premise did not
+// hold, "" when it did; it stops early once the test has failed.
+func LowerRate(tb testing.TB, rate, lowest float64, try func(rate float64) (unmet string)) (float64, string) {
+	tb.Helper()
+	for {
+		unmet := try(rate)
+		if unmet == "" || rate/2 < lowest || tb.Failed() {
+			return rate, unmet
+		}
+		tb.Logf("at %.0f events/s, %s: not the premise of this test; trying again at %.0f events/s", rate, unmet, rate/2)
+		rate /= 2
+	}
+}

@@ -1,19 +1,26 @@
 package testenv
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
 
-// recorder is a testing.TB that records how a test would have ended.
+// recorder is a testing.TB that records how a test would have ended,
+// and what it logged.
 type recorder struct {
 	testing.TB
 	fatal, skip string
+	logs        []string
 }
 
 func (r *recorder) Helper()           {}
 func (r *recorder) Fatal(args ...any) { r.fatal = args[0].(string) }
 func (r *recorder) Skip(args ...any)  { r.skip = args[0].(string) }
+func (r *recorder) Failed() bool      { return r.fatal != "" }
+func (r *recorder) Logf(format string, args ...any) {
+	r.logs = append(r.logs, fmt.Sprintf(format, args...))
+}
 
 const env = "FRESHBENCH_TEST_TESTENV_URL"
 
@@ -43,5 +50,34 @@ func TestURLMissingFailsWhenRequired(t *testing.T) {
 	URL(r, env, "scripts/kafka.sh")
 	if r.skip != "" || !strings.Contains(r.fatal, env) || !strings.Contains(r.fatal, RequireEnv+"=1") {
 		t.Errorf("fatal %q, skip %q; want a failure that names the variable and why it fails", r.fatal, r.skip)
+	}
+}
+
+// A run whose premise fails is tried again at half the rate, saying why,
+// until it holds or the rate would fall below the lowest.
+func TestLowerRate(t *testing.T) {
+	for _, c := range []struct {
+		keeps, wantRate float64
+		wantUnmet       bool
+		tries           int
+	}{{2000, 2000, false, 1}, {600, 500, false, 3}, {100, 250, true, 4}} {
+		tb := &recorder{}
+		var tried []float64
+		rate, unmet := LowerRate(tb, 2000, 250, func(rate float64) string {
+			tried = append(tried, rate)
+			if rate > c.keeps {
+				return fmt.Sprintf("kept %.0f", c.keeps)
+			}
+			return ""
+		})
+		if rate != c.wantRate || (unmet != "") != c.wantUnmet || len(tried) != c.tries || len(tb.logs) != c.tries-1 {
+			t.Errorf("keeping %.0f: last rate %.0f (%q) after %v, logged %q; want %.0f after %d tries, unmet %v",
+				c.keeps, rate, unmet, tried, tb.logs, c.wantRate, c.tries, c.wantUnmet)
+		}
+		for _, l := range tb.logs {
+			if !strings.Contains(l, "kept") || !strings.Contains(l, "trying again at") {
+				t.Errorf("logged %q; want why and the next rate", l)
+			}
+		}
 	}
 }

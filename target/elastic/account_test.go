@@ -2,7 +2,9 @@ package elastic
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"slices"
@@ -72,13 +74,45 @@ func openCluster(t *testing.T, s testServer, settings map[string]string) *Target
 	if err := tg.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var health struct {
-		Status string `json:"status"`
-	}
-	if err := tg.getJSON(ctx, "/_cluster/health/"+tg.ip, "wait_for_status=green&timeout=50s", &health); err != nil || health.Status != "green" {
-		t.Fatalf("index %s with one replica: health %q, %v; want green", tg.Index(), health.Status, err)
-	}
+	waitGreen(t, tg)
 	return tg
+}
+
+// waitGreen waits until the index's replica is allocated. A starved
+// cluster can take longer than one wait (seen: not green within 30 s)
+// while it still allocates: the wait goes on, saying why, for as long as
+// the cluster reports a shard of the index initializing or unassigned,
+// up to three rounds of 50 s.
+func waitGreen(t *testing.T, tg *Target) {
+	t.Helper()
+	const rounds = 3
+	for i := 1; ; i++ {
+		var health struct {
+			Status       string `json:"status"`
+			Initializing int    `json:"initializing_shards"`
+			Unassigned   int    `json:"unassigned_shards"`
+			PendingTasks int    `json:"number_of_pending_tasks"`
+		}
+		// A wait that times out answers 408 with the health all the same.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		res, err := tg.do(ctx, http.MethodGet, "/_cluster/health/"+tg.ip, "wait_for_status=green&timeout=50s", nil)
+		cancel()
+		if err == nil && !is2xx(res.status) && res.status != http.StatusRequestTimeout {
+			err = serverError(res.status, res.body)
+		}
+		if err == nil {
+			err = json.Unmarshal(res.body, &health)
+		}
+		if err == nil && health.Status == "green" {
+			return
+		}
+		state := fmt.Sprintf("health %q (%d shards initializing, %d unassigned, %d cluster tasks pending), %v",
+			health.Status, health.Initializing, health.Unassigned, health.PendingTasks, err)
+		if err != nil || i == rounds || health.Initializing+health.Unassigned == 0 {
+			t.Fatalf("index %s with one replica: %s; want green", tg.Index(), state)
+		}
+		t.Logf("index %s with one replica: %s after %d × 50 s: the cluster is still allocating; waiting again", tg.Index(), state, i)
+	}
 }
 
 // writeUntil writes small batches to each target until stop is closed.

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/query/querytest"
@@ -72,7 +73,9 @@ func TestSettings(t *testing.T) {
 
 // A replica sees what the target sees, lag later: not before, and every
 // reader role agrees.
-func TestReplicaLagsBehind(t *testing.T) {
+func TestReplicaLagsBehind(t *testing.T) { synctest.Test(t, testReplicaLagsBehind) }
+
+func testReplicaLagsBehind(t *testing.T) {
 	const lag = 300 * time.Millisecond
 	tgt := New(Config{})
 	rep := tgt.Replica(lag)
@@ -108,7 +111,9 @@ func TestReplicaLagsBehind(t *testing.T) {
 // With a query cost, queries of the workload queue with the writes on
 // the server's one queue: ten queries of 100 events' worth each at 1000
 // events/s take a second, and a write behind them waits for it.
-func TestQueryCostSharesCapacity(t *testing.T) {
+func TestQueryCostSharesCapacity(t *testing.T) { synctest.Test(t, testQueryCostSharesCapacity) }
+
+func testQueryCostSharesCapacity(t *testing.T) {
 	tgt := New(Config{Capacity: 1000, QueryCost: 100})
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -136,7 +141,9 @@ func TestQueryCostSharesCapacity(t *testing.T) {
 	}
 }
 
-func TestUpdateDelayAndLostUpdates(t *testing.T) {
+func TestUpdateDelayAndLostUpdates(t *testing.T) { synctest.Test(t, testUpdateDelayAndLostUpdates) }
+
+func testUpdateDelayAndLostUpdates(t *testing.T) {
 	ctx := context.Background()
 	s := New(Config{VisibilityDelay: 20 * time.Millisecond, UpdateDelay: 200 * time.Millisecond, LoseUpdateEvery: 2})
 	b := targettest.Batch("g", 3, 1000)
@@ -188,7 +195,9 @@ func TestUpdateDelayAndLostUpdates(t *testing.T) {
 // The simulated database answers the bucket query from the _event_time
 // of the events it holds: one row per second that holds a visible event,
 // at most the limit, none before the events are visible.
-func TestBucketQuery(t *testing.T) {
+func TestBucketQuery(t *testing.T) { synctest.Test(t, testBucketQuery) }
+
+func testBucketQuery(t *testing.T) {
 	ctx := context.Background()
 	tgt := New(Config{VisibilityDelay: 100 * time.Millisecond})
 	b := querytest.Documents("g")

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/bench"
@@ -64,7 +65,9 @@ func TestQueriesUseTheIndexes(t *testing.T) {
 // Beside an ingest, the workload draws its parameters from what the
 // ingest wrote, so every lookup of a written value finds rows; the query
 // figures and the freshness lag land in one result.
-func TestQueriesBesideIngest(t *testing.T) {
+func TestQueriesBesideIngest(t *testing.T) { synctest.Test(t, testQueriesBesideIngest) }
+
+func testQueriesBesideIngest(t *testing.T) {
 	ctx := context.Background()
 	tgt := open(t, filepath.Join(t.TempDir(), "q.db"), target.Options{})
 	if err := tgt.Setup(ctx); err != nil {

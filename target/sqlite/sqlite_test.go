@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/bench"
@@ -163,7 +164,9 @@ func TestFileInPlaceOfDirectory(t *testing.T) {
 }
 
 // End to end: a short run against SQLite sees every acknowledged event.
-func TestRunEndToEnd(t *testing.T) {
+func TestRunEndToEnd(t *testing.T) { synctest.Test(t, testRunEndToEnd) }
+
+func testRunEndToEnd(t *testing.T) {
 	ctx := context.Background()
 	tgt := open(t, filepath.Join(t.TempDir(), "x.db"), target.Options{})
 	if err := tgt.Setup(ctx); err != nil {
