@@ -66,45 +66,47 @@ func TestPeakFindsCapacity(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			cfg := peakConfig(c.start, c.step, 500*time.Millisecond, 3*time.Second)
-			cfg.Rule.MaxGrowth = 0
-			// Batches at least 28 ms apart, so that timer jitter of a busy
-			// machine does not count as late; still over 100 per step, so
-			// that one batch acknowledged after the end costs under 1 %.
-			cfg.Run.Ingest.BatchSize = 100
-			res, err := SearchPeak(context.Background(), sim.New(sim.Config{Capacity: c.capacity}), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			logSteps(t, res)
-			p := res.Peak
-			if p == nil || !p.Found {
-				t.Fatalf("no peak found: %+v", p)
-			}
-			peak := res.Steps[p.Step]
-			if r := peak.Config.RatePerSecond; r <= c.lowest || r > c.capacity {
-				t.Errorf("peak at target %v events/s, want in (%v, %v]", r, c.lowest, c.capacity)
-			}
-			if a := p.AchievedEventsPerSec; a < 0.98*peak.Config.RatePerSecond || a > c.capacity*1.01 {
-				t.Errorf("peak achieved %v events/s at target %v, capacity %v", a, peak.Config.RatePerSecond, c.capacity)
-			}
-			// Every step below the peak held, the one above did not, and
-			// the search stopped there.
-			last := res.Steps[len(res.Steps)-1]
-			if p.Step != len(res.Steps)-2 || last.Verdict == nil || last.Verdict.Sustainable {
-				t.Fatalf("peak is step %d of %d; the last step should be the first unsustainable one", p.Step+1, len(res.Steps))
-			}
-			if !strings.Contains(last.Verdict.Reason(), "of the target rate") {
-				t.Errorf("overload step judged %q, want the achieved rate to fail", last.Verdict.Reason())
-			}
-			if !strings.Contains(p.Reason, "was not sustainable") || res.EndedEarly {
-				t.Errorf("search ended with %q (early %v)", p.Reason, res.EndedEarly)
-			}
-			for i, s := range res.Steps[:len(res.Steps)-1] {
-				if s.Verdict == nil || !s.Verdict.Sustainable {
-					t.Errorf("step %d (%s) below the capacity was not sustainable", i+1, s.Config.Rate)
+			synctest.Test(t, func(t *testing.T) {
+				cfg := peakConfig(c.start, c.step, 500*time.Millisecond, 3*time.Second)
+				cfg.Rule.MaxGrowth = 0
+				// Batches at least 28 ms apart, so that timer jitter of a busy
+				// machine does not count as late; still over 100 per step, so
+				// that one batch acknowledged after the end costs under 1 %.
+				cfg.Run.Ingest.BatchSize = 100
+				res, err := SearchPeak(context.Background(), sim.New(sim.Config{Capacity: c.capacity}), cfg)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
+				logSteps(t, res)
+				p := res.Peak
+				if p == nil || !p.Found {
+					t.Fatalf("no peak found: %+v", p)
+				}
+				peak := res.Steps[p.Step]
+				if r := peak.Config.RatePerSecond; r <= c.lowest || r > c.capacity {
+					t.Errorf("peak at target %v events/s, want in (%v, %v]", r, c.lowest, c.capacity)
+				}
+				if a := p.AchievedEventsPerSec; a < 0.98*peak.Config.RatePerSecond || a > c.capacity*1.01 {
+					t.Errorf("peak achieved %v events/s at target %v, capacity %v", a, peak.Config.RatePerSecond, c.capacity)
+				}
+				// Every step below the peak held, the one above did not, and
+				// the search stopped there.
+				last := res.Steps[len(res.Steps)-1]
+				if p.Step != len(res.Steps)-2 || last.Verdict == nil || last.Verdict.Sustainable {
+					t.Fatalf("peak is step %d of %d; the last step should be the first unsustainable one", p.Step+1, len(res.Steps))
+				}
+				if !strings.Contains(last.Verdict.Reason(), "of the target rate") {
+					t.Errorf("overload step judged %q, want the achieved rate to fail", last.Verdict.Reason())
+				}
+				if !strings.Contains(p.Reason, "was not sustainable") || res.EndedEarly {
+					t.Errorf("search ended with %q (early %v)", p.Reason, res.EndedEarly)
+				}
+				for i, s := range res.Steps[:len(res.Steps)-1] {
+					if s.Verdict == nil || !s.Verdict.Sustainable {
+						t.Errorf("step %d (%s) below the capacity was not sustainable", i+1, s.Config.Rate)
+					}
+				}
+			})
 		})
 	}
 }
@@ -125,7 +127,9 @@ func logSteps(t *testing.T, res *results.Result) {
 
 // With Confirm, an unsustainable step is run once more before the search
 // stops, and both runs are reported.
-func TestPeakConfirm(t *testing.T) {
+func TestPeakConfirm(t *testing.T) { synctest.Test(t, testPeakConfirm) }
+
+func testPeakConfirm(t *testing.T) {
 	cfg := searchOnly(peakConfig(1500, add(1000), 500*time.Millisecond, 1500*time.Millisecond))
 	cfg.Confirm = true
 	var seen []int
@@ -157,7 +161,9 @@ func TestPeakConfirm(t *testing.T) {
 	}
 }
 
-func TestPeakLimits(t *testing.T) {
+func TestPeakLimits(t *testing.T) { synctest.Test(t, testPeakLimits) }
+
+func testPeakLimits(t *testing.T) {
 	unbounded := sim.New(sim.Config{})
 	cfg := searchOnly(peakConfig(500, add(500), 300*time.Millisecond, 700*time.Millisecond))
 	cfg.MaxSteps = 2
@@ -189,7 +195,9 @@ func TestPeakLimits(t *testing.T) {
 
 // An interrupted search keeps the steps measured so far; the step under
 // way is kept without a verdict.
-func TestPeakInterrupted(t *testing.T) {
+func TestPeakInterrupted(t *testing.T) { synctest.Test(t, testPeakInterrupted) }
+
+func testPeakInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cfg := searchOnly(peakConfig(500, add(500), 300*time.Millisecond, 2*time.Second))
@@ -215,7 +223,9 @@ func TestPeakInterrupted(t *testing.T) {
 
 // A freshness bound fails a step that keeps up but shows events too late;
 // when the first step fails, there is no peak.
-func TestPeakSLO(t *testing.T) {
+func TestPeakSLO(t *testing.T) { synctest.Test(t, testPeakSLO) }
+
+func testPeakSLO(t *testing.T) {
 	cfg := searchOnly(peakConfig(500, add(500), 300*time.Millisecond, 1500*time.Millisecond))
 	slo, err := stats.ParseSLO("p95<200ms")
 	if err != nil {
@@ -288,6 +298,10 @@ func TestPeakConfigValidate(t *testing.T) {
 // acknowledges, and the verdict must say so with the figures.
 func TestPeakLostWritesFailStep(t *testing.T) {
 	t.Parallel()
+	synctest.Test(t, testPeakLostWritesFailStep)
+}
+
+func testPeakLostWritesFailStep(t *testing.T) {
 	cfg := searchOnly(peakConfig(1000, add(1000), 300*time.Millisecond, 1500*time.Millisecond))
 	cfg.MaxSteps = 1
 	res, err := SearchPeak(context.Background(), sim.New(sim.Config{DropEvery: 10}), cfg)
@@ -389,6 +403,10 @@ func (f *flakyFreshness) Freshness(ctx context.Context, gen string) (int64, bool
 // freshness SLO counts them as over its bound.
 func TestPeakFailedFreshnessPolls(t *testing.T) {
 	t.Parallel()
+	synctest.Test(t, testPeakFailedFreshnessPolls)
+}
+
+func testPeakFailedFreshnessPolls(t *testing.T) {
 	cfg := searchOnly(peakConfig(500, add(500), 300*time.Millisecond, 1500*time.Millisecond))
 	cfg.MaxSteps = 1
 	slo, err := stats.ParseSLO("p50<1s")
@@ -422,32 +440,34 @@ func TestPeakReadEndpointFallingBehind(t *testing.T) {
 	}{{"steady", 0, false}, {"falling behind", 0.3, true}} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			cfg := peakConfig(500, add(500), time.Second, 8*time.Second)
-			cfg.MaxSteps = 1
-			cfg.Run.Drain = 15 * time.Second
-			tgt := sim.New(sim.Config{VisibilityDelay: 100 * time.Millisecond})
-			cfg.Run.ReadEndpoints = []ReadEndpoint{{Name: "read1", URL: "sim://", Reader: tgt.FallingBehind(300*time.Millisecond, c.behind)}}
-			res, err := SearchPeak(context.Background(), tgt, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			logSteps(t, res)
-			v := res.Steps[0].Verdict
-			if v == nil || len(v.ReadEndpointTrends) != 1 {
-				t.Fatalf("verdict %+v, want read1's trend", v)
-			}
-			trend := v.ReadEndpointTrends[0]
-			t.Logf("read1: lag trend %.1f ms/s (up to %.1f)", trend.LagSlopeMs, trend.LagUpperMs)
-			named := strings.Contains(v.Reason(), "on read endpoint read1: freshness lag grows")
-			if named != c.want {
-				t.Errorf("a reason names read1's growing lag: %v, want %v (%s)", named, c.want, v.Reason())
-			}
-			if c.want && (trend.LagSlopeMs < 200 || trend.LagSlopeMs > 400) {
-				t.Errorf("read1's lag grows %.0f ms/s, want about 300", trend.LagSlopeMs)
-			}
-			if s := res.Steps[0].Summary.ReadEndpoints[0]; !s.Audited || s.Missing != 0 {
-				t.Errorf("read1: audited %v, %d missing: the drain is long enough to catch up", s.Audited, s.Missing)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				cfg := peakConfig(500, add(500), time.Second, 8*time.Second)
+				cfg.MaxSteps = 1
+				cfg.Run.Drain = 15 * time.Second
+				tgt := sim.New(sim.Config{VisibilityDelay: 100 * time.Millisecond})
+				cfg.Run.ReadEndpoints = []ReadEndpoint{{Name: "read1", URL: "sim://", Reader: tgt.FallingBehind(300*time.Millisecond, c.behind)}}
+				res, err := SearchPeak(context.Background(), tgt, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				logSteps(t, res)
+				v := res.Steps[0].Verdict
+				if v == nil || len(v.ReadEndpointTrends) != 1 {
+					t.Fatalf("verdict %+v, want read1's trend", v)
+				}
+				trend := v.ReadEndpointTrends[0]
+				t.Logf("read1: lag trend %.1f ms/s (up to %.1f)", trend.LagSlopeMs, trend.LagUpperMs)
+				named := strings.Contains(v.Reason(), "on read endpoint read1: freshness lag grows")
+				if named != c.want {
+					t.Errorf("a reason names read1's growing lag: %v, want %v (%s)", named, c.want, v.Reason())
+				}
+				if c.want && (trend.LagSlopeMs < 200 || trend.LagSlopeMs > 400) {
+					t.Errorf("read1's lag grows %.0f ms/s, want about 300", trend.LagSlopeMs)
+				}
+				if s := res.Steps[0].Summary.ReadEndpoints[0]; !s.Audited || s.Missing != 0 {
+					t.Errorf("read1: audited %v, %d missing: the drain is long enough to catch up", s.Audited, s.Missing)
+				}
+			})
 		})
 	}
 }
