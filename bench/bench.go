@@ -21,6 +21,7 @@ import (
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/timeline"
 )
 
 // Config is one measured run.
@@ -204,7 +205,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 		return nil, err
 	}
 	ledger := probe.NewLedger()
-	window := probe.NewWindow(start.Add(cfg.Ingest.Warmup), start.Add(cfg.Ingest.Duration))
+	window := timeline.New(start, cfg.Ingest.Warmup, cfg.Ingest.Duration)
 	series := stats.NewSeries(start, 0)
 	eps := endpoints(tgt, cfg.ReadEndpoints)
 	vis := make([]*probe.Visibility, len(eps))
@@ -269,21 +270,20 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	defer endSchedule()
 	queries := make([]*results.Queries, len(loads))
 	var queried sync.WaitGroup
-	w := query.Window{Start: start, MeasureFrom: start.Add(cfg.Ingest.Warmup), End: start.Add(cfg.Ingest.Duration)}
 	for i, load := range loads {
 		queried.Add(1)
-		go func() { defer queried.Done(); queries[i] = load.Run(sched, w, epSeries[i]) }()
+		go func() { defer queried.Done(); queries[i] = load.Run(sched, window, epSeries[i]) }()
 	}
 	account := make(chan *results.Account, 1)
 	go func() {
-		account <- serverAccount(ctx, sched, tgt, start.Add(cfg.Ingest.Warmup), start.Add(cfg.Ingest.Duration))
+		account <- serverAccount(ctx, sched, tgt, window.MeasuredFrom(), window.End())
 	}()
 	var acct *ingest.Accounting
 	acctCh := make(chan *ingest.Accounting, 1)
 	cpuBefore, cpuOK := processCPU()
 	obs.TargetRate(cfg.Ingest.Rate.EventsPerSecond(cfg.Ingest.DocSize))
-	go func() { acctCh <- in.Run(sched, start, series) }()
-	acct = watch(start, cfg, series, fresh[0], obs, acctCh, endSchedule)
+	go func() { acctCh <- in.Run(sched, window, series) }()
+	acct = watch(window, cfg, series, fresh[0], obs, acctCh, endSchedule)
 	obs.TargetRate(0)
 	if cpuAfter, ok := processCPU(); ok && cpuOK {
 		res.DriverCPU = &results.DriverCPU{Seconds: (cpuAfter - cpuBefore).Seconds(), WallS: time.Since(start).Seconds()}
@@ -292,8 +292,6 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	queried.Wait()
 	res.ServerAccount = <-account
 
-	_, stoppedAt := acct.MeasuredWindow()
-	window.Close(stoppedAt)
 	stopFresh()
 	interrupted := ctx.Err() != nil
 	if interrupted {
@@ -306,7 +304,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 				lagMax = max(lagMax, l.Quantile(1))
 			}
 		}
-		res.Drain = drain(ctx, eps, cfg, gens, ledger, probes, upd, probe.NewClock(start), start.Add(cfg.Ingest.Duration), lagMax)
+		res.Drain = drain(ctx, eps, cfg, gens, ledger, probes, upd, probe.NewClock(start), window.End(), lagMax)
 	}
 	stopVis()
 	polls.Wait()
@@ -341,7 +339,7 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	}
 	res.VisibleEverywhere = everywhere
 	res.Series = series.Points()
-	from, to := acct.MeasuredWindow()
+	from, to := window.Measured()
 	res.Summary = results.Summarize(res, to.Sub(from).Seconds())
 	checkAccount(tgt, res)
 	for _, e := range res.Endpoints() {
@@ -492,7 +490,7 @@ func RunQueries(ctx context.Context, q target.Querier, reads []ReadEndpoint, cfg
 	defer measured.Stop()
 	start := time.Now()
 	series := stats.NewSeries(start, 0)
-	w := query.Window{Start: start, MeasureFrom: start.Add(warmup), End: start.Add(duration)}
+	tl := timeline.New(start, warmup, duration)
 	res := &results.Result{
 		SchemaVersion: results.SchemaVersion, Kind: results.KindQuery, StartedAt: start.UTC(),
 		Config: results.Config{DurationS: duration.Seconds(), WarmupS: warmup.Seconds()},
@@ -502,7 +500,7 @@ func RunQueries(ctx context.Context, q target.Querier, reads []ReadEndpoint, cfg
 	var wg sync.WaitGroup
 	for i, l := range loads {
 		wg.Add(1)
-		go func() { defer wg.Done(); queries[i] = l.Run(ctx, w, epSeries[i]) }()
+		go func() { defer wg.Done(); queries[i] = l.Run(ctx, tl, epSeries[i]) }()
 	}
 	wg.Wait()
 	res.Queries = queries[0]
@@ -530,19 +528,12 @@ func checkWarmup(warmup, duration time.Duration) error {
 // watch waits for the ingest to finish, reporting progress each second
 // and ending the schedule when cfg.Until says. It also tells the
 // observer when the warm-up ends.
-func watch(start time.Time, cfg Config, series *stats.Series, fresh *probe.Freshness, obs stats.Observer, acctCh <-chan *ingest.Accounting, endSchedule func()) *ingest.Accounting {
+func watch(tl *timeline.Timeline, cfg Config, series *stats.Series, fresh *probe.Freshness, obs stats.Observer, acctCh <-chan *ingest.Accounting, endSchedule func()) *ingest.Accounting {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	// The observer's phase changes at the exact instants, not at the next
 	// progress tick, so that no sample is labelled with the wrong phase.
-	phases := []struct {
-		at   time.Time
-		name string
-	}{
-		{start, results.PhaseWarmup},
-		{start.Add(cfg.Ingest.Warmup), results.PhaseMeasured},
-		{start.Add(cfg.Ingest.Duration), results.PhaseTail},
-	}
+	phases := tl.Changes()
 	next := 0
 	change := time.NewTimer(0)
 	defer change.Stop()
@@ -552,31 +543,31 @@ func watch(start time.Time, cfg Config, series *stats.Series, fresh *probe.Fresh
 			return a
 		case <-change.C:
 			due := ""
-			for next < len(phases) && !time.Now().Before(phases[next].at) {
-				due = phases[next].name
+			for next < len(phases) && !time.Now().Before(phases[next].At) {
+				due = phases[next].Name
 				next++
 			}
 			if due != "" {
 				obs.Phase(cfg.Phase + due)
 			}
 			if next < len(phases) {
-				change.Reset(time.Until(phases[next].at))
+				change.Reset(time.Until(phases[next].At))
 			}
 		case <-tick.C:
 			if cfg.Progress != nil {
-				cfg.Progress(progressAt(time.Now(), start, cfg, series, fresh))
+				cfg.Progress(progressAt(time.Now(), tl, series, fresh))
 			}
-			if cfg.Until != nil && time.Since(start) >= cfg.Ingest.Warmup && cfg.Until(series.Points()) {
+			if cfg.Until != nil && !time.Now().Before(tl.MeasuredFrom()) && cfg.Until(series.Points()) {
 				endSchedule()
 			}
 		}
 	}
 }
 
-func progressAt(now, start time.Time, cfg Config, series *stats.Series, fresh *probe.Freshness) Progress {
-	p := Progress{Elapsed: now.Sub(start), Remaining: start.Add(cfg.Ingest.Duration).Sub(now), FreshnessLag: fresh.LastLag()}
+func progressAt(now time.Time, tl *timeline.Timeline, series *stats.Series, fresh *probe.Freshness) Progress {
+	p := Progress{Elapsed: now.Sub(tl.Start()), Remaining: tl.End().Sub(now), FreshnessLag: fresh.LastLag()}
 	p.Phase = results.PhaseMeasured
-	if p.Elapsed < cfg.Ingest.Warmup {
+	if now.Before(tl.MeasuredFrom()) {
 		p.Phase = results.PhaseWarmup
 	}
 	pts := series.Points()

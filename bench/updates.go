@@ -12,6 +12,7 @@ import (
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/timeline"
 )
 
 // updateProbes measures an update stream on every endpoint, apart from
@@ -28,7 +29,7 @@ type updateProbes struct {
 
 // newUpdateProbes prepares the measurement of the run's updates; nil
 // without an update stream. Every endpoint must take updates.
-func newUpdateProbes(eps []ReadEndpoint, cfg Config, window *probe.Window) (*updateProbes, error) {
+func newUpdateProbes(eps []ReadEndpoint, cfg Config, window *timeline.Timeline) (*updateProbes, error) {
 	if cfg.Ingest.UpdateShare == 0 {
 		return nil, nil
 	}
@@ -53,7 +54,7 @@ func newUpdateProbes(eps []ReadEndpoint, cfg Config, window *probe.Window) (*upd
 }
 
 // freshness prepares the update freshness samplers.
-func (u *updateProbes) freshness(gens []string, cfg Config, clock probe.Clock, window *probe.Window) {
+func (u *updateProbes) freshness(gens []string, cfg Config, clock probe.Clock, window *timeline.Timeline) {
 	if u == nil {
 		return
 	}

@@ -7,43 +7,28 @@ import (
 	"github.com/freshbench/freshbench/dispatch"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
+	"github.com/freshbench/freshbench/timeline"
 )
 
 // Accounting is the outcome of every batch of a run, by phase.
 type Accounting struct {
-	mu        sync.Mutex
-	start     time.Time
-	warmupEnd time.Time
-	end       time.Time // end of the schedule; moved to the instant the run was stopped
-	phases    map[string]*results.Phase
+	tl     *timeline.Timeline
+	mu     sync.Mutex
+	phases map[string]*results.Phase
 }
 
-func newAccounting(start time.Time, warmup, duration time.Duration) *Accounting {
-	a := &Accounting{
-		start: start, warmupEnd: start.Add(warmup), end: start.Add(duration),
-		phases: map[string]*results.Phase{},
-	}
+func newAccounting(tl *timeline.Timeline) *Accounting {
+	a := &Accounting{tl: tl, phases: map[string]*results.Phase{}}
 	for _, n := range []string{results.PhaseWarmup, results.PhaseMeasured, results.PhaseTail} {
 		a.phases[n] = results.NewPhase(n)
 	}
 	return a
 }
 
-// phaseAt says which phase an instant belongs to. Callers hold a.mu.
-func (a *Accounting) phaseAt(t time.Time) *results.Phase {
-	switch {
-	case t.Before(a.warmupEnd):
-		return a.phases[results.PhaseWarmup]
-	case t.Before(a.end):
-		return a.phases[results.PhaseMeasured]
-	}
-	return a.phases[results.PhaseTail]
-}
-
 // intendedPhase is the phase of a batch due at t: warm-up or measured
 // (every due batch is due before the end).
 func (a *Accounting) intendedPhase(t time.Time) *results.Phase {
-	if t.Before(a.warmupEnd) {
+	if t.Before(a.tl.MeasuredFrom()) {
 		return a.phases[results.PhaseWarmup]
 	}
 	return a.phases[results.PhaseMeasured]
@@ -102,18 +87,9 @@ func (a *Accounting) written(o outcome) {
 	for kind, n := range o.errorKinds {
 		stats.AddError(p.Errors, kind, int64(n), o.sample)
 	}
-	byAck := a.phaseAt(o.ack)
+	byAck := a.phases[a.tl.Phase(o.ack)]
 	byAck.Throughput += int64(o.acked)
 	byAck.ThroughputBytes += int64(o.bytes)
-}
-
-// stop ends the schedule at t when the run was stopped early.
-func (a *Accounting) stop(t time.Time) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if t.Before(a.end) {
-		a.end = t
-	}
 }
 
 // Phase returns the named phase (results.PhaseWarmup, results.PhaseMeasured, results.PhaseTail).
@@ -123,14 +99,6 @@ func (a *Accounting) Phase(name string) *results.Phase {
 	return a.phases[name]
 }
 
-// MeasuredWindow returns the measured phase's bounds: from the end of the
-// warm-up to the end of the schedule (the instant the run was stopped, if
-// it was).
-func (a *Accounting) MeasuredWindow() (from, to time.Time) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.end.Before(a.warmupEnd) {
-		return a.end, a.end
-	}
-	return a.warmupEnd, a.end
-}
+// Timeline returns the run's phases, the schedule's end moved to the
+// instant the run was stopped, if it was.
+func (a *Accounting) Timeline() *timeline.Timeline { return a.tl }

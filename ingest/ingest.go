@@ -18,6 +18,7 @@ import (
 	"github.com/freshbench/freshbench/retry"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/timeline"
 )
 
 // Config is what one ingest run needs.
@@ -190,19 +191,21 @@ func (in *Ingester) GeneratorIDs() []string {
 	return ids
 }
 
-// Run schedules batches from start for the configured duration, waits for
-// the writes in flight and returns the accounting. A cancelled ctx stops the
+// Run schedules batches over tl (from its start to its end, the
+// configured duration), waits for the writes in flight and returns the
+// accounting; a stop moves tl's end to the instant the schedule stopped. A cancelled ctx stops the
 // schedule early; writes already sent still finish (bounded by the write
 // timeout) so that their outcome is counted.
-func (in *Ingester) Run(ctx context.Context, start time.Time, series *stats.Series) *Accounting {
+func (in *Ingester) Run(ctx context.Context, tl *timeline.Timeline, series *stats.Series) *Accounting {
 	in.series = series
-	in.account = newAccounting(start, in.cfg.Warmup, in.cfg.Duration)
+	in.account = newAccounting(tl)
+	start := tl.Start()
 	n := float64(len(in.gens))
 	var streams sync.WaitGroup
 	for i, g := range in.gens {
 		s := dispatch.Stream{
 			Schedule: pace.NewSchedule(start, in.cfg.Rate.Scale(1/n)),
-			End:      start.Add(in.cfg.Duration),
+			End:      tl.End(),
 			Slots:    in.slots,
 			// Timer jitter of a busy machine is not lateness.
 			LateAfter: max(batchInterval(in.cfg), 10*time.Millisecond),
@@ -224,7 +227,7 @@ func (in *Ingester) Run(ctx context.Context, start time.Time, series *stats.Seri
 		go func() {
 			defer streams.Done()
 			if stopped := s.Run(ctx, snd); !stopped.IsZero() {
-				in.account.stop(stopped) // the earliest stream's instant ends the schedule
+				tl.Stop(stopped) // the earliest stream's instant ends the schedule
 			}
 		}()
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/timeline"
 )
 
 // maxIDsPerQuery bounds one visibility query. A generator with more
@@ -79,7 +80,7 @@ type Visibility struct {
 	tgt      target.Reader
 	up       target.Updater // set: probes of updates, asked for by revision
 	budget   Budget
-	window   *Window
+	window   *timeline.Timeline
 	obs      stats.Observer
 	timeout  time.Duration // one query's bound
 
@@ -92,7 +93,7 @@ type Visibility struct {
 
 // NewVisibility prepares a probe tracker of the read endpoint tgt, named
 // endpoint.
-func NewVisibility(endpoint string, tgt target.Reader, budget Budget, window *Window, obs stats.Observer) *Visibility {
+func NewVisibility(endpoint string, tgt target.Reader, budget Budget, window *timeline.Timeline, obs stats.Observer) *Visibility {
 	return &Visibility{
 		endpoint: endpoint, tgt: tgt, budget: budget, window: window, obs: obs, timeout: budget.bound(), pending: map[string]*genProbes{},
 		res: results.NewVisibility(),
@@ -101,7 +102,7 @@ func NewVisibility(endpoint string, tgt target.Reader, budget Budget, window *Wi
 
 // NewUpdateVisibility prepares a tracker of the probes of updates on the
 // read endpoint up, named endpoint.
-func NewUpdateVisibility(endpoint string, up target.Updater, budget Budget, window *Window, obs stats.Observer) *Visibility {
+func NewUpdateVisibility(endpoint string, up target.Updater, budget Budget, window *timeline.Timeline, obs stats.Observer) *Visibility {
 	v := NewVisibility(endpoint, nil, budget, window, obs)
 	v.up = up
 	return v

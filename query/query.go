@@ -40,6 +40,7 @@ import (
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/timeline"
 )
 
 // Config is one query workload.
@@ -81,12 +82,6 @@ func (c Config) Validate() error {
 		return invalid.New(invalid.SampleSize, c.SampleSize, "0 or more documents")
 	}
 	return nil
-}
-
-// Window is when a workload runs: queries due before MeasureFrom warm the
-// target up and are not recorded; none is sent from End on.
-type Window struct {
-	Start, MeasureFrom, End time.Time
 }
 
 // ErrNoParameters means there is nothing to draw query parameters from.
@@ -194,26 +189,28 @@ func Explain(ctx context.Context, q target.Querier, mix Mix, limit int) (map[tar
 	return t, nil
 }
 
-// Run sends queries over w and returns what it measured, recording each
-// query also in series (which may be nil). The run ends early when ctx
+// Run sends queries over tl and returns what it measured, recording each
+// query also in series (which may be nil). Queries due before the
+// measured phase warm the target up and are not recorded; none is sent
+// from tl's end on. The run ends early when ctx
 // ends; queries already sent still finish (each bounded by the timeout)
 // so that their outcome counts. The first query goes out once there is
-// a parameter to draw: at w.Start after Prepare found stored documents,
+// a parameter to draw: at tl's start after Prepare found stored documents,
 // otherwise when the first written ones have settled (waited_s).
-func (l *Load) Run(ctx context.Context, w Window, series *stats.Series) *results.Queries {
-	begin := l.waitReady(ctx, w)
+func (l *Load) Run(ctx context.Context, tl *timeline.Timeline, series *stats.Series) *results.Queries {
+	begin := l.waitReady(ctx, tl)
 	examples, _ := texts(l.pool, l.q, l.cfg.Mix, l.cfg.Limit)
-	rec := newRecorder(l.cfg, w, begin, examples)
+	rec := newRecorder(l.cfg, tl, begin, examples)
 	switch {
 	case ctx.Err() != nil:
 		rec.stop(begin) // stopped before the first query: nothing measured
-	case begin.Before(w.End):
+	case begin.Before(tl.End()):
 		stop, stopped := make(chan struct{}), make(chan struct{})
 		go func() { defer close(stopped); l.settler(stop) }()
 		if l.cfg.QPS > 0 {
-			l.openLoop(ctx, begin, w.End, rec, series)
+			l.openLoop(ctx, begin, tl.End(), rec, series)
 		} else {
-			l.closedLoop(ctx, w.End, rec, series)
+			l.closedLoop(ctx, tl.End(), rec, series)
 		}
 		close(stop)
 		<-stopped
@@ -236,16 +233,16 @@ func (l *Load) settler(stop <-chan struct{}) {
 	}
 }
 
-// waitReady returns when the first query can be drawn (or w.End, or ctx
-// ended).
-func (l *Load) waitReady(ctx context.Context, w Window) time.Time {
-	if !pace.Sleep(w.Start, ctx.Done()) {
-		return w.Start
+// waitReady returns when the first query can be drawn (or tl's end, or
+// ctx ended).
+func (l *Load) waitReady(ctx context.Context, tl *timeline.Timeline) time.Time {
+	if !pace.Sleep(tl.Start(), ctx.Done()) {
+		return tl.Start()
 	}
 	for {
 		now := time.Now()
 		l.pool.settleDue(now)
-		if l.pool.ready() || !now.Before(w.End) {
+		if l.pool.ready() || !now.Before(tl.End()) {
 			return now
 		}
 		if !pace.Sleep(now.Add(20*time.Millisecond), ctx.Done()) {

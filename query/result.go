@@ -8,6 +8,7 @@ import (
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/timeline"
 )
 
 func newKind(name string, weight int) *results.QueryKind {
@@ -39,8 +40,8 @@ type outcome struct {
 	err                  error
 }
 
-func newRecorder(cfg Config, w Window, begin time.Time, texts map[target.QueryKind]string) *recorder {
-	r := &recorder{cfg: cfg, start: w.Start, begin: begin, from: w.MeasureFrom, to: w.End, kinds: map[target.QueryKind]*results.QueryKind{}, answered: map[target.QueryKind]int64{}}
+func newRecorder(cfg Config, tl *timeline.Timeline, begin time.Time, texts map[target.QueryKind]string) *recorder {
+	r := &recorder{cfg: cfg, start: tl.Start(), begin: begin, from: tl.MeasuredFrom(), to: tl.End(), kinds: map[target.QueryKind]*results.QueryKind{}, answered: map[target.QueryKind]int64{}}
 	if begin.After(r.from) {
 		r.from = begin
 	}
