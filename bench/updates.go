@@ -10,7 +10,6 @@ import (
 	"github.com/freshbench/freshbench/probe"
 	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/results"
-	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/timeline"
 )
@@ -47,7 +46,7 @@ func newUpdateProbes(eps []ReadEndpoint, cfg Config, window *timeline.Timeline) 
 			return nil, invalid.New(invalid.UpdateShare, cfg.Ingest.UpdateShare, fmt.Sprintf("0: %s takes no updates (the targets that do say so in their settings help)", what))
 		}
 		u.ups = append(u.ups, up)
-		u.vis = append(u.vis, probe.NewUpdateVisibility(e.Name, up, cfg.budget(e.Reader), window, stats.NopObserver{}))
+		u.vis = append(u.vis, probe.NewUpdateVisibility(e.Name, up, cfg.budget(e.Reader), window))
 	}
 	u.probes = probe.NewProbes(window, u.vis...)
 	return u, nil

@@ -156,8 +156,8 @@ type Ingester struct {
 	gens    []*docgen.Generator
 	probes  Probes
 	ledger  Ledger
-	series  *stats.Series
 	obs     stats.Observer
+	rec     stats.Recorder // the run's series and obs
 	account *Accounting
 	slots   *dispatch.Slots
 	bufs    sync.Pool
@@ -167,9 +167,6 @@ type Ingester struct {
 func New(cfg Config, w target.Writer, probes Probes, ledger Ledger, obs stats.Observer) (*Ingester, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
-	}
-	if obs == nil {
-		obs = stats.NopObserver{}
 	}
 	in := &Ingester{cfg: cfg, w: w, probes: probes, ledger: ledger, obs: obs, slots: dispatch.NewSlots(cfg.MaxInflight)}
 	for i := 0; i < cfg.Generators; i++ {
@@ -197,7 +194,7 @@ func (in *Ingester) GeneratorIDs() []string {
 // schedule early; writes already sent still finish (bounded by the write
 // timeout) so that their outcome is counted.
 func (in *Ingester) Run(ctx context.Context, tl *timeline.Timeline, series *stats.Series) *Accounting {
-	in.series = series
+	in.rec = stats.NewRecorder(series, in.obs)
 	in.account = newAccounting(tl)
 	start := tl.Start()
 	n := float64(len(in.gens))
@@ -277,8 +274,7 @@ func (s *sender) Build(d dispatch.Due) dispatch.Unit {
 		w.updateProbe = -1
 	}
 	in.account.dispatched(d, len(b.Docs), len(w.updates))
-	in.series.Scheduled(d.Intended, int64(len(b.Docs)), d.Late, int64(in.slots.InUse()))
-	in.obs.Scheduled(b.Generator, len(b.Docs), d.Late, in.slots.InUse())
+	in.rec.Scheduled(b.Generator, d.Intended, len(b.Docs), d.Late, in.slots.InUse())
 	return dispatch.Unit{
 		Events: len(b.Docs), Bytes: len(w.buf.JSON),
 		Send: func(ctx context.Context) { in.write(ctx, s, w, d) },
@@ -290,11 +286,12 @@ func (s *sender) Build(d dispatch.Due) dispatch.Unit {
 // costs bounded time.
 func (s *sender) Unsent(u dispatch.Unsent) {
 	perBatch := int64(u.Events / u.Units)
+	var due []stats.Due
 	u.Spread(1000, func(intended time.Time, batches int64) {
 		s.in.account.unsent(intended, u.GaveUp, batches, batches*perBatch)
-		s.in.series.Unsent(intended, batches*perBatch)
+		due = append(due, stats.Due{At: intended, Events: batches * perBatch})
 	})
-	s.in.obs.Unsent(s.g.ID(), u.Events)
+	s.in.rec.Unsent(s.g.ID(), u.Events, due)
 }
 
 // build generates one batch whose events carry the batch's intended time
@@ -358,9 +355,7 @@ func (in *Ingester) write(ctx context.Context, s *sender, w built, d dispatch.Du
 		ackedOnRetry: a.AckedOnRetry, retries: a.Retries, errorKinds: a.ErrorKinds, sample: a.Sample,
 		updates: len(w.updates), updatesAcked: updatesAcked,
 	})
-	in.series.Written(ack, int64(a.Acked), int64(a.AckedBytes), int64(a.Failed), ack.Sub(d.Intended))
-	in.series.Served(ack, ack.Sub(d.Sent))
-	in.obs.Written(b.Generator, a.Acked, a.Failed, a.AckedBytes, a.ErrorKinds, ack.Sub(d.Intended), ack.Sub(d.Sent))
+	in.rec.Written(b.Generator, ack, a.Acked, a.Failed, a.AckedBytes, a.ErrorKinds, ack.Sub(d.Intended), ack.Sub(d.Sent))
 }
 
 // ackedKeys are the keys of the acknowledged inserts of docs (acked: the

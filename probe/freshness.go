@@ -49,9 +49,8 @@ type Freshness struct {
 	budget  Budget
 	clock   Clock
 	window  *timeline.Timeline
-	series  *stats.Series
-	obs     stats.Observer
-	timeout time.Duration // one query's bound
+	rec     stats.Recorder // the endpoint's series and the observer
+	timeout time.Duration  // one query's bound
 
 	mu   sync.Mutex
 	res  results.Freshness
@@ -59,15 +58,15 @@ type Freshness struct {
 }
 
 // NewFreshness prepares a freshness sampler of the given generators on
-// the read endpoint tgt, named endpoint. series, when not nil, gets every
-// sample too.
+// the read endpoint tgt, named endpoint. series and obs, when not nil,
+// get every sample too.
 func NewFreshness(endpoint string, tgt target.Reader, gens []string, budget Budget, clock Clock, window *timeline.Timeline, series *stats.Series, obs stats.Observer) *Freshness {
-	return newFreshness(endpoint, tgt.Freshness, gens, budget, clock, window, series, obs)
+	return newFreshness(endpoint, tgt.Freshness, gens, budget, clock, window, stats.NewRecorder(series, obs))
 }
 
-func newFreshness(endpoint string, newest func(context.Context, string) (int64, bool, error), gens []string, budget Budget, clock Clock, window *timeline.Timeline, series *stats.Series, obs stats.Observer) *Freshness {
+func newFreshness(endpoint string, newest func(context.Context, string) (int64, bool, error), gens []string, budget Budget, clock Clock, window *timeline.Timeline, rec stats.Recorder) *Freshness {
 	return &Freshness{
-		endpoint: endpoint, newest: newest, gens: gens, budget: budget, clock: clock, window: window, series: series, obs: obs,
+		endpoint: endpoint, newest: newest, gens: gens, budget: budget, clock: clock, window: window, rec: rec,
 		timeout: budget.bound(), seen: map[string]int64{},
 		res: results.Freshness{Lag: stats.NewHistogram(), QueryService: stats.NewHistogram(), Errors: map[string]*stats.ErrorCount{}},
 	}
@@ -77,7 +76,7 @@ func newFreshness(endpoint string, newest func(context.Context, string) (int64, 
 // newest _update_time each generator's events show on the read endpoint
 // up. It feeds no series and no observer; those carry the inserts'.
 func NewUpdateFreshness(endpoint string, up target.Updater, gens []string, budget Budget, clock Clock, window *timeline.Timeline) *Freshness {
-	f := newFreshness(endpoint, up.UpdateFreshness, gens, budget, clock, window, nil, stats.NopObserver{})
+	f := newFreshness(endpoint, up.UpdateFreshness, gens, budget, clock, window, stats.Recorder{})
 	f.updates = true
 	return f
 }
@@ -145,10 +144,7 @@ func (f *Freshness) sample(ctx context.Context, gen string) bool {
 		lag = f.clock.Since(done, newest)
 	}
 	f.res.Last = lag
-	if f.series != nil {
-		f.series.Freshness(done, lag)
-	}
-	f.obs.Freshness(f.endpoint, gen, lag)
+	f.rec.Freshness(f.endpoint, gen, done, lag)
 	if !measured {
 		return true
 	}

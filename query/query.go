@@ -105,9 +105,6 @@ func New(cfg Config, endpoint string, q target.Querier, obs stats.Observer) (*Lo
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if obs == nil {
-		obs = stats.NopObserver{}
-	}
 	seed := cfg.Seed
 	if seed == 0 {
 		var b [8]byte
@@ -200,7 +197,7 @@ func Explain(ctx context.Context, q target.Querier, mix Mix, limit int) (map[tar
 func (l *Load) Run(ctx context.Context, tl *timeline.Timeline, series *stats.Series) *results.Queries {
 	begin := l.waitReady(ctx, tl)
 	examples, _ := texts(l.pool, l.q, l.cfg.Mix, l.cfg.Limit)
-	rec := newRecorder(l.cfg, tl, begin, examples)
+	rec := newRecorder(l.cfg, tl, begin, examples, l.endpoint, stats.NewRecorder(series, l.obs))
 	switch {
 	case ctx.Err() != nil:
 		rec.stop(begin) // stopped before the first query: nothing measured
@@ -208,9 +205,9 @@ func (l *Load) Run(ctx context.Context, tl *timeline.Timeline, series *stats.Ser
 		stop, stopped := make(chan struct{}), make(chan struct{})
 		go func() { defer close(stopped); l.settler(stop) }()
 		if l.cfg.QPS > 0 {
-			l.openLoop(ctx, begin, tl.End(), rec, series)
+			l.openLoop(ctx, begin, tl.End(), rec)
 		} else {
-			l.closedLoop(ctx, tl.End(), rec, series)
+			l.closedLoop(ctx, tl.End(), rec)
 		}
 		close(stop)
 		<-stopped
@@ -262,7 +259,7 @@ func (l *Load) next() (target.Query, bool) {
 
 // openLoop sends queries at their intended times until end, through the
 // same dispatcher as the ingest's batches.
-func (l *Load) openLoop(ctx context.Context, begin, end time.Time, rec *recorder, series *stats.Series) {
+func (l *Load) openLoop(ctx context.Context, begin, end time.Time, rec *recorder) {
 	stopped := dispatch.Stream{
 		Schedule: pace.NewSchedule(begin, pace.Rate{PerSecond: l.cfg.QPS, Unit: pace.Events}),
 		End:      end,
@@ -274,7 +271,7 @@ func (l *Load) openLoop(ctx context.Context, begin, end time.Time, rec *recorder
 		// the one waiting at the end.
 		FinalWait:  l.cfg.Timeout + time.Second,
 		UnitEvents: 1, UnitBytes: 1,
-	}.Run(ctx, &querySender{l: l, rec: rec, series: series})
+	}.Run(ctx, &querySender{l: l, rec: rec})
 	if !stopped.IsZero() {
 		rec.stop(stopped)
 	}
@@ -282,22 +279,21 @@ func (l *Load) openLoop(ctx context.Context, begin, end time.Time, rec *recorder
 
 // querySender builds and sends the open loop's queries.
 type querySender struct {
-	l      *Load
-	rec    *recorder
-	series *stats.Series
+	l   *Load
+	rec *recorder
 }
 
 func (s *querySender) Build(d dispatch.Due) dispatch.Unit {
 	q, miss := s.l.next()
 	return dispatch.Unit{Events: 1, Send: func(ctx context.Context) {
-		s.l.send(ctx, q, miss, d.Intended, d.Sent, d.Late, s.rec, s.series)
+		s.l.send(ctx, q, miss, d.Intended, d.Sent, d.Late, s.rec)
 	}}
 }
 
 func (s *querySender) Unsent(u dispatch.Unsent) { s.rec.unsent(u) }
 
 // closedLoop runs the workers until end.
-func (l *Load) closedLoop(ctx context.Context, end time.Time, rec *recorder, series *stats.Series) {
+func (l *Load) closedLoop(ctx context.Context, end time.Time, rec *recorder) {
 	queryCtx := context.WithoutCancel(ctx)
 	var wg sync.WaitGroup
 	for range l.cfg.Concurrency {
@@ -310,7 +306,7 @@ func (l *Load) closedLoop(ctx context.Context, end time.Time, rec *recorder, ser
 					return
 				}
 				q, miss := l.next()
-				l.send(queryCtx, q, miss, sent, sent, false, rec, series)
+				l.send(queryCtx, q, miss, sent, sent, false, rec)
 			}
 		}()
 	}
@@ -325,14 +321,10 @@ func (l *Load) closedLoop(ctx context.Context, end time.Time, rec *recorder, ser
 }
 
 // send runs one query and records it.
-func (l *Load) send(ctx context.Context, q target.Query, miss bool, intended, sent time.Time, late bool, rec *recorder, series *stats.Series) {
+func (l *Load) send(ctx context.Context, q target.Query, miss bool, intended, sent time.Time, late bool, rec *recorder) {
 	qctx, cancel := context.WithTimeout(ctx, l.cfg.Timeout)
 	rows, err := l.q.Query(qctx, q)
 	cancel()
 	done := time.Now()
 	rec.record(outcome{kind: q.Kind, intended: intended, sent: sent, done: done, late: late, miss: miss, rows: rows, err: err})
-	if series != nil {
-		series.Query(done, done.Sub(intended), err != nil)
-	}
-	l.obs.Query(l.endpoint, string(q.Kind), done.Sub(intended), rows, err != nil)
 }
