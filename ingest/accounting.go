@@ -10,15 +10,17 @@ import (
 	"github.com/freshbench/freshbench/timeline"
 )
 
-// Accounting is the outcome of every batch of a run, by phase.
+// Accounting is the outcome of every batch of a run, by phase. It passes
+// each on to the run's series and observer (sink).
 type Accounting struct {
 	tl     *timeline.Timeline
+	sink   stats.Recorder
 	mu     sync.Mutex
 	phases map[string]*results.Phase
 }
 
-func newAccounting(tl *timeline.Timeline) *Accounting {
-	a := &Accounting{tl: tl, phases: map[string]*results.Phase{}}
+func newAccounting(tl *timeline.Timeline, sink stats.Recorder) *Accounting {
+	a := &Accounting{tl: tl, sink: sink, phases: map[string]*results.Phase{}}
 	for _, n := range []string{results.PhaseWarmup, results.PhaseMeasured, results.PhaseTail} {
 		a.phases[n] = results.NewPhase(n)
 	}
@@ -34,7 +36,10 @@ func (a *Accounting) intendedPhase(t time.Time) *results.Phase {
 	return a.phases[results.PhaseMeasured]
 }
 
-func (a *Accounting) dispatched(d dispatch.Due, events, updates int) {
+// dispatched counts a batch of generator's events (updates of them)
+// dispatched as d says, with inflight writes in flight.
+func (a *Accounting) dispatched(generator string, d dispatch.Due, events, updates, inflight int) {
+	defer a.sink.Scheduled(generator, d.Intended, events, d.Late, inflight)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p := a.intendedPhase(d.Intended)
@@ -48,19 +53,29 @@ func (a *Accounting) dispatched(d dispatch.Due, events, updates int) {
 	p.Lateness.Record(d.Lateness())
 }
 
-// unsent counts batches events due at intended that a stream never sent,
-// because the run was stopped or the stream fell behind, with the lower
-// bound of their latency: they had been due since intended at gaveUp.
-func (a *Accounting) unsent(intended, gaveUp time.Time, batches, events int64) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	p := a.intendedPhase(intended)
-	p.Due += events
-	p.Unsent += events
-	p.UnsentWait.RecordN(gaveUp.Sub(intended), batches)
+// unsent counts the batches of generator a stream never sent, because
+// the run was stopped or the stream fell behind, with the lower bound of
+// their latency: they had been due since their intended time when it
+// gave up. They are spread over at most 1000 intended times so that a
+// long backlog costs bounded time.
+func (a *Accounting) unsent(generator string, u dispatch.Unsent) {
+	perBatch := int64(u.Events / u.Units)
+	var due []stats.Due
+	u.Spread(1000, func(intended time.Time, batches int64) {
+		events := batches * perBatch
+		a.mu.Lock()
+		p := a.intendedPhase(intended)
+		p.Due += events
+		p.Unsent += events
+		p.UnsentWait.RecordN(u.GaveUp.Sub(intended), batches)
+		a.mu.Unlock()
+		due = append(due, stats.Due{At: intended, Events: events})
+	})
+	a.sink.Unsent(generator, u.Events, due)
 }
 
 type outcome struct {
+	generator              string
 	due                    dispatch.Due
 	ack                    time.Time
 	bytes                  int
@@ -72,6 +87,7 @@ type outcome struct {
 }
 
 func (a *Accounting) written(o outcome) {
+	defer a.sink.Written(o.generator, o.ack, o.acked, o.failed, o.bytes, o.errorKinds, o.ack.Sub(o.due.Intended), o.ack.Sub(o.due.Sent))
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p := a.intendedPhase(o.due.Intended)

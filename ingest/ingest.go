@@ -157,7 +157,6 @@ type Ingester struct {
 	probes  Probes
 	ledger  Ledger
 	obs     stats.Observer
-	rec     stats.Recorder // the run's series and obs
 	account *Accounting
 	slots   *dispatch.Slots
 	bufs    sync.Pool
@@ -194,8 +193,7 @@ func (in *Ingester) GeneratorIDs() []string {
 // schedule early; writes already sent still finish (bounded by the write
 // timeout) so that their outcome is counted.
 func (in *Ingester) Run(ctx context.Context, tl *timeline.Timeline, series *stats.Series) *Accounting {
-	in.rec = stats.NewRecorder(series, in.obs)
-	in.account = newAccounting(tl)
+	in.account = newAccounting(tl, stats.NewRecorder(series, in.obs))
 	start := tl.Start()
 	n := float64(len(in.gens))
 	var streams sync.WaitGroup
@@ -273,26 +271,15 @@ func (s *sender) Build(d dispatch.Due) dispatch.Unit {
 	} else {
 		w.updateProbe = -1
 	}
-	in.account.dispatched(d, len(b.Docs), len(w.updates))
-	in.rec.Scheduled(b.Generator, d.Intended, len(b.Docs), d.Late, in.slots.InUse())
+	in.account.dispatched(b.Generator, d, len(b.Docs), len(w.updates), in.slots.InUse())
 	return dispatch.Unit{
 		Events: len(b.Docs), Bytes: len(w.buf.JSON),
 		Send: func(ctx context.Context) { in.write(ctx, s, w, d) },
 	}
 }
 
-// Unsent counts the batches never sent, in the accounting and the series
-// alike, spread over at most 1000 intended times so that a long backlog
-// costs bounded time.
-func (s *sender) Unsent(u dispatch.Unsent) {
-	perBatch := int64(u.Events / u.Units)
-	var due []stats.Due
-	u.Spread(1000, func(intended time.Time, batches int64) {
-		s.in.account.unsent(intended, u.GaveUp, batches, batches*perBatch)
-		due = append(due, stats.Due{At: intended, Events: batches * perBatch})
-	})
-	s.in.rec.Unsent(s.g.ID(), u.Events, due)
-}
+// Unsent counts the batches never sent.
+func (s *sender) Unsent(u dispatch.Unsent) { s.in.account.unsent(s.g.ID(), u) }
 
 // build generates one batch whose events carry the batch's intended time
 // as _event_time (an update: as _update_time), so that a driver or
@@ -351,11 +338,10 @@ func (in *Ingester) write(ctx context.Context, s *sender, w built, d dispatch.Du
 		updatesAcked = in.settle(s, w, a)
 	}
 	in.account.written(outcome{
-		due: d, ack: ack, bytes: a.AckedBytes, acked: a.Acked, failed: a.Failed,
+		generator: b.Generator, due: d, ack: ack, bytes: a.AckedBytes, acked: a.Acked, failed: a.Failed,
 		ackedOnRetry: a.AckedOnRetry, retries: a.Retries, errorKinds: a.ErrorKinds, sample: a.Sample,
 		updates: len(w.updates), updatesAcked: updatesAcked,
 	})
-	in.rec.Written(b.Generator, ack, a.Acked, a.Failed, a.AckedBytes, a.ErrorKinds, ack.Sub(d.Intended), ack.Sub(d.Sent))
 }
 
 // ackedKeys are the keys of the acknowledged inserts of docs (acked: the
