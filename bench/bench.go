@@ -21,6 +21,7 @@ import (
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/timeline"
 )
 
 // Config is one measured run.
@@ -180,176 +181,239 @@ var ErrInterrupted = errors.New("interrupted")
 // Run measures one ingest against tgt, which must be set up already. It
 // always returns the results measured so far, also when ctx is cancelled
 // (the run then ends early and skips the drain).
+//
+// A run is planned (seeds, ids, the observer), started (at once, or at an
+// experiment's common start), prepared (the probes, query loads and
+// ingester over one timeline), ingested (the schedule, with the queries
+// and the polls beside it), drained (until what was written is visible)
+// and collected (each endpoint's figures and the summary).
 func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, error) {
-	if err := cfg.Validate(); err != nil {
+	cfg, err := cfg.plan()
+	if err != nil {
 		return nil, err
-	}
-	obs := cfg.Observer
-	if obs == nil {
-		obs = stats.NopObserver{}
-	}
-	if cfg.Ingest.Seed == 0 {
-		// Drawn here rather than in the generator so that the results file
-		// names the seed that reproduces these documents.
-		cfg.Ingest.Seed = rand.Uint64() | 1
-	}
-	if !cfg.RepeatIDs {
-		cfg.Ingest.IDNonce = rand.Uint64() | 1
-	}
-	if e := cfg.Experiment; e != nil {
-		cfg.Ingest.FirstGenerator = e.Instance * ingest.GeneratorsPerInstance
 	}
 	start, err := startAt(ctx, cfg.Experiment)
 	if err != nil {
 		return nil, err
 	}
-	ledger := probe.NewLedger()
-	window := probe.NewWindow(start.Add(cfg.Ingest.Warmup), start.Add(cfg.Ingest.Duration))
-	series := stats.NewSeries(start, 0)
-	eps := endpoints(tgt, cfg.ReadEndpoints)
-	vis := make([]*probe.Visibility, len(eps))
-	for i, e := range eps {
-		vis[i] = probe.NewVisibility(e.Name, e.Reader, cfg.budget(e.Reader), window, obs)
-	}
-	probes := probe.NewProbes(window, vis...)
-	upd, err := newUpdateProbes(eps, cfg, window)
+	r, err := prepare(ctx, tgt, cfg, timeline.New(start, cfg.Ingest.Warmup, cfg.Ingest.Duration))
 	if err != nil {
 		return nil, err
 	}
-	writer, loads, err := queryLoads(ctx, tgt, eps, cfg, obs)
+	res := &results.Result{
+		SchemaVersion: results.SchemaVersion, Kind: results.KindRun, StartedAt: start.UTC(), Generators: r.gens,
+		Config: recordConfig(cfg), Experiment: cfg.Experiment,
+	}
+	r.poll(ctx)
+	acct, queries := r.ingest(ctx, res)
+	interrupted := r.drain(ctx, res)
+	r.collect(ctx, res, acct, queries, interrupted)
+	return res, nil
+}
+
+// plan completes cfg: validated, with the observer, seed, id nonce and
+// first generator the run uses.
+func (c Config) plan() (Config, error) {
+	if err := c.Validate(); err != nil {
+		return c, err
+	}
+	if c.Observer == nil {
+		c.Observer = stats.NopObserver{}
+	}
+	if c.Ingest.Seed == 0 {
+		// Drawn here rather than in the generator so that the results file
+		// names the seed that reproduces these documents.
+		c.Ingest.Seed = rand.Uint64() | 1
+	}
+	if !c.RepeatIDs {
+		c.Ingest.IDNonce = rand.Uint64() | 1
+	}
+	if e := c.Experiment; e != nil {
+		c.Ingest.FirstGenerator = e.Instance * ingest.GeneratorsPerInstance
+	}
+	return c, nil
+}
+
+// run is one run's collaborators, each measuring over the timeline tl.
+type run struct {
+	tgt      target.Target
+	cfg      Config
+	obs      stats.Observer
+	tl       *timeline.Timeline
+	ledger   *probe.Ledger
+	series   *stats.Series   // the target's
+	eps      []ReadEndpoint  // the target first, then the read endpoints
+	epSeries []*stats.Series // by endpoint: the target's is series
+	probes   *probe.Probes
+	upd      *updateProbes // nil: no updates
+	loads    []*query.Load // by endpoint; nil: no query workload
+	in       *ingest.Ingester
+	gens     []string
+	fresh    []*probe.Freshness // by endpoint
+
+	polls              sync.WaitGroup
+	stopFresh, stopVis context.CancelFunc
+}
+
+// prepare builds the probes, query loads and ingester of a run over tl.
+func prepare(ctx context.Context, tgt target.Target, cfg Config, tl *timeline.Timeline) (*run, error) {
+	r := &run{
+		tgt: tgt, cfg: cfg, obs: cfg.Observer, tl: tl, ledger: probe.NewLedger(),
+		series: stats.NewSeries(tl.Start(), 0), eps: endpoints(tgt, cfg.ReadEndpoints),
+	}
+	vis := make([]*probe.Visibility, len(r.eps))
+	for i, e := range r.eps {
+		vis[i] = probe.NewVisibility(e.Name, e.Reader, cfg.budget(e.Reader), tl, r.obs)
+	}
+	r.probes = probe.NewProbes(tl, vis...)
+	var err error
+	if r.upd, err = newUpdateProbes(r.eps, cfg, tl); err != nil {
+		return nil, err
+	}
+	writer, loads, err := queryLoads(ctx, tgt, r.eps, cfg, r.obs)
 	if err != nil {
 		return nil, err
 	}
-	var probed ingest.Probes = probes
-	if upd != nil {
-		probed = probe.Split{Inserts: probes, Updates: upd.probes}
+	r.loads = loads
+	var probed ingest.Probes = r.probes
+	if r.upd != nil {
+		probed = probe.Split{Inserts: r.probes, Updates: r.upd.probes}
 	}
-	in, err := ingest.New(cfg.Ingest, writer, probed, ledger, obs)
-	if err != nil {
+	if r.in, err = ingest.New(cfg.Ingest, writer, probed, r.ledger, r.obs); err != nil {
 		return nil, err
 	}
-	gens := in.GeneratorIDs()
+	r.gens = r.in.GeneratorIDs()
 	if cfg.RepeatIDs {
 		// Ids of the run's own (a 64-bit nonce) cannot collide; the
 		// seed's own ids can.
-		if err := checkUnused(ctx, tgt, gens, cfg.Ingest.Seed); err != nil {
+		if err := checkUnused(ctx, tgt, r.gens, cfg.Ingest.Seed); err != nil {
 			return nil, err
 		}
 	}
 	// The run's series is the target's; each read endpoint keeps a
 	// series of its own freshness lag and queries, whose trend a peak
 	// step judges as the target's.
-	epSeries := endpointSeries(series, len(eps))
-	fresh := make([]*probe.Freshness, len(eps))
-	for i, e := range eps {
-		fresh[i] = probe.NewFreshness(e.Name, e.Reader, gens, cfg.budget(e.Reader), probe.NewClock(start), window, epSeries[i], obs)
+	r.epSeries = endpointSeries(r.series, len(r.eps))
+	r.fresh = make([]*probe.Freshness, len(r.eps))
+	for i, e := range r.eps {
+		r.fresh[i] = probe.NewFreshness(e.Name, e.Reader, r.gens, cfg.budget(e.Reader), probe.NewClock(tl.Start()), tl, r.epSeries[i], r.obs)
 	}
-	upd.freshness(gens, cfg, probe.NewClock(start), window)
+	r.upd.freshness(r.gens, cfg, probe.NewClock(tl.Start()), tl)
+	return r, nil
+}
 
-	res := &results.Result{
-		SchemaVersion: results.SchemaVersion, Kind: results.KindRun, StartedAt: start.UTC(), Generators: gens,
-		Config: recordConfig(cfg), Experiment: cfg.Experiment,
-	}
+// poll starts the freshness, visibility and backlog loops. They outlive
+// ctx, so that an interrupted run still reports what they saw, and end
+// with the drain.
+func (r *run) poll(ctx context.Context) {
 	freshCtx, stopFresh := context.WithCancel(context.WithoutCancel(ctx))
 	visCtx, stopVis := context.WithCancel(context.WithoutCancel(ctx))
-	var polls sync.WaitGroup
-	for _, f := range fresh {
-		polls.Add(1)
-		go func() { defer polls.Done(); f.Run(freshCtx) }()
+	r.stopFresh, r.stopVis = stopFresh, stopVis
+	for _, f := range r.fresh {
+		r.polls.Add(1)
+		go func() { defer r.polls.Done(); f.Run(freshCtx) }()
 	}
-	polls.Add(1)
-	go func() { defer polls.Done(); probes.Run(visCtx) }()
-	upd.run(freshCtx, visCtx, &polls)
+	r.polls.Add(1)
+	go func() { defer r.polls.Done(); r.probes.Run(visCtx) }()
+	r.upd.run(freshCtx, visCtx, &r.polls)
 	// The backlog is sampled while events stream in, as the freshness is.
-	polls.Add(1)
-	go func() { defer polls.Done(); sampleBacklog(freshCtx, tgt, series) }()
+	r.polls.Add(1)
+	go func() { defer r.polls.Done(); sampleBacklog(freshCtx, r.tgt, r.series) }()
+}
 
+// ingest runs the schedule, with the query loads and the server's
+// account beside it, and records the account and the driver's CPU in
+// res. It returns the ingest's accounting and each endpoint's queries.
+func (r *run) ingest(ctx context.Context, res *results.Result) (*ingest.Accounting, []*results.Queries) {
 	// sched ends with the schedule: at its duration, or when Until says.
 	sched, endSchedule := context.WithCancel(ctx)
 	defer endSchedule()
-	queries := make([]*results.Queries, len(loads))
+	queries := make([]*results.Queries, len(r.loads))
 	var queried sync.WaitGroup
-	w := query.Window{Start: start, MeasureFrom: start.Add(cfg.Ingest.Warmup), End: start.Add(cfg.Ingest.Duration)}
-	for i, load := range loads {
+	for i, load := range r.loads {
 		queried.Add(1)
-		go func() { defer queried.Done(); queries[i] = load.Run(sched, w, epSeries[i]) }()
+		go func() { defer queried.Done(); queries[i] = load.Run(sched, r.tl, r.epSeries[i]) }()
 	}
 	account := make(chan *results.Account, 1)
-	go func() {
-		account <- serverAccount(ctx, sched, tgt, start.Add(cfg.Ingest.Warmup), start.Add(cfg.Ingest.Duration))
-	}()
-	var acct *ingest.Accounting
+	go func() { account <- serverAccount(ctx, sched, r.tgt, r.tl.MeasuredFrom(), r.tl.End()) }()
 	acctCh := make(chan *ingest.Accounting, 1)
 	cpuBefore, cpuOK := processCPU()
-	obs.TargetRate(cfg.Ingest.Rate.EventsPerSecond(cfg.Ingest.DocSize))
-	go func() { acctCh <- in.Run(sched, start, series) }()
-	acct = watch(start, cfg, series, fresh[0], obs, acctCh, endSchedule)
-	obs.TargetRate(0)
+	r.obs.TargetRate(r.cfg.Ingest.Rate.EventsPerSecond(r.cfg.Ingest.DocSize))
+	go func() { acctCh <- r.in.Run(sched, r.tl, r.series) }()
+	acct := watch(r.tl, r.cfg, r.series, r.fresh[0], r.obs, acctCh, endSchedule)
+	r.obs.TargetRate(0)
 	if cpuAfter, ok := processCPU(); ok && cpuOK {
-		res.DriverCPU = &results.DriverCPU{Seconds: (cpuAfter - cpuBefore).Seconds(), WallS: time.Since(start).Seconds()}
+		res.DriverCPU = &results.DriverCPU{Seconds: (cpuAfter - cpuBefore).Seconds(), WallS: time.Since(r.tl.Start()).Seconds()}
 		res.DriverCPU.CorePercent = 100 * res.DriverCPU.Seconds / res.DriverCPU.WallS
 	}
 	queried.Wait()
 	res.ServerAccount = <-account
+	return acct, queries
+}
 
-	_, stoppedAt := acct.MeasuredWindow()
-	window.Close(stoppedAt)
-	stopFresh()
-	interrupted := ctx.Err() != nil
-	if interrupted {
+// drain stops the freshness polls and, unless the run was interrupted,
+// waits until what was written is visible (res.Drain); then it stops the
+// visibility polls. It says whether the run was interrupted.
+func (r *run) drain(ctx context.Context, res *results.Result) (interrupted bool) {
+	r.stopFresh()
+	if interrupted = ctx.Err() != nil; interrupted {
 		res.EndedEarly, res.EndReason = true, ErrInterrupted.Error()
 	} else {
-		obs.Phase(cfg.Phase + "drain")
+		r.obs.Phase(r.cfg.Phase + "drain")
 		var lagMax time.Duration
-		for _, f := range fresh {
+		for _, f := range r.fresh {
 			if l := f.Result().Lag; l != nil {
 				lagMax = max(lagMax, l.Quantile(1))
 			}
 		}
-		res.Drain = drain(ctx, eps, cfg, gens, ledger, probes, upd, probe.NewClock(start), start.Add(cfg.Ingest.Duration), lagMax)
+		res.Drain = drain(ctx, r.eps, r.cfg, r.gens, r.ledger, r.probes, r.upd, probe.NewClock(r.tl.Start()), r.tl.End(), lagMax)
 	}
-	stopVis()
-	polls.Wait()
+	r.stopVis()
+	r.polls.Wait()
+	return interrupted
+}
 
+// collect fills res with the phases, each endpoint's figures and audit,
+// the series and the summary.
+func (r *run) collect(ctx context.Context, res *results.Result, acct *ingest.Accounting, queries []*results.Queries, interrupted bool) {
 	res.EndedAt = time.Now().UTC()
 	res.Phases = []*results.Phase{acct.Phase(results.PhaseWarmup), acct.Phase(results.PhaseMeasured), acct.Phase(results.PhaseTail)}
-	seen, everywhere := probes.Finish()
-	audits := make([][]results.Completeness, len(eps))
-	updates, updatesEverywhere := upd.finish(ctx, ledger, gens, interrupted)
-	for i, e := range eps {
-		r := &results.ReadEndpoint{Name: e.Name, URL: redact.URL(e.URL), Freshness: fresh[i].Result(), Visibility: seen[i], Series: epSeries[i].Points()}
-		if loads != nil {
-			r.Queries = queries[i]
+	seen, everywhere := r.probes.Finish()
+	audits := make([][]results.Completeness, len(r.eps))
+	updates, updatesEverywhere := r.upd.finish(ctx, r.ledger, r.gens, interrupted)
+	for i, e := range r.eps {
+		ep := &results.ReadEndpoint{Name: e.Name, URL: redact.URL(e.URL), Freshness: r.fresh[i].Result(), Visibility: seen[i], Series: r.epSeries[i].Points()}
+		if r.loads != nil {
+			ep.Queries = queries[i]
 		}
 		if updates != nil {
-			r.Updates = updates[i]
+			ep.Updates = updates[i]
 		}
 		if !interrupted {
-			r.Completeness, r.AuditError = audit(ctx, ledger, e.Reader, gens)
-			audits[i] = r.Completeness
+			ep.Completeness, ep.AuditError = audit(ctx, r.ledger, e.Reader, r.gens)
+			audits[i] = ep.Completeness
 		}
 		if i == 0 {
-			res.Freshness, res.Visibility, res.Queries = r.Freshness, r.Visibility, r.Queries
-			res.Completeness, res.AuditError = r.Completeness, r.AuditError
-			res.Updates, res.UpdatesVisibleEverywhere = r.Updates, updatesEverywhere
+			res.Freshness, res.Visibility, res.Queries = ep.Freshness, ep.Visibility, ep.Queries
+			res.Completeness, res.AuditError = ep.Completeness, ep.AuditError
+			res.Updates, res.UpdatesVisibleEverywhere = ep.Updates, updatesEverywhere
 			continue
 		}
-		res.ReadEndpoints = append(res.ReadEndpoints, r)
+		res.ReadEndpoints = append(res.ReadEndpoints, ep)
 	}
 	if res.Drain != nil {
-		settle(ctx, cfg, res.Drain, eps, audits)
+		settle(ctx, r.cfg, res.Drain, r.eps, audits)
 	}
 	res.VisibleEverywhere = everywhere
-	res.Series = series.Points()
-	from, to := acct.MeasuredWindow()
+	res.Series = r.series.Points()
+	from, to := r.tl.Measured()
 	res.Summary = results.Summarize(res, to.Sub(from).Seconds())
-	checkAccount(tgt, res)
+	checkAccount(r.tgt, res)
 	for _, e := range res.Endpoints() {
 		if e.Queries != nil {
 			e.Queries.Beside = res.Summary.Beside()
 		}
 	}
-	return res, nil
 }
 
 // budget is the probe budget of the loops that poll r: the run's, with
@@ -492,7 +556,7 @@ func RunQueries(ctx context.Context, q target.Querier, reads []ReadEndpoint, cfg
 	defer measured.Stop()
 	start := time.Now()
 	series := stats.NewSeries(start, 0)
-	w := query.Window{Start: start, MeasureFrom: start.Add(warmup), End: start.Add(duration)}
+	tl := timeline.New(start, warmup, duration)
 	res := &results.Result{
 		SchemaVersion: results.SchemaVersion, Kind: results.KindQuery, StartedAt: start.UTC(),
 		Config: results.Config{DurationS: duration.Seconds(), WarmupS: warmup.Seconds()},
@@ -502,7 +566,7 @@ func RunQueries(ctx context.Context, q target.Querier, reads []ReadEndpoint, cfg
 	var wg sync.WaitGroup
 	for i, l := range loads {
 		wg.Add(1)
-		go func() { defer wg.Done(); queries[i] = l.Run(ctx, w, epSeries[i]) }()
+		go func() { defer wg.Done(); queries[i] = l.Run(ctx, tl, epSeries[i]) }()
 	}
 	wg.Wait()
 	res.Queries = queries[0]
@@ -530,19 +594,12 @@ func checkWarmup(warmup, duration time.Duration) error {
 // watch waits for the ingest to finish, reporting progress each second
 // and ending the schedule when cfg.Until says. It also tells the
 // observer when the warm-up ends.
-func watch(start time.Time, cfg Config, series *stats.Series, fresh *probe.Freshness, obs stats.Observer, acctCh <-chan *ingest.Accounting, endSchedule func()) *ingest.Accounting {
+func watch(tl *timeline.Timeline, cfg Config, series *stats.Series, fresh *probe.Freshness, obs stats.Observer, acctCh <-chan *ingest.Accounting, endSchedule func()) *ingest.Accounting {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	// The observer's phase changes at the exact instants, not at the next
 	// progress tick, so that no sample is labelled with the wrong phase.
-	phases := []struct {
-		at   time.Time
-		name string
-	}{
-		{start, results.PhaseWarmup},
-		{start.Add(cfg.Ingest.Warmup), results.PhaseMeasured},
-		{start.Add(cfg.Ingest.Duration), results.PhaseTail},
-	}
+	phases := tl.Changes()
 	next := 0
 	change := time.NewTimer(0)
 	defer change.Stop()
@@ -552,31 +609,31 @@ func watch(start time.Time, cfg Config, series *stats.Series, fresh *probe.Fresh
 			return a
 		case <-change.C:
 			due := ""
-			for next < len(phases) && !time.Now().Before(phases[next].at) {
-				due = phases[next].name
+			for next < len(phases) && !time.Now().Before(phases[next].At) {
+				due = phases[next].Name
 				next++
 			}
 			if due != "" {
 				obs.Phase(cfg.Phase + due)
 			}
 			if next < len(phases) {
-				change.Reset(time.Until(phases[next].at))
+				change.Reset(time.Until(phases[next].At))
 			}
 		case <-tick.C:
 			if cfg.Progress != nil {
-				cfg.Progress(progressAt(time.Now(), start, cfg, series, fresh))
+				cfg.Progress(progressAt(time.Now(), tl, series, fresh))
 			}
-			if cfg.Until != nil && time.Since(start) >= cfg.Ingest.Warmup && cfg.Until(series.Points()) {
+			if cfg.Until != nil && !time.Now().Before(tl.MeasuredFrom()) && cfg.Until(series.Points()) {
 				endSchedule()
 			}
 		}
 	}
 }
 
-func progressAt(now, start time.Time, cfg Config, series *stats.Series, fresh *probe.Freshness) Progress {
-	p := Progress{Elapsed: now.Sub(start), Remaining: start.Add(cfg.Ingest.Duration).Sub(now), FreshnessLag: fresh.LastLag()}
+func progressAt(now time.Time, tl *timeline.Timeline, series *stats.Series, fresh *probe.Freshness) Progress {
+	p := Progress{Elapsed: now.Sub(tl.Start()), Remaining: tl.End().Sub(now), FreshnessLag: fresh.LastLag()}
 	p.Phase = results.PhaseMeasured
-	if p.Elapsed < cfg.Ingest.Warmup {
+	if now.Before(tl.MeasuredFrom()) {
 		p.Phase = results.PhaseWarmup
 	}
 	pts := series.Points()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/freshbench/freshbench/probe"
 	"github.com/freshbench/freshbench/target/sim"
+	"github.com/freshbench/freshbench/timeline"
 )
 
 // steppedReader shows its events in steps, as a search engine refreshing
@@ -58,7 +59,7 @@ func TestDrainWaitsWhileTheTargetCatchesUp(t *testing.T) {
 				ledger.Acked("g", seqs)
 				r := steppedReader{Target: sim.New(sim.Config{}), start: time.Now(), count: c.count}
 				cfg := Config{Drain: time.Second, DrainMax: 20 * time.Second}
-				probes := probe.NewProbes(probe.NewWindow(time.Now(), time.Now()))
+				probes := probe.NewProbes(timeline.Between(time.Now(), time.Now(), time.Now()))
 				d := drain(context.Background(), []ReadEndpoint{{Name: "target", Reader: r}}, cfg, []string{"g"}, ledger, probes, nil, probe.NewClock(time.Now()), time.Now(), c.lagMax)
 				if waited := time.Duration(d.WaitedS * float64(time.Second)); d.CaughtUp != c.caughtUp || waited < c.waited || waited > c.waited+time.Second {
 					t.Errorf("drain %+v: want caught up %v after %s (within 1 s)", d, c.caughtUp, c.waited)

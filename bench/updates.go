@@ -10,8 +10,8 @@ import (
 	"github.com/freshbench/freshbench/probe"
 	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/results"
-	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/timeline"
 )
 
 // updateProbes measures an update stream on every endpoint, apart from
@@ -28,7 +28,7 @@ type updateProbes struct {
 
 // newUpdateProbes prepares the measurement of the run's updates; nil
 // without an update stream. Every endpoint must take updates.
-func newUpdateProbes(eps []ReadEndpoint, cfg Config, window *probe.Window) (*updateProbes, error) {
+func newUpdateProbes(eps []ReadEndpoint, cfg Config, window *timeline.Timeline) (*updateProbes, error) {
 	if cfg.Ingest.UpdateShare == 0 {
 		return nil, nil
 	}
@@ -46,14 +46,14 @@ func newUpdateProbes(eps []ReadEndpoint, cfg Config, window *probe.Window) (*upd
 			return nil, invalid.New(invalid.UpdateShare, cfg.Ingest.UpdateShare, fmt.Sprintf("0: %s takes no updates (the targets that do say so in their settings help)", what))
 		}
 		u.ups = append(u.ups, up)
-		u.vis = append(u.vis, probe.NewUpdateVisibility(e.Name, up, cfg.budget(e.Reader), window, stats.NopObserver{}))
+		u.vis = append(u.vis, probe.NewUpdateVisibility(e.Name, up, cfg.budget(e.Reader), window))
 	}
 	u.probes = probe.NewProbes(window, u.vis...)
 	return u, nil
 }
 
 // freshness prepares the update freshness samplers.
-func (u *updateProbes) freshness(gens []string, cfg Config, clock probe.Clock, window *probe.Window) {
+func (u *updateProbes) freshness(gens []string, cfg Config, clock probe.Clock, window *timeline.Timeline) {
 	if u == nil {
 		return
 	}

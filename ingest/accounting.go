@@ -7,49 +7,39 @@ import (
 	"github.com/freshbench/freshbench/dispatch"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
+	"github.com/freshbench/freshbench/timeline"
 )
 
-// Accounting is the outcome of every batch of a run, by phase.
+// Accounting is the outcome of every batch of a run, by phase. It passes
+// each on to the run's series and observer (sink).
 type Accounting struct {
-	mu        sync.Mutex
-	start     time.Time
-	warmupEnd time.Time
-	end       time.Time // end of the schedule; moved to the instant the run was stopped
-	phases    map[string]*results.Phase
+	tl     *timeline.Timeline
+	sink   stats.Recorder
+	mu     sync.Mutex
+	phases map[string]*results.Phase
 }
 
-func newAccounting(start time.Time, warmup, duration time.Duration) *Accounting {
-	a := &Accounting{
-		start: start, warmupEnd: start.Add(warmup), end: start.Add(duration),
-		phases: map[string]*results.Phase{},
-	}
+func newAccounting(tl *timeline.Timeline, sink stats.Recorder) *Accounting {
+	a := &Accounting{tl: tl, sink: sink, phases: map[string]*results.Phase{}}
 	for _, n := range []string{results.PhaseWarmup, results.PhaseMeasured, results.PhaseTail} {
 		a.phases[n] = results.NewPhase(n)
 	}
 	return a
 }
 
-// phaseAt says which phase an instant belongs to. Callers hold a.mu.
-func (a *Accounting) phaseAt(t time.Time) *results.Phase {
-	switch {
-	case t.Before(a.warmupEnd):
-		return a.phases[results.PhaseWarmup]
-	case t.Before(a.end):
-		return a.phases[results.PhaseMeasured]
-	}
-	return a.phases[results.PhaseTail]
-}
-
 // intendedPhase is the phase of a batch due at t: warm-up or measured
 // (every due batch is due before the end).
 func (a *Accounting) intendedPhase(t time.Time) *results.Phase {
-	if t.Before(a.warmupEnd) {
+	if t.Before(a.tl.MeasuredFrom()) {
 		return a.phases[results.PhaseWarmup]
 	}
 	return a.phases[results.PhaseMeasured]
 }
 
-func (a *Accounting) dispatched(d dispatch.Due, events, updates int) {
+// dispatched counts a batch of generator's events (updates of them)
+// dispatched as d says, with inflight writes in flight.
+func (a *Accounting) dispatched(generator string, d dispatch.Due, events, updates, inflight int) {
+	defer a.sink.Scheduled(generator, d.Intended, events, d.Late, inflight)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p := a.intendedPhase(d.Intended)
@@ -63,19 +53,29 @@ func (a *Accounting) dispatched(d dispatch.Due, events, updates int) {
 	p.Lateness.Record(d.Lateness())
 }
 
-// unsent counts batches events due at intended that a stream never sent,
-// because the run was stopped or the stream fell behind, with the lower
-// bound of their latency: they had been due since intended at gaveUp.
-func (a *Accounting) unsent(intended, gaveUp time.Time, batches, events int64) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	p := a.intendedPhase(intended)
-	p.Due += events
-	p.Unsent += events
-	p.UnsentWait.RecordN(gaveUp.Sub(intended), batches)
+// unsent counts the batches of generator a stream never sent, because
+// the run was stopped or the stream fell behind, with the lower bound of
+// their latency: they had been due since their intended time when it
+// gave up. They are spread over at most 1000 intended times so that a
+// long backlog costs bounded time.
+func (a *Accounting) unsent(generator string, u dispatch.Unsent) {
+	perBatch := int64(u.Events / u.Units)
+	var due []stats.Due
+	u.Spread(1000, func(intended time.Time, batches int64) {
+		events := batches * perBatch
+		a.mu.Lock()
+		p := a.intendedPhase(intended)
+		p.Due += events
+		p.Unsent += events
+		p.UnsentWait.RecordN(u.GaveUp.Sub(intended), batches)
+		a.mu.Unlock()
+		due = append(due, stats.Due{At: intended, Events: events})
+	})
+	a.sink.Unsent(generator, u.Events, due)
 }
 
 type outcome struct {
+	generator              string
 	due                    dispatch.Due
 	ack                    time.Time
 	bytes                  int
@@ -87,6 +87,7 @@ type outcome struct {
 }
 
 func (a *Accounting) written(o outcome) {
+	defer a.sink.Written(o.generator, o.ack, o.acked, o.failed, o.bytes, o.errorKinds, o.ack.Sub(o.due.Intended), o.ack.Sub(o.due.Sent))
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p := a.intendedPhase(o.due.Intended)
@@ -102,18 +103,9 @@ func (a *Accounting) written(o outcome) {
 	for kind, n := range o.errorKinds {
 		stats.AddError(p.Errors, kind, int64(n), o.sample)
 	}
-	byAck := a.phaseAt(o.ack)
+	byAck := a.phases[a.tl.Phase(o.ack)]
 	byAck.Throughput += int64(o.acked)
 	byAck.ThroughputBytes += int64(o.bytes)
-}
-
-// stop ends the schedule at t when the run was stopped early.
-func (a *Accounting) stop(t time.Time) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if t.Before(a.end) {
-		a.end = t
-	}
 }
 
 // Phase returns the named phase (results.PhaseWarmup, results.PhaseMeasured, results.PhaseTail).
@@ -123,14 +115,6 @@ func (a *Accounting) Phase(name string) *results.Phase {
 	return a.phases[name]
 }
 
-// MeasuredWindow returns the measured phase's bounds: from the end of the
-// warm-up to the end of the schedule (the instant the run was stopped, if
-// it was).
-func (a *Accounting) MeasuredWindow() (from, to time.Time) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.end.Before(a.warmupEnd) {
-		return a.end, a.end
-	}
-	return a.warmupEnd, a.end
-}
+// Timeline returns the run's phases, the schedule's end moved to the
+// instant the run was stopped, if it was.
+func (a *Accounting) Timeline() *timeline.Timeline { return a.tl }

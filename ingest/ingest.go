@@ -18,6 +18,7 @@ import (
 	"github.com/freshbench/freshbench/retry"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/timeline"
 )
 
 // Config is what one ingest run needs.
@@ -155,7 +156,6 @@ type Ingester struct {
 	gens    []*docgen.Generator
 	probes  Probes
 	ledger  Ledger
-	series  *stats.Series
 	obs     stats.Observer
 	account *Accounting
 	slots   *dispatch.Slots
@@ -166,9 +166,6 @@ type Ingester struct {
 func New(cfg Config, w target.Writer, probes Probes, ledger Ledger, obs stats.Observer) (*Ingester, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
-	}
-	if obs == nil {
-		obs = stats.NopObserver{}
 	}
 	in := &Ingester{cfg: cfg, w: w, probes: probes, ledger: ledger, obs: obs, slots: dispatch.NewSlots(cfg.MaxInflight)}
 	for i := 0; i < cfg.Generators; i++ {
@@ -190,19 +187,20 @@ func (in *Ingester) GeneratorIDs() []string {
 	return ids
 }
 
-// Run schedules batches from start for the configured duration, waits for
-// the writes in flight and returns the accounting. A cancelled ctx stops the
+// Run schedules batches over tl (from its start to its end, the
+// configured duration), waits for the writes in flight and returns the
+// accounting; a stop moves tl's end to the instant the schedule stopped. A cancelled ctx stops the
 // schedule early; writes already sent still finish (bounded by the write
 // timeout) so that their outcome is counted.
-func (in *Ingester) Run(ctx context.Context, start time.Time, series *stats.Series) *Accounting {
-	in.series = series
-	in.account = newAccounting(start, in.cfg.Warmup, in.cfg.Duration)
+func (in *Ingester) Run(ctx context.Context, tl *timeline.Timeline, series *stats.Series) *Accounting {
+	in.account = newAccounting(tl, stats.NewRecorder(series, in.obs))
+	start := tl.Start()
 	n := float64(len(in.gens))
 	var streams sync.WaitGroup
 	for i, g := range in.gens {
 		s := dispatch.Stream{
 			Schedule: pace.NewSchedule(start, in.cfg.Rate.Scale(1/n)),
-			End:      start.Add(in.cfg.Duration),
+			End:      tl.End(),
 			Slots:    in.slots,
 			// Timer jitter of a busy machine is not lateness.
 			LateAfter: max(batchInterval(in.cfg), 10*time.Millisecond),
@@ -224,7 +222,7 @@ func (in *Ingester) Run(ctx context.Context, start time.Time, series *stats.Seri
 		go func() {
 			defer streams.Done()
 			if stopped := s.Run(ctx, snd); !stopped.IsZero() {
-				in.account.stop(stopped) // the earliest stream's instant ends the schedule
+				tl.Stop(stopped) // the earliest stream's instant ends the schedule
 			}
 		}()
 	}
@@ -273,26 +271,15 @@ func (s *sender) Build(d dispatch.Due) dispatch.Unit {
 	} else {
 		w.updateProbe = -1
 	}
-	in.account.dispatched(d, len(b.Docs), len(w.updates))
-	in.series.Scheduled(d.Intended, int64(len(b.Docs)), d.Late, int64(in.slots.InUse()))
-	in.obs.Scheduled(b.Generator, len(b.Docs), d.Late, in.slots.InUse())
+	in.account.dispatched(b.Generator, d, len(b.Docs), len(w.updates), in.slots.InUse())
 	return dispatch.Unit{
 		Events: len(b.Docs), Bytes: len(w.buf.JSON),
 		Send: func(ctx context.Context) { in.write(ctx, s, w, d) },
 	}
 }
 
-// Unsent counts the batches never sent, in the accounting and the series
-// alike, spread over at most 1000 intended times so that a long backlog
-// costs bounded time.
-func (s *sender) Unsent(u dispatch.Unsent) {
-	perBatch := int64(u.Events / u.Units)
-	u.Spread(1000, func(intended time.Time, batches int64) {
-		s.in.account.unsent(intended, u.GaveUp, batches, batches*perBatch)
-		s.in.series.Unsent(intended, batches*perBatch)
-	})
-	s.in.obs.Unsent(s.g.ID(), u.Events)
-}
+// Unsent counts the batches never sent.
+func (s *sender) Unsent(u dispatch.Unsent) { s.in.account.unsent(s.g.ID(), u) }
 
 // build generates one batch whose events carry the batch's intended time
 // as _event_time (an update: as _update_time), so that a driver or
@@ -351,13 +338,10 @@ func (in *Ingester) write(ctx context.Context, s *sender, w built, d dispatch.Du
 		updatesAcked = in.settle(s, w, a)
 	}
 	in.account.written(outcome{
-		due: d, ack: ack, bytes: a.AckedBytes, acked: a.Acked, failed: a.Failed,
+		generator: b.Generator, due: d, ack: ack, bytes: a.AckedBytes, acked: a.Acked, failed: a.Failed,
 		ackedOnRetry: a.AckedOnRetry, retries: a.Retries, errorKinds: a.ErrorKinds, sample: a.Sample,
 		updates: len(w.updates), updatesAcked: updatesAcked,
 	})
-	in.series.Written(ack, int64(a.Acked), int64(a.AckedBytes), int64(a.Failed), ack.Sub(d.Intended))
-	in.series.Served(ack, ack.Sub(d.Sent))
-	in.obs.Written(b.Generator, a.Acked, a.Failed, a.AckedBytes, a.ErrorKinds, ack.Sub(d.Intended), ack.Sub(d.Sent))
 }
 
 // ackedKeys are the keys of the acknowledged inserts of docs (acked: the

@@ -13,6 +13,7 @@ import (
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/sim"
+	"github.com/freshbench/freshbench/timeline"
 )
 
 // BenchmarkDriver measures the whole driver — generate, batch, serialize,
@@ -37,7 +38,7 @@ func BenchmarkDriver(b *testing.B) {
 					b.Fatal(err)
 				}
 				start := time.Now()
-				a := in.Run(context.Background(), start, stats.NewSeries(start, 0))
+				a := in.Run(context.Background(), timeline.New(start, cfg.Warmup, cfg.Duration), stats.NewSeries(start, 0))
 				elapsed += time.Since(start)
 				for _, p := range []string{results.PhaseWarmup, results.PhaseMeasured, results.PhaseTail} {
 					bytes += a.Phase(p).AckedBytes

@@ -13,6 +13,7 @@ import (
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/sim"
+	"github.com/freshbench/freshbench/timeline"
 )
 
 func testConfig(rate float64, batch int, d time.Duration) Config {
@@ -34,7 +35,7 @@ func runObserved(t *testing.T, cfg Config, tgt target.Target, obs stats.Observer
 		t.Fatal(err)
 	}
 	start := time.Now()
-	return in.Run(context.Background(), start, stats.NewSeries(start, 0))
+	return in.Run(context.Background(), timeline.New(start, cfg.Warmup, cfg.Duration), stats.NewSeries(start, 0))
 }
 
 // A fast target must receive the target rate within 1 %.
@@ -172,7 +173,7 @@ func TestCancelledRunMeasuresNothing(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		start := time.Now()
-		from, to := in.Run(ctx, start, stats.NewSeries(start, 0)).MeasuredWindow()
+		from, to := in.Run(ctx, timeline.New(start, cfg.Warmup, cfg.Duration), stats.NewSeries(start, 0)).Timeline().Measured()
 		if d := to.Sub(from); d > 500*time.Millisecond {
 			t.Fatalf("run %d: %s measured of a run cancelled before it began, want none", i, d)
 		}

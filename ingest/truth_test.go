@@ -12,6 +12,7 @@ import (
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/sim"
+	"github.com/freshbench/freshbench/timeline"
 )
 
 func allPhases(a *Accounting) []*results.Phase {
@@ -39,7 +40,7 @@ func TestMeasuredWindowIsTheSchedule(t *testing.T) { synctest.Test(t, testMeasur
 func testMeasuredWindowIsTheSchedule(t *testing.T) {
 	cfg := testConfig(10, 10, 3*time.Second)
 	a := run(t, cfg, sim.New(sim.Config{Discard: true}))
-	from, to := a.MeasuredWindow()
+	from, to := a.Timeline().Measured()
 	if got := to.Sub(from); got != 3*time.Second {
 		t.Fatalf("measured window %s, want the 3s of the schedule", got)
 	}
@@ -73,7 +74,7 @@ func TestAccountingBalancesUnderBacklog(t *testing.T) {
 					time.AfterFunc(tc.interrupt, cancel)
 				}
 				start := time.Now()
-				a := in.Run(ctx, start, stats.NewSeries(start, 0))
+				a := in.Run(ctx, timeline.New(start, cfg.Warmup, cfg.Duration), stats.NewSeries(start, 0))
 				var due int64
 				for _, p := range allPhases(a) {
 					if p.Dispatched != p.Acked+p.Failed {
@@ -86,7 +87,7 @@ func TestAccountingBalancesUnderBacklog(t *testing.T) {
 				}
 				// Each stream's batches due before the end (the instant of the
 				// interruption, when there was one).
-				_, end := a.MeasuredWindow()
+				_, end := a.Timeline().Measured()
 				interval := time.Duration(float64(time.Second) * 50 * float64(tc.gens) / tc.rate.PerSecond)
 				perStream := int64((end.Sub(start) + interval - 1) / interval)
 				if want := perStream * 50 * int64(tc.gens); due != want {

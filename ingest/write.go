@@ -72,6 +72,14 @@ func WriteBatch(ctx context.Context, w target.Writer, b target.Batch, timeout ti
 		}
 		return a
 	}
+	return partial(a, b, res, resent)
+}
+
+// partial accounts for a write the target answered with some events not
+// acknowledged: which failed, of which kind, and which a re-send found
+// stored already (resent).
+func partial(a Attempt, b target.Batch, res target.WriteResult, resent bool) Attempt {
+	n := len(b.Docs)
 	failed := make(map[int64]bool, len(res.FailedSeqs))
 	for _, s := range res.FailedSeqs {
 		failed[s] = true

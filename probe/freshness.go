@@ -13,6 +13,7 @@ import (
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/timeline"
 )
 
 // Clock converts between a generator's _event_time and the monotonic
@@ -32,31 +33,6 @@ func (c Clock) Since(t time.Time, eventTime int64) time.Duration {
 	return t.Sub(generated)
 }
 
-// Window routes samples into the warm-up or the measured phase.
-type Window struct {
-	mu       sync.Mutex
-	from, to time.Time
-}
-
-// NewWindow returns a measured window [from, to).
-func NewWindow(from, to time.Time) *Window { return &Window{from: from, to: to} }
-
-// In reports whether t falls in the measured window.
-func (w *Window) In(t time.Time) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return !t.Before(w.from) && t.Before(w.to)
-}
-
-// Close ends the window at t if that is earlier (a run stopped early).
-func (w *Window) Close(t time.Time) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if t.Before(w.to) {
-		w.to = t
-	}
-}
-
 // Freshness samples RockBench's data latency: at each poll, as often as
 // its Budget allows, the newest _event_time each generator's events show
 // in a query.
@@ -72,10 +48,9 @@ type Freshness struct {
 	gens    []string
 	budget  Budget
 	clock   Clock
-	window  *Window
-	series  *stats.Series
-	obs     stats.Observer
-	timeout time.Duration // one query's bound
+	window  *timeline.Timeline
+	rec     stats.Recorder // the endpoint's series and the observer
+	timeout time.Duration  // one query's bound
 
 	mu   sync.Mutex
 	res  results.Freshness
@@ -83,15 +58,15 @@ type Freshness struct {
 }
 
 // NewFreshness prepares a freshness sampler of the given generators on
-// the read endpoint tgt, named endpoint. series, when not nil, gets every
-// sample too.
-func NewFreshness(endpoint string, tgt target.Reader, gens []string, budget Budget, clock Clock, window *Window, series *stats.Series, obs stats.Observer) *Freshness {
-	return newFreshness(endpoint, tgt.Freshness, gens, budget, clock, window, series, obs)
+// the read endpoint tgt, named endpoint. series and obs, when not nil,
+// get every sample too.
+func NewFreshness(endpoint string, tgt target.Reader, gens []string, budget Budget, clock Clock, window *timeline.Timeline, series *stats.Series, obs stats.Observer) *Freshness {
+	return newFreshness(endpoint, tgt.Freshness, gens, budget, clock, window, stats.NewRecorder(series, obs))
 }
 
-func newFreshness(endpoint string, newest func(context.Context, string) (int64, bool, error), gens []string, budget Budget, clock Clock, window *Window, series *stats.Series, obs stats.Observer) *Freshness {
+func newFreshness(endpoint string, newest func(context.Context, string) (int64, bool, error), gens []string, budget Budget, clock Clock, window *timeline.Timeline, rec stats.Recorder) *Freshness {
 	return &Freshness{
-		endpoint: endpoint, newest: newest, gens: gens, budget: budget, clock: clock, window: window, series: series, obs: obs,
+		endpoint: endpoint, newest: newest, gens: gens, budget: budget, clock: clock, window: window, rec: rec,
 		timeout: budget.bound(), seen: map[string]int64{},
 		res: results.Freshness{Lag: stats.NewHistogram(), QueryService: stats.NewHistogram(), Errors: map[string]*stats.ErrorCount{}},
 	}
@@ -100,8 +75,8 @@ func newFreshness(endpoint string, newest func(context.Context, string) (int64, 
 // NewUpdateFreshness prepares a sampler of the freshness of updates: the
 // newest _update_time each generator's events show on the read endpoint
 // up. It feeds no series and no observer; those carry the inserts'.
-func NewUpdateFreshness(endpoint string, up target.Updater, gens []string, budget Budget, clock Clock, window *Window) *Freshness {
-	f := newFreshness(endpoint, up.UpdateFreshness, gens, budget, clock, window, nil, stats.NopObserver{})
+func NewUpdateFreshness(endpoint string, up target.Updater, gens []string, budget Budget, clock Clock, window *timeline.Timeline) *Freshness {
+	f := newFreshness(endpoint, up.UpdateFreshness, gens, budget, clock, window, stats.Recorder{})
 	f.updates = true
 	return f
 }
@@ -169,10 +144,7 @@ func (f *Freshness) sample(ctx context.Context, gen string) bool {
 		lag = f.clock.Since(done, newest)
 	}
 	f.res.Last = lag
-	if f.series != nil {
-		f.series.Freshness(done, lag)
-	}
-	f.obs.Freshness(f.endpoint, gen, lag)
+	f.rec.Freshness(f.endpoint, gen, done, lag)
 	if !measured {
 		return true
 	}

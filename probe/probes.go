@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/timeline"
 )
 
 // Probes sends every probe to each read endpoint's Visibility, which
@@ -15,7 +16,7 @@ import (
 // one is held against it (results.Visibility.BeforeTarget, AfterTarget).
 type Probes struct {
 	vs     []*Visibility
-	window *Window
+	window *timeline.Timeline
 
 	mu    sync.Mutex
 	joins map[probeKey]*join // probes not yet seen everywhere
@@ -45,7 +46,7 @@ type sighting struct{ unseenAt, done time.Time }
 
 // NewProbes joins the Visibilities of the read endpoints, the write
 // target's first. Use the Probes in their place from then on.
-func NewProbes(window *Window, vs ...*Visibility) *Probes {
+func NewProbes(window *timeline.Timeline, vs ...*Visibility) *Probes {
 	p := &Probes{vs: vs, window: window, joins: map[probeKey]*join{}, before: make([]int64, len(vs)), after: make([]int64, len(vs))}
 	p.every = results.NewVisibility()
 	p.every.Errors = nil

@@ -11,6 +11,7 @@ import (
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/timeline"
 )
 
 // maxIDsPerQuery bounds one visibility query. A generator with more
@@ -79,9 +80,9 @@ type Visibility struct {
 	tgt      target.Reader
 	up       target.Updater // set: probes of updates, asked for by revision
 	budget   Budget
-	window   *Window
-	obs      stats.Observer
-	timeout  time.Duration // one query's bound
+	window   *timeline.Timeline
+	rec      stats.Recorder // the observer; none for updates
+	timeout  time.Duration  // one query's bound
 
 	mu      sync.Mutex
 	pending map[string]*genProbes
@@ -91,18 +92,19 @@ type Visibility struct {
 }
 
 // NewVisibility prepares a probe tracker of the read endpoint tgt, named
-// endpoint.
-func NewVisibility(endpoint string, tgt target.Reader, budget Budget, window *Window, obs stats.Observer) *Visibility {
+// endpoint; obs, when not nil, is told of every probe seen.
+func NewVisibility(endpoint string, tgt target.Reader, budget Budget, window *timeline.Timeline, obs stats.Observer) *Visibility {
 	return &Visibility{
-		endpoint: endpoint, tgt: tgt, budget: budget, window: window, obs: obs, timeout: budget.bound(), pending: map[string]*genProbes{},
+		endpoint: endpoint, tgt: tgt, budget: budget, window: window, rec: stats.NewRecorder(nil, obs), timeout: budget.bound(), pending: map[string]*genProbes{},
 		res: results.NewVisibility(),
 	}
 }
 
 // NewUpdateVisibility prepares a tracker of the probes of updates on the
-// read endpoint up, named endpoint.
-func NewUpdateVisibility(endpoint string, up target.Updater, budget Budget, window *Window, obs stats.Observer) *Visibility {
-	v := NewVisibility(endpoint, nil, budget, window, obs)
+// read endpoint up, named endpoint. It tells no observer: the observer
+// carries the inserts' visibility.
+func NewUpdateVisibility(endpoint string, up target.Updater, budget Budget, window *timeline.Timeline) *Visibility {
+	v := NewVisibility(endpoint, nil, budget, window, nil)
 	v.up = up
 	return v
 }
@@ -260,9 +262,7 @@ func (v *Visibility) record(gen string, asked []string, seen map[string]int64, e
 			left = append(left, p)
 			continue
 		}
-		if v.up == nil {
-			v.obs.Visible(v.endpoint, gen, done.Sub(p.intended))
-		}
+		v.rec.Visible(v.endpoint, gen, done.Sub(p.intended))
 		if v.seen != nil {
 			v.seen(gen, p.id, p.revision, p.unseenAt, done)
 		}

@@ -11,12 +11,13 @@ import (
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/sim"
+	"github.com/freshbench/freshbench/timeline"
 )
 
 // everything is a measured window that holds every instant of a test.
-func everything() *Window {
+func everything() *timeline.Timeline {
 	now := time.Now()
-	return NewWindow(now.Add(-time.Hour), now.Add(time.Hour))
+	return timeline.Between(now.Add(-time.Hour), now.Add(-time.Hour), now.Add(time.Hour))
 }
 
 // pollsToCover is how many polls it takes to query n pending probes of

@@ -40,6 +40,7 @@ import (
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/timeline"
 )
 
 // Config is one query workload.
@@ -83,12 +84,6 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Window is when a workload runs: queries due before MeasureFrom warm the
-// target up and are not recorded; none is sent from End on.
-type Window struct {
-	Start, MeasureFrom, End time.Time
-}
-
 // ErrNoParameters means there is nothing to draw query parameters from.
 var ErrNoParameters = errors.New("no stored document to draw query parameters from")
 
@@ -109,9 +104,6 @@ type Load struct {
 func New(cfg Config, endpoint string, q target.Querier, obs stats.Observer) (*Load, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
-	}
-	if obs == nil {
-		obs = stats.NopObserver{}
 	}
 	seed := cfg.Seed
 	if seed == 0 {
@@ -194,26 +186,28 @@ func Explain(ctx context.Context, q target.Querier, mix Mix, limit int) (map[tar
 	return t, nil
 }
 
-// Run sends queries over w and returns what it measured, recording each
-// query also in series (which may be nil). The run ends early when ctx
+// Run sends queries over tl and returns what it measured, recording each
+// query also in series (which may be nil). Queries due before the
+// measured phase warm the target up and are not recorded; none is sent
+// from tl's end on. The run ends early when ctx
 // ends; queries already sent still finish (each bounded by the timeout)
 // so that their outcome counts. The first query goes out once there is
-// a parameter to draw: at w.Start after Prepare found stored documents,
+// a parameter to draw: at tl's start after Prepare found stored documents,
 // otherwise when the first written ones have settled (waited_s).
-func (l *Load) Run(ctx context.Context, w Window, series *stats.Series) *results.Queries {
-	begin := l.waitReady(ctx, w)
+func (l *Load) Run(ctx context.Context, tl *timeline.Timeline, series *stats.Series) *results.Queries {
+	begin := l.waitReady(ctx, tl)
 	examples, _ := texts(l.pool, l.q, l.cfg.Mix, l.cfg.Limit)
-	rec := newRecorder(l.cfg, w, begin, examples)
+	rec := newRecorder(l.cfg, tl, begin, examples, l.endpoint, stats.NewRecorder(series, l.obs))
 	switch {
 	case ctx.Err() != nil:
 		rec.stop(begin) // stopped before the first query: nothing measured
-	case begin.Before(w.End):
+	case begin.Before(tl.End()):
 		stop, stopped := make(chan struct{}), make(chan struct{})
 		go func() { defer close(stopped); l.settler(stop) }()
 		if l.cfg.QPS > 0 {
-			l.openLoop(ctx, begin, w.End, rec, series)
+			l.openLoop(ctx, begin, tl.End(), rec)
 		} else {
-			l.closedLoop(ctx, w.End, rec, series)
+			l.closedLoop(ctx, tl.End(), rec)
 		}
 		close(stop)
 		<-stopped
@@ -236,16 +230,16 @@ func (l *Load) settler(stop <-chan struct{}) {
 	}
 }
 
-// waitReady returns when the first query can be drawn (or w.End, or ctx
-// ended).
-func (l *Load) waitReady(ctx context.Context, w Window) time.Time {
-	if !pace.Sleep(w.Start, ctx.Done()) {
-		return w.Start
+// waitReady returns when the first query can be drawn (or tl's end, or
+// ctx ended).
+func (l *Load) waitReady(ctx context.Context, tl *timeline.Timeline) time.Time {
+	if !pace.Sleep(tl.Start(), ctx.Done()) {
+		return tl.Start()
 	}
 	for {
 		now := time.Now()
 		l.pool.settleDue(now)
-		if l.pool.ready() || !now.Before(w.End) {
+		if l.pool.ready() || !now.Before(tl.End()) {
 			return now
 		}
 		if !pace.Sleep(now.Add(20*time.Millisecond), ctx.Done()) {
@@ -265,7 +259,7 @@ func (l *Load) next() (target.Query, bool) {
 
 // openLoop sends queries at their intended times until end, through the
 // same dispatcher as the ingest's batches.
-func (l *Load) openLoop(ctx context.Context, begin, end time.Time, rec *recorder, series *stats.Series) {
+func (l *Load) openLoop(ctx context.Context, begin, end time.Time, rec *recorder) {
 	stopped := dispatch.Stream{
 		Schedule: pace.NewSchedule(begin, pace.Rate{PerSecond: l.cfg.QPS, Unit: pace.Events}),
 		End:      end,
@@ -277,7 +271,7 @@ func (l *Load) openLoop(ctx context.Context, begin, end time.Time, rec *recorder
 		// the one waiting at the end.
 		FinalWait:  l.cfg.Timeout + time.Second,
 		UnitEvents: 1, UnitBytes: 1,
-	}.Run(ctx, &querySender{l: l, rec: rec, series: series})
+	}.Run(ctx, &querySender{l: l, rec: rec})
 	if !stopped.IsZero() {
 		rec.stop(stopped)
 	}
@@ -285,22 +279,21 @@ func (l *Load) openLoop(ctx context.Context, begin, end time.Time, rec *recorder
 
 // querySender builds and sends the open loop's queries.
 type querySender struct {
-	l      *Load
-	rec    *recorder
-	series *stats.Series
+	l   *Load
+	rec *recorder
 }
 
 func (s *querySender) Build(d dispatch.Due) dispatch.Unit {
 	q, miss := s.l.next()
 	return dispatch.Unit{Events: 1, Send: func(ctx context.Context) {
-		s.l.send(ctx, q, miss, d.Intended, d.Sent, d.Late, s.rec, s.series)
+		s.l.send(ctx, q, miss, d.Intended, d.Sent, d.Late, s.rec)
 	}}
 }
 
 func (s *querySender) Unsent(u dispatch.Unsent) { s.rec.unsent(u) }
 
 // closedLoop runs the workers until end.
-func (l *Load) closedLoop(ctx context.Context, end time.Time, rec *recorder, series *stats.Series) {
+func (l *Load) closedLoop(ctx context.Context, end time.Time, rec *recorder) {
 	queryCtx := context.WithoutCancel(ctx)
 	var wg sync.WaitGroup
 	for range l.cfg.Concurrency {
@@ -313,7 +306,7 @@ func (l *Load) closedLoop(ctx context.Context, end time.Time, rec *recorder, ser
 					return
 				}
 				q, miss := l.next()
-				l.send(queryCtx, q, miss, sent, sent, false, rec, series)
+				l.send(queryCtx, q, miss, sent, sent, false, rec)
 			}
 		}()
 	}
@@ -328,14 +321,10 @@ func (l *Load) closedLoop(ctx context.Context, end time.Time, rec *recorder, ser
 }
 
 // send runs one query and records it.
-func (l *Load) send(ctx context.Context, q target.Query, miss bool, intended, sent time.Time, late bool, rec *recorder, series *stats.Series) {
+func (l *Load) send(ctx context.Context, q target.Query, miss bool, intended, sent time.Time, late bool, rec *recorder) {
 	qctx, cancel := context.WithTimeout(ctx, l.cfg.Timeout)
 	rows, err := l.q.Query(qctx, q)
 	cancel()
 	done := time.Now()
 	rec.record(outcome{kind: q.Kind, intended: intended, sent: sent, done: done, late: late, miss: miss, rows: rows, err: err})
-	if series != nil {
-		series.Query(done, done.Sub(intended), err != nil)
-	}
-	l.obs.Query(l.endpoint, string(q.Kind), done.Sub(intended), rows, err != nil)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/sim"
+	"github.com/freshbench/freshbench/timeline"
 )
 
 // slackMs is the resolution of the figures read back: the tests run on
@@ -60,9 +61,9 @@ func simLoad(t *testing.T, tgt *sim.Target, cfg query.Config) *query.Load {
 	return l
 }
 
-func window(warmup, measured time.Duration) query.Window {
+func window(warmup, measured time.Duration) *timeline.Timeline {
 	start := time.Now()
-	return query.Window{Start: start, MeasureFrom: start.Add(warmup), End: start.Add(warmup + measured)}
+	return timeline.New(start, warmup, warmup+measured)
 }
 
 func within(t *testing.T, what string, got, lo, hi float64) {

@@ -8,6 +8,7 @@ import (
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/timeline"
 )
 
 func newKind(name string, weight int) *results.QueryKind {
@@ -17,10 +18,13 @@ func newKind(name string, weight int) *results.QueryKind {
 	}
 }
 
-// recorder collects outcomes as queries finish.
+// recorder collects outcomes as queries finish, and passes each on to
+// the run's series and observer.
 type recorder struct {
 	cfg          Config
 	start, begin time.Time
+	endpoint     string
+	sink         stats.Recorder
 
 	mu       sync.Mutex
 	from, to time.Time
@@ -39,8 +43,8 @@ type outcome struct {
 	err                  error
 }
 
-func newRecorder(cfg Config, w Window, begin time.Time, texts map[target.QueryKind]string) *recorder {
-	r := &recorder{cfg: cfg, start: w.Start, begin: begin, from: w.MeasureFrom, to: w.End, kinds: map[target.QueryKind]*results.QueryKind{}, answered: map[target.QueryKind]int64{}}
+func newRecorder(cfg Config, tl *timeline.Timeline, begin time.Time, texts map[target.QueryKind]string, endpoint string, sink stats.Recorder) *recorder {
+	r := &recorder{cfg: cfg, start: tl.Start(), begin: begin, endpoint: endpoint, sink: sink, from: tl.MeasuredFrom(), to: tl.End(), kinds: map[target.QueryKind]*results.QueryKind{}, answered: map[target.QueryKind]int64{}}
 	if begin.After(r.from) {
 		r.from = begin
 	}
@@ -59,6 +63,7 @@ func newRecorder(cfg Config, w Window, begin time.Time, texts map[target.QueryKi
 func (r *recorder) in(t time.Time) bool { return !t.Before(r.from) && t.Before(r.to) }
 
 func (r *recorder) record(o outcome) {
+	r.sink.Query(r.endpoint, string(o.kind), o.done, o.done.Sub(o.intended), o.rows, o.err != nil)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	k := r.kinds[o.kind]
