@@ -460,28 +460,55 @@ func (c *conn) execute(m *pgproto3.Execute) *pgError {
 
 // run executes a bound statement: its rows, then its command tag.
 func (c *conn) run(pt *portal) *pgError {
-	st, store := pt.st, c.p.store
-	tag := st.tag
-	switch st.kind {
+	var tag string
+	switch pt.st.kind {
 	case stmtEmpty:
 		c.be.Send(&pgproto3.EmptyQueryResponse{})
 		return nil
+	case stmtBegin, stmtCommit, stmtRollback:
+		tag = c.transaction(pt.st)
+	case stmtCreate, stmtDrop, stmtCommand, stmtInsert:
+		tag = c.change(pt)
+	default:
+		var err *pgError
+		if tag, err = c.query(pt); err != nil {
+			return err
+		}
+	}
+	c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+	return nil
+}
+
+// transaction moves the connection's transaction status and returns the
+// command tag: a COMMIT of a failed transaction rolls it back.
+func (c *conn) transaction(st *statement) string {
+	switch st.kind {
 	case stmtBegin:
 		if c.tx == 'I' {
 			c.tx = 'T'
 		}
 	case stmtCommit:
+		tag := st.tag
 		if c.tx == 'E' {
 			tag = "ROLLBACK"
 		}
 		c.tx = 'I'
+		return tag
 	case stmtRollback:
 		c.tx = 'I'
+	}
+	return st.tag
+}
+
+// change runs a statement that changes the store (or nothing), returning
+// its command tag; an insert sends its RETURNING rows.
+func (c *conn) change(pt *portal) string {
+	st, store := pt.st, c.p.store
+	switch st.kind {
 	case stmtCreate:
 		store.ensure(st.table)
 	case stmtDrop:
 		store.drop(st.table)
-	case stmtCommand:
 	case stmtInsert:
 		n := len(pt.w.events)
 		store.record(st.table, pt.w, n)
@@ -490,41 +517,38 @@ func (c *conn) run(pt *portal) *pgError {
 				c.sendEvent(st, pt, &pt.w.events[i])
 			}
 		}
-		tag = "INSERT 0 " + strconv.Itoa(n)
+		return "INSERT 0 " + strconv.Itoa(n)
+	}
+	return st.tag
+}
+
+// query sends a query's rows and returns its command tag.
+func (c *conn) query(pt *portal) (string, *pgError) {
+	st, store := pt.st, c.p.store
+	switch st.kind {
 	case stmtFreshness:
 		if v, ok := store.newest(st.table, pt.gen); ok {
 			c.sendInt(pt, v)
 		} else {
 			c.sendRow(nil)
 		}
-		tag = "SELECT 1"
+		return "SELECT 1", nil
 	case stmtCount:
 		n := store.countAll(st.table)
 		if st.genParam >= 0 {
 			n = store.count(st.table, pt.gen)
 		}
 		c.sendInt(pt, n)
-		tag = "SELECT 1"
+		return "SELECT 1", nil
 	case stmtIDs:
 		ids := store.visible(st.table, pt.gen, pt.ids)
 		for _, id := range ids {
 			c.sendRow([]byte(id))
 		}
-		tag = "SELECT " + strconv.Itoa(len(ids))
+		return "SELECT " + strconv.Itoa(len(ids)), nil
 	case stmtSeqs:
-		n := 0
-		for _, sp := range store.seqs(st.table, pt.gen) {
-			for v := sp.lo; v < sp.hi; v++ {
-				c.sendInt(pt, v)
-				if n++; n%8192 == 0 {
-					// Stream a large answer instead of holding it all.
-					if err := c.be.Flush(); err != nil {
-						return errorf("08006", "send rows: %v", err)
-					}
-				}
-			}
-		}
-		tag = "SELECT " + strconv.Itoa(n)
+		n, err := c.sendSeqs(pt)
+		return "SELECT " + strconv.Itoa(n), err
 	case stmtSample:
 		limit := keptSamples
 		if pt.limit >= 0 {
@@ -534,24 +558,45 @@ func (c *conn) run(pt *portal) *pgError {
 		for _, d := range docs {
 			c.sendText(pt, 0, d.doc)
 		}
-		tag = "SELECT " + strconv.Itoa(len(docs))
+		return "SELECT " + strconv.Itoa(len(docs)), nil
 	case stmtNoRows:
-		tag = "SELECT 0"
+		return "SELECT 0", nil
 	case stmtOneRow:
-		v := st.value
-		if st.cols[0].name == "server_version" {
-			v = c.p.version
-		}
-		c.sendText(pt, 0, []byte(v))
-		tag = "SELECT 1"
-		if st.cols[0].oid == oidText {
-			tag = "SHOW"
-		}
-	default:
-		return errorf("0A000", "freshbench noop cannot run this statement here")
+		return c.sendOneRow(pt), nil
 	}
-	c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
-	return nil
+	return "", errorf("0A000", "freshbench noop cannot run this statement here")
+}
+
+// sendSeqs streams the generator's seqs, flushing as it goes instead of
+// holding a large answer, and returns how many it sent.
+func (c *conn) sendSeqs(pt *portal) (int, *pgError) {
+	n := 0
+	for _, sp := range c.p.store.seqs(pt.st.table, pt.gen) {
+		for v := sp.lo; v < sp.hi; v++ {
+			c.sendInt(pt, v)
+			if n++; n%8192 == 0 {
+				if err := c.be.Flush(); err != nil {
+					return n, errorf("08006", "send rows: %v", err)
+				}
+			}
+		}
+	}
+	return n, nil
+}
+
+// sendOneRow answers a statement of one fixed value (the server's version
+// its own) and returns its tag: SHOW for a text setting.
+func (c *conn) sendOneRow(pt *portal) string {
+	st := pt.st
+	v := st.value
+	if st.cols[0].name == "server_version" {
+		v = c.p.version
+	}
+	c.sendText(pt, 0, []byte(v))
+	if st.cols[0].oid == oidText {
+		return "SHOW"
+	}
+	return "SELECT 1"
 }
 
 func (c *conn) sendRow(v []byte) {

@@ -1,6 +1,7 @@
 package noop
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -221,14 +222,8 @@ func parseStatement(sql string, toks []token) (*statement, error) {
 		st.kind = stmtEmpty
 		return st, nil
 	}
-	bad := func(why string) (*statement, error) { return nil, &errSyntax{sql, why} }
-	word := func(i int) string {
-		if i < len(toks) && toks[i].kind == 'w' {
-			return toks[i].text
-		}
-		return ""
-	}
-	switch word(0) {
+	var err error
+	switch first := wordAt(toks, 0); first {
 	case "begin", "start":
 		st.kind, st.tag = stmtBegin, "BEGIN"
 	case "commit", "end":
@@ -236,70 +231,93 @@ func parseStatement(sql string, toks []token) (*statement, error) {
 	case "rollback", "abort":
 		st.kind, st.tag = stmtRollback, "ROLLBACK"
 	case "set", "reset", "deallocate", "discard", "listen", "unlisten", "analyze", "vacuum":
-		st.kind, st.tag = stmtCommand, strings.ToUpper(word(0))
+		st.kind, st.tag = stmtCommand, strings.ToUpper(first)
 		if st.tag == "DISCARD" || st.tag == "DEALLOCATE" {
 			st.tag += " ALL"
 		}
 	case "create":
-		i := 1
-		for word(i) == "unlogged" || word(i) == "unique" || word(i) == "temporary" || word(i) == "temp" {
-			i++
-		}
-		switch word(i) {
-		case "table":
-			st.kind, st.tag = stmtCreate, "CREATE TABLE"
-			st.table = nameAfter(toks, i+1)
-		case "index":
-			st.kind, st.tag = stmtCommand, "CREATE INDEX"
-			for j := i; j < len(toks); j++ {
-				if toks[j].is("on") {
-					st.table = nameAfter(toks, j+1)
-					break
-				}
-			}
-		default:
-			return bad("CREATE of something other than a table or an index")
-		}
-		if st.table == "" {
-			return bad("no table named")
-		}
+		err = parseCreate(st, toks)
 	case "drop":
-		switch word(1) {
-		case "table":
-			st.kind, st.tag = stmtDrop, "DROP TABLE"
-			st.table = nameAfter(toks, 2)
-		case "index":
-			st.kind, st.tag = stmtCommand, "DROP INDEX"
-		default:
-			return bad("DROP of something other than a table or an index")
-		}
+		err = parseDrop(st, toks)
 	case "insert":
-		if err := parseInsert(st, toks); err != nil {
-			return bad(err.Error())
-		}
+		err = parseInsert(st, toks)
 	case "copy":
-		if err := parseCopy(st, toks); err != nil {
-			return bad(err.Error())
-		}
+		err = parseCopy(st, toks)
 	case "select":
-		if err := parseSelect(st, toks); err != nil {
-			return bad(err.Error())
-		}
+		err = parseSelect(st, toks)
 	case "show":
-		name := word(1)
-		if name == "" {
-			return bad("SHOW without a name")
-		}
-		if _, ok := showValues[name]; !ok && name != "server_version" {
-			return bad("unrecognized configuration parameter")
-		}
-		st.kind, st.cols = stmtOneRow, []column{{name, oidText}}
-		st.value = showValues[name]
+		err = parseShow(st, toks)
 	default:
-		return bad("not a statement freshbench sends")
+		err = errors.New("not a statement freshbench sends")
+	}
+	if err != nil {
+		return nil, &errSyntax{sql, err.Error()}
 	}
 	st.params = paramTypes(toks, st)
 	return st, nil
+}
+
+// wordAt is the i-th token when it is a word, else "".
+func wordAt(toks []token, i int) string {
+	if i < len(toks) && toks[i].kind == 'w' {
+		return toks[i].text
+	}
+	return ""
+}
+
+// parseCreate reads CREATE TABLE and CREATE INDEX, of any kind.
+func parseCreate(st *statement, toks []token) error {
+	i := 1
+	for w := wordAt(toks, i); w == "unlogged" || w == "unique" || w == "temporary" || w == "temp"; w = wordAt(toks, i) {
+		i++
+	}
+	switch wordAt(toks, i) {
+	case "table":
+		st.kind, st.tag = stmtCreate, "CREATE TABLE"
+		st.table = nameAfter(toks, i+1)
+	case "index":
+		st.kind, st.tag = stmtCommand, "CREATE INDEX"
+		for j := i; j < len(toks); j++ {
+			if toks[j].is("on") {
+				st.table = nameAfter(toks, j+1)
+				break
+			}
+		}
+	default:
+		return errors.New("CREATE of something other than a table or an index")
+	}
+	if st.table == "" {
+		return errors.New("no table named")
+	}
+	return nil
+}
+
+// parseDrop reads DROP TABLE and DROP INDEX.
+func parseDrop(st *statement, toks []token) error {
+	switch wordAt(toks, 1) {
+	case "table":
+		st.kind, st.tag = stmtDrop, "DROP TABLE"
+		st.table = nameAfter(toks, 2)
+	case "index":
+		st.kind, st.tag = stmtCommand, "DROP INDEX"
+	default:
+		return errors.New("DROP of something other than a table or an index")
+	}
+	return nil
+}
+
+// parseShow reads SHOW of a setting the server answers.
+func parseShow(st *statement, toks []token) error {
+	name := wordAt(toks, 1)
+	if name == "" {
+		return errors.New("SHOW without a name")
+	}
+	if _, ok := showValues[name]; !ok && name != "server_version" {
+		return errors.New("unrecognized configuration parameter")
+	}
+	st.kind, st.cols = stmtOneRow, []column{{name, oidText}}
+	st.value = showValues[name]
+	return nil
 }
 
 // showValues answers SHOW; the version is filled in by the server.

@@ -55,24 +55,11 @@ func phaseBands(c *svg.Chart, r *results.Result, x svg.Scale, end float64) {
 }
 
 func throughputChart(r *results.Result) chartView {
+	pts := r.Series
 	cv := chartView{
 		Title:  "Throughput over time",
 		Note:   "Events per second, target against acknowledged. Red bands: intervals with failed writes or no acknowledgement at all.",
-		Legend: []legendItem{{"c-target", "target"}, {"c-achieved", "acknowledged"}},
-	}
-	pts := r.Series
-	// Failed events and late batches get a legend entry only when there
-	// are some: an entry for nothing would send the reader looking.
-	var failed, late int64
-	for _, p := range pts {
-		failed += p.FailedEvents
-		late += p.LateBatches
-	}
-	if failed > 0 {
-		cv.Legend = append(cv.Legend, legendItem{"c-failed", "failed"})
-	}
-	if late > 0 {
-		cv.Legend = append(cv.Legend, legendItem{"c-late", "late batches"})
+		Legend: throughputLegend(pts),
 	}
 	c := svg.New(wideW, wideH)
 	cv.SVG = c
@@ -82,35 +69,98 @@ func throughputChart(r *results.Result) chartView {
 	}
 	end := seriesEnd(pts)
 	x := c.TimeAxis(end)
-	hi := 0.0
-	for _, p := range pts {
-		if p.WidthS > 0 {
-			hi = math.Max(hi, math.Max(float64(p.TargetEvents), float64(p.AckedEvents+p.FailedEvents))/p.WidthS)
-		}
-	}
-	y := c.ValueAxis(hi*1.08, "events/s", svg.Compact)
+	y := c.ValueAxis(peakEventRate(pts)*1.08, "events/s", svg.Compact)
 	phaseBands(c, r, x, end)
-	n := len(pts)
 	// The target is drawn as steps (it is what the schedule asked for in
 	// each interval); the others are per-interval values at the midpoints.
-	var tx, ty []float64
-	var fx, fy []float64
-	xs, acked := make([]float64, n), make([]float64, n)
+	tx, ty := targetSteps(r, x, y)
+	fx, fy := failureSteps(pts, x, y)
+	xs, acked := make([]float64, len(pts)), make([]float64, len(pts))
 	for i, p := range pts {
-		w := p.WidthS
-		if w <= 0 {
-			w = 1
-		}
+		w := intervalWidth(p)
 		x0, x1 := x.At(p.StartS), x.At(p.StartS+w)
 		xs[i] = (x0 + x1) / 2
 		acked[i] = y.At(float64(p.AckedEvents) / w)
 		if p.AckedEvents == 0 && p.TargetEvents == 0 {
 			acked[i] = math.NaN() // nothing asked, nothing due: not a drop
 		}
-		// Failures are drawn as steps over the intervals that had them,
-		// and not at all elsewhere: a red line along zero reads as noise.
+		annotateInterval(c, p, x0, x1, xs[i], len(pts))
+	}
+	base := y.At(0)
+	c.Areas = append(c.Areas, svg.Shape{Class: "area-achieved", D: svg.Area(xs, acked, base)})
+	c.Lines = append(c.Lines,
+		svg.Shape{Class: "c-target line dashed", D: svg.Path(tx, ty)},
+		svg.Shape{Class: "c-achieved line", D: svg.Path(xs, acked)},
+	)
+	if len(fx) > 0 {
+		c.Areas = append(c.Areas, svg.Shape{Class: "area-failed", D: svg.Area(fx, fy, base)})
+		c.Lines = append(c.Lines, svg.Shape{Class: "c-failed line", D: svg.Path(fx, fy)})
+	}
+	return cv
+}
+
+// throughputLegend names failed events and late batches only when there
+// are some: an entry for nothing would send the reader looking.
+func throughputLegend(pts []stats.Point) []legendItem {
+	legend := []legendItem{{"c-target", "target"}, {"c-achieved", "acknowledged"}}
+	var failed, late int64
+	for _, p := range pts {
+		failed += p.FailedEvents
+		late += p.LateBatches
+	}
+	if failed > 0 {
+		legend = append(legend, legendItem{"c-failed", "failed"})
+	}
+	if late > 0 {
+		legend = append(legend, legendItem{"c-late", "late batches"})
+	}
+	return legend
+}
+
+// peakEventRate is the highest rate, target or answered, of any interval.
+func peakEventRate(pts []stats.Point) float64 {
+	hi := 0.0
+	for _, p := range pts {
+		if p.WidthS > 0 {
+			hi = math.Max(hi, math.Max(float64(p.TargetEvents), float64(p.AckedEvents+p.FailedEvents))/p.WidthS)
+		}
+	}
+	return hi
+}
+
+// intervalWidth is a point's width in seconds, 1 when it has none.
+func intervalWidth(p stats.Point) float64 {
+	if p.WidthS <= 0 {
+		return 1
+	}
+	return p.WidthS
+}
+
+// targetSteps draws the schedule's rate as a step over each interval,
+// none past the schedule's end.
+func targetSteps(r *results.Result, x, y svg.Scale) (tx, ty []float64) {
+	for _, p := range r.Series {
+		w := intervalWidth(p)
+		target := float64(p.TargetEvents) / w
+		if p.TargetEvents == 0 && p.StartS >= r.Config.DurationS && r.Config.DurationS > 0 {
+			target = math.NaN() // the schedule is over: no target to show
+		}
+		ty = append(ty, y.At(target), y.At(target))
+		if math.IsNaN(target) {
+			ty[len(ty)-2], ty[len(ty)-1] = math.NaN(), math.NaN()
+		}
+		tx = append(tx, x.At(p.StartS), x.At(p.StartS+w))
+	}
+	return tx, ty
+}
+
+// failureSteps draws failures as steps over the intervals that had them,
+// and not at all elsewhere: a red line along zero reads as noise.
+func failureSteps(pts []stats.Point, x, y svg.Scale) (fx, fy []float64) {
+	for _, p := range pts {
+		x0, x1 := x.At(p.StartS), x.At(p.StartS+intervalWidth(p))
 		if p.FailedEvents > 0 {
-			f := y.At(float64(p.FailedEvents) / w)
+			f := y.At(float64(p.FailedEvents) / intervalWidth(p))
 			if len(fy) == 0 || math.IsNaN(fy[len(fy)-1]) || fx[len(fx)-1] != x0 {
 				fx, fy = append(fx, x0), append(fy, y.At(0))
 			} else {
@@ -122,37 +172,24 @@ func throughputChart(r *results.Result) chartView {
 		} else if len(fy) > 0 && !math.IsNaN(fy[len(fy)-1]) {
 			fx, fy = append(fx, x0), append(fy, math.NaN())
 		}
-		target := float64(p.TargetEvents) / w
-		if p.TargetEvents == 0 && p.StartS >= r.Config.DurationS && r.Config.DurationS > 0 {
-			target = math.NaN() // the schedule is over: no target to show
-		}
-		ty = append(ty, y.At(target), y.At(target))
-		if math.IsNaN(target) {
-			ty[len(ty)-2], ty[len(ty)-1] = math.NaN(), math.NaN()
-		}
-		tx = append(tx, x0, x1)
-		title := fmt.Sprintf("%s–%s s: target %s/s, acknowledged %s/s, failed %s, late batches %s",
-			svg.Compact(p.StartS), svg.Compact(p.StartS+w), rate(float64(p.TargetEvents)/w), rate(float64(p.AckedEvents)/w), count(p.FailedEvents), count(p.LateBatches))
-		if p.FailedEvents > 0 || (p.TargetEvents > 0 && p.AckedEvents == 0) {
-			c.Bands = append(c.Bands, svg.Shape{Class: "band-outage", X: x0, Y: c.Plot.Y, W: x1 - x0, H: c.Plot.H, Title: title})
-		}
-		if p.LateBatches > 0 {
-			c.Marks = append(c.Marks, svg.Shape{Class: "mark-late", D: svg.Triangle(xs[i], c.PlotBottom-7, 6),
-				Title: fmt.Sprintf("%s late batches in %s–%s s", count(p.LateBatches), svg.Compact(p.StartS), svg.Compact(p.StartS+w))})
-		}
-		c.Hover(len(pts), svg.Shape{X: x0, Y: c.Plot.Y, W: x1 - x0, H: c.Plot.H, Title: title})
 	}
-	base := y.At(0)
-	c.Areas = append(c.Areas, svg.Shape{Class: "area-achieved", D: svg.Area(xs, acked, base)})
-	c.Lines = append(c.Lines,
-		svg.Shape{Class: "c-target line dashed", D: svg.Path(tx, ty)},
-		svg.Shape{Class: "c-achieved line", D: svg.Path(xs, acked)},
-	)
-	if failed > 0 {
-		c.Areas = append(c.Areas, svg.Shape{Class: "area-failed", D: svg.Area(fx, fy, base)})
-		c.Lines = append(c.Lines, svg.Shape{Class: "c-failed line", D: svg.Path(fx, fy)})
+	return fx, fy
+}
+
+// annotateInterval marks an interval with failures or no answer at all,
+// with late batches, and gives it its hover text.
+func annotateInterval(c *svg.Chart, p stats.Point, x0, x1, mid float64, n int) {
+	w := intervalWidth(p)
+	title := fmt.Sprintf("%s–%s s: target %s/s, acknowledged %s/s, failed %s, late batches %s",
+		svg.Compact(p.StartS), svg.Compact(p.StartS+w), rate(float64(p.TargetEvents)/w), rate(float64(p.AckedEvents)/w), count(p.FailedEvents), count(p.LateBatches))
+	if p.FailedEvents > 0 || (p.TargetEvents > 0 && p.AckedEvents == 0) {
+		c.Bands = append(c.Bands, svg.Shape{Class: "band-outage", X: x0, Y: c.Plot.Y, W: x1 - x0, H: c.Plot.H, Title: title})
 	}
-	return cv
+	if p.LateBatches > 0 {
+		c.Marks = append(c.Marks, svg.Shape{Class: "mark-late", D: svg.Triangle(mid, c.PlotBottom-7, 6),
+			Title: fmt.Sprintf("%s late batches in %s–%s s", count(p.LateBatches), svg.Compact(p.StartS), svg.Compact(p.StartS+w))})
+	}
+	c.Hover(n, svg.Shape{X: x0, Y: c.Plot.Y, W: x1 - x0, H: c.Plot.H, Title: title})
 }
 
 func writeLatencyChart(r *results.Result) chartView {

@@ -60,30 +60,61 @@ type metric struct {
 }
 
 func compareMetrics(rs []*results.Result) []metric {
-	sum := func(r *results.Result) results.Summary { return detailResult(r).Summary }
+	list := runMetrics()
+	if slices.ContainsFunc(rs, func(r *results.Result) bool { return detailSummary(r).Updates != nil }) {
+		list = append(list, updateMetrics()...)
+	}
+	list = append(list, endpointMetrics(rs)...)
+	list = blankInLevels(list)
+	if lm := levelMetrics(rs); len(lm) > 0 {
+		if !slices.ContainsFunc(rs, func(r *results.Result) bool { return !isLevels(r) }) {
+			return lm
+		}
+		list = append(list, lm...)
+	}
+	// The peak row appears only when some result is a peak search.
+	if slices.ContainsFunc(rs, func(r *results.Result) bool { return r.Peak != nil }) {
+		list = append(list, metric{"peak sustainable events/s", func(r *results.Result) (float64, bool) {
+			if r.Peak == nil || !r.Peak.Found {
+				return 0, false
+			}
+			return r.Peak.AchievedEventsPerSec, true
+		}, rate, nil})
+	}
+	return list
+}
+
+// detailSummary is the summary a result's figures are compared by.
+func detailSummary(r *results.Result) results.Summary { return detailResult(r).Summary }
+
+func atP50(s stats.Summary) float64 { return s.P50Ms }
+func atP95(s stats.Summary) float64 { return s.P95Ms }
+func atP99(s stats.Summary) float64 { return s.P99Ms }
+
+func countText(v float64) string { return count(int64(v)) }
+
+// runMetrics are the figures of a single run: rates, latencies, the
+// probes' load, failures and losses.
+func runMetrics() []metric {
 	events := func(f func(results.Summary) float64) func(*results.Result) (float64, bool) {
-		return func(r *results.Result) (float64, bool) { return f(sum(r)), sum(r).MeasuredS > 0 }
+		return func(r *results.Result) (float64, bool) { return f(detailSummary(r)), detailSummary(r).MeasuredS > 0 }
 	}
 	lat := func(h func(results.Summary) stats.Summary, q func(stats.Summary) float64) func(*results.Result) (float64, bool) {
 		return func(r *results.Result) (float64, bool) {
-			s := h(sum(r))
+			s := h(detailSummary(r))
 			return q(s), s.Count > 0
 		}
 	}
 	lower := func(h func(results.Summary) stats.Summary, q func(stats.Summary) float64) func(*results.Result) bool {
-		return func(r *results.Result) bool { s := h(sum(r)); return s.LowerBound(q(s)) }
+		return func(r *results.Result) bool { s := h(detailSummary(r)); return s.LowerBound(q(s)) }
 	}
 	counted := func(f func(results.Summary) int64) func(*results.Result) (float64, bool) {
-		return func(r *results.Result) (float64, bool) { return float64(f(sum(r))), true }
+		return func(r *results.Result) (float64, bool) { return float64(f(detailSummary(r))), true }
 	}
 	write := func(s results.Summary) stats.Summary { return s.WriteLatency }
 	service := func(s results.Summary) stats.Summary { return s.ServiceTime }
 	fresh := func(s results.Summary) stats.Summary { return s.FreshnessLag }
 	vis := func(s results.Summary) stats.Summary { return s.VisibilityLatency }
-	p50 := func(s stats.Summary) float64 { return s.P50Ms }
-	p95 := func(s stats.Summary) float64 { return s.P95Ms }
-	p99 := func(s stats.Summary) float64 { return s.P99Ms }
-	intText := func(v float64) string { return count(int64(v)) }
 	perSecond := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 	probeLoad := func(f func(results.ProbeLoad) float64) func(*results.Result) (float64, bool) {
 		return func(r *results.Result) (float64, bool) {
@@ -98,61 +129,63 @@ func compareMetrics(rs []*results.Result) []metric {
 			return s.P99Ms, s.Count > 0
 		}
 	}
-
-	list := []metric{
+	return []metric{
 		{"target events/s", events(func(s results.Summary) float64 { return s.TargetEventsPerSec }), rate, nil},
 		{"achieved events/s", events(func(s results.Summary) float64 { return s.AchievedEventsPerSec }), rate, nil},
 		{"achieved MB/s", events(func(s results.Summary) float64 { return s.AchievedMBPerSec }), mbps, nil},
-		{"write latency p50 ms", lat(write, p50), ms, lower(write, p50)},
-		{"write latency p99 ms", lat(write, p99), ms, lower(write, p99)},
-		{"service time p99 ms", lat(service, p99), ms, lower(service, p99)},
-		{"freshness lag p50 ms", lat(fresh, p50), ms, lower(fresh, p50)},
-		{"freshness lag p95 ms", lat(fresh, p95), ms, lower(fresh, p95)},
-		{"freshness lag p99 ms", lat(fresh, p99), ms, lower(fresh, p99)},
-		{"visibility latency p50 ms", lat(vis, p50), ms, lower(vis, p50)},
-		{"visibility latency p95 ms", lat(vis, p95), ms, lower(vis, p95)},
+		{"write latency p50 ms", lat(write, atP50), ms, lower(write, atP50)},
+		{"write latency p99 ms", lat(write, atP99), ms, lower(write, atP99)},
+		{"service time p99 ms", lat(service, atP99), ms, lower(service, atP99)},
+		{"freshness lag p50 ms", lat(fresh, atP50), ms, lower(fresh, atP50)},
+		{"freshness lag p95 ms", lat(fresh, atP95), ms, lower(fresh, atP95)},
+		{"freshness lag p99 ms", lat(fresh, atP99), ms, lower(fresh, atP99)},
+		{"visibility latency p50 ms", lat(vis, atP50), ms, lower(vis, atP50)},
+		{"visibility latency p95 ms", lat(vis, atP95), ms, lower(vis, atP95)},
 		{"freshness polls/s", probeLoad(func(l results.ProbeLoad) float64 { return l.FreshnessPerSec }), perSecond, nil},
 		{"freshness poll service p99 ms", probeService(func(l results.ProbeLoad) stats.Summary { return l.FreshnessService }), ms, nil},
 		{"probe queries/s", probeLoad(func(l results.ProbeLoad) float64 { return l.ProbePerSec }), perSecond, nil},
 		{"probe query service p99 ms", probeService(func(l results.ProbeLoad) stats.Summary { return l.ProbeService }), ms, nil},
-		{"failed events", counted(func(s results.Summary) int64 { return s.EventsFailed }), intText, nil},
-		{"late batches", counted(func(s results.Summary) int64 { return s.LateBatches }), intText, nil},
+		{"failed events", counted(func(s results.Summary) int64 { return s.EventsFailed }), countText, nil},
+		{"late batches", counted(func(s results.Summary) int64 { return s.LateBatches }), countText, nil},
 		{"missing events", func(r *results.Result) (float64, bool) {
-			s := sum(r)
+			s := detailSummary(r)
 			return float64(s.Missing), s.Audited
-		}, intText, nil},
+		}, countText, nil},
 	}
-	if slices.ContainsFunc(rs, func(r *results.Result) bool { return detailResult(r).Summary.Updates != nil }) {
-		upd := func(f func(*results.UpdateSummary) (float64, bool)) func(*results.Result) (float64, bool) {
-			return func(r *results.Result) (float64, bool) {
-				if u := sum(r).Updates; u != nil {
-					return f(u)
-				}
-				return 0, false
+}
+
+// updateMetrics are the figures of an update stream.
+func updateMetrics() []metric {
+	upd := func(f func(*results.UpdateSummary) (float64, bool)) func(*results.Result) (float64, bool) {
+		return func(r *results.Result) (float64, bool) {
+			if u := detailSummary(r).Updates; u != nil {
+				return f(u)
 			}
+			return 0, false
 		}
-		updLat := func(h func(*results.UpdateSummary) stats.Summary, q func(stats.Summary) float64) func(*results.Result) (float64, bool) {
-			return upd(func(u *results.UpdateSummary) (float64, bool) { s := h(u); return q(s), s.Count > 0 })
-		}
-		updLower := func(h func(*results.UpdateSummary) stats.Summary, q func(stats.Summary) float64) func(*results.Result) bool {
-			return func(r *results.Result) bool {
-				u := sum(r).Updates
-				return u != nil && h(u).LowerBound(q(h(u)))
-			}
-		}
-		updVis := func(u *results.UpdateSummary) stats.Summary { return u.VisibilityLatency }
-		updFresh := func(u *results.UpdateSummary) stats.Summary { return u.FreshnessLag }
-		list = append(list,
-			metric{"update freshness lag p95 ms", updLat(updFresh, p95), ms, updLower(updFresh, p95)},
-			metric{"update visibility p50 ms", updLat(updVis, p50), ms, updLower(updVis, p50)},
-			metric{"update visibility p95 ms", updLat(updVis, p95), ms, updLower(updVis, p95)},
-			metric{"lost updates", upd(func(u *results.UpdateSummary) (float64, bool) { return float64(u.Lost), u.Audited }), intText, nil},
-		)
 	}
-	list = append(list, endpointMetrics(rs)...)
-	// Levels runs have their figures per level, none of a single run's
-	// (not even a count of zero); when every result is one, those rows
-	// would all be empty.
+	updLat := func(h func(*results.UpdateSummary) stats.Summary, q func(stats.Summary) float64) func(*results.Result) (float64, bool) {
+		return upd(func(u *results.UpdateSummary) (float64, bool) { s := h(u); return q(s), s.Count > 0 })
+	}
+	updLower := func(h func(*results.UpdateSummary) stats.Summary, q func(stats.Summary) float64) func(*results.Result) bool {
+		return func(r *results.Result) bool {
+			u := detailSummary(r).Updates
+			return u != nil && h(u).LowerBound(q(h(u)))
+		}
+	}
+	updVis := func(u *results.UpdateSummary) stats.Summary { return u.VisibilityLatency }
+	updFresh := func(u *results.UpdateSummary) stats.Summary { return u.FreshnessLag }
+	return []metric{
+		{"update freshness lag p95 ms", updLat(updFresh, atP95), ms, updLower(updFresh, atP95)},
+		{"update visibility p50 ms", updLat(updVis, atP50), ms, updLower(updVis, atP50)},
+		{"update visibility p95 ms", updLat(updVis, atP95), ms, updLower(updVis, atP95)},
+		{"lost updates", upd(func(u *results.UpdateSummary) (float64, bool) { return float64(u.Lost), u.Audited }), countText, nil},
+	}
+}
+
+// blankInLevels leaves the metrics empty in levels runs: those have their
+// figures per level, none of a single run's (not even a count of zero).
+func blankInLevels(list []metric) []metric {
 	for i, m := range list {
 		get := m.get
 		list[i].get = func(r *results.Result) (float64, bool) {
@@ -160,24 +193,6 @@ func compareMetrics(rs []*results.Result) []metric {
 				return 0, false
 			}
 			return get(r)
-		}
-	}
-	if lm := levelMetrics(rs); len(lm) > 0 {
-		if !slices.ContainsFunc(rs, func(r *results.Result) bool { return !isLevels(r) }) {
-			return lm
-		}
-		list = append(list, lm...)
-	}
-	// The peak row appears only when some result is a peak search.
-	for _, r := range rs {
-		if r.Peak != nil {
-			list = append(list, metric{"peak sustainable events/s", func(r *results.Result) (float64, bool) {
-				if r.Peak == nil || !r.Peak.Found {
-					return 0, false
-				}
-				return r.Peak.AchievedEventsPerSec, true
-			}, rate, nil})
-			break
 		}
 	}
 	return list

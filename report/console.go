@@ -27,6 +27,35 @@ func Console(w io.Writer, r *results.Result) {
 		consoleLevels(w, r)
 		return
 	}
+	consoleHeader(w, r)
+	consoleRates(w, r.Summary)
+	on := targetSuffix(r)
+	consoleLatencies(w, r, on)
+	consoleProbes(w, r)
+	consoleEndpoints(w, r)
+	consoleWrites(w, r)
+	consoleCompleteness(w, r, on)
+	consoleUpdates(w, r)
+	consoleVia(w, r)
+	consoleAccount(w, r)
+	if c := r.DriverCPU; c != nil {
+		fmt.Fprintf(w, "driver: %.1f s CPU over %.1f s (%.0f%% of one core of %d)\n", c.Seconds, c.WallS, c.CorePercent, r.Environment.Cores)
+	}
+	consoleCeiling(w, r.Ceiling)
+	consoleErrors(w, r)
+}
+
+// targetSuffix marks the target's rows when read endpoints have rows of
+// their own.
+func targetSuffix(r *results.Result) string {
+	if len(r.ReadEndpoints) > 0 {
+		return " (target)"
+	}
+	return ""
+}
+
+// consoleHeader says what ran, how, and whether it ran to the end.
+func consoleHeader(w io.Writer, r *results.Result) {
 	s := r.Summary
 	fmt.Fprintf(w, "freshbench %s: %s (%s)\n", r.Command, targetURL(r), r.Environment.TargetVersion)
 	printWorkload(w, r)
@@ -41,28 +70,26 @@ func Console(w io.Writer, r *results.Result) {
 	case r.EndedEarly:
 		fmt.Fprintf(w, "ended early: %s (figures cover the time measured)\n", r.EndReason)
 	}
+}
+
+// consoleRates sets the achieved rates beside the targets.
+func consoleRates(w io.Writer, s results.Summary) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "\ttarget\tachieved\t\n")
 	fmt.Fprintf(tw, "events/s\t%.0f\t%.0f\t\n", s.TargetEventsPerSec, s.AchievedEventsPerSec)
 	fmt.Fprintf(tw, "MB/s\t%.2f\t%.2f\t\n", s.TargetMBPerSec, s.AchievedMBPerSec)
 	tw.Flush()
 	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+}
+
+// consoleLatencies tabulates the latency distributions of the writes and
+// of the target's freshness, visibility and update probes.
+func consoleLatencies(w io.Writer, r *results.Result, on string) {
+	s := r.Summary
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "latency (ms)\tcount\tp50\tp95\tp99\tmax\t\n")
 	row := func(name string, h stats.Summary, notMeasured string) {
-		if notMeasured != "" {
-			fmt.Fprintf(tw, "%s\tnot measured\t\t\t\t\t\n", name)
-			return
-		}
-		if h.Count == 0 {
-			fmt.Fprintf(tw, "%s\t0\t-\t-\t-\t-\t\n", name)
-			return
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", name, h.Count, msOrDash(h, h.P50Ms), msOrDash(h, h.P95Ms), msOrDash(h, h.P99Ms), msOrDash(h, h.MaxMs))
-	}
-	on := ""
-	if len(r.ReadEndpoints) > 0 {
-		on = " (target)"
+		consoleLatencyRow(tw, name, h, notMeasured)
 	}
 	row("write latency", s.WriteLatency, "")
 	row("write service time", s.ServiceTime, "")
@@ -77,9 +104,25 @@ func Console(w io.Writer, r *results.Result) {
 		row("update visibility"+on, u.VisibilityLatency, r.Updates.Visibility.NotMeasured)
 	}
 	tw.Flush()
-	consoleProbes(w, r)
-	consoleEndpoints(w, r)
-	consoleWrites(w, r)
+}
+
+// consoleLatencyRow writes one distribution's row, or why it has none.
+func consoleLatencyRow(tw io.Writer, name string, h stats.Summary, notMeasured string) {
+	if notMeasured != "" {
+		fmt.Fprintf(tw, "%s\tnot measured\t\t\t\t\t\n", name)
+		return
+	}
+	if h.Count == 0 {
+		fmt.Fprintf(tw, "%s\t0\t-\t-\t-\t-\t\n", name)
+		return
+	}
+	fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", name, h.Count, msOrDash(h, h.P50Ms), msOrDash(h, h.P95Ms), msOrDash(h, h.P99Ms), msOrDash(h, h.MaxMs))
+}
+
+// consoleCompleteness states the completeness audit over every endpoint,
+// or why there was none.
+func consoleCompleteness(w io.Writer, r *results.Result, on string) {
+	s := r.Summary
 	notAudited := ""
 	for _, c := range r.Completeness {
 		if c.NotMeasured != "" {
@@ -103,15 +146,13 @@ func Console(w io.Writer, r *results.Result) {
 	default:
 		fmt.Fprintf(w, "completeness%s: not audited (run ended early)\n", on)
 	}
-	consoleUpdates(w, r)
-	consoleVia(w, r)
-	consoleAccount(w, r)
-	if c := r.DriverCPU; c != nil {
-		fmt.Fprintf(w, "driver: %.1f s CPU over %.1f s (%.0f%% of one core of %d)\n", c.Seconds, c.WallS, c.CorePercent, r.Environment.Cores)
-	}
-	consoleCeiling(w, r.Ceiling)
+}
+
+// consoleErrors lists the errors of the writes and of every endpoint's
+// queries, by kind, each with a sample.
+func consoleErrors(w io.Writer, r *results.Result) {
 	errs := map[string]*stats.ErrorCount{}
-	for k, e := range s.Errors {
+	for k, e := range r.Summary.Errors {
 		errs["write "+k] = e
 	}
 	for _, ep := range r.Endpoints() {

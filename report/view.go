@@ -101,7 +101,6 @@ type stepRow struct {
 
 func buildView(res *results.Result) *htmlView {
 	detail := detailResult(res)
-	s := detail.Summary
 	v := &htmlView{
 		CSS:   template.CSS(htmlCSS),
 		Title: orDash(targetURL(res)),
@@ -129,11 +128,7 @@ func buildView(res *results.Result) *htmlView {
 	}
 	if res.Kind == results.KindPeak {
 		v.Peak = peakSection(res)
-		if detail != res {
-			v.DetailNote = fmt.Sprintf("The charts and tables below show step %d (target %s).", stepIndex(res, detail)+1, detail.Config.Rate)
-		} else if res.Peak != nil && res.Peak.Found {
-			v.DetailNote = fmt.Sprintf("The charts and tables below show the peak step (step %d, target %s).", res.Peak.Step+1, res.Peak.Rate)
-		}
+		v.DetailNote = peakDetailNote(res, detail)
 	}
 	v.Cards = headlineCards(res, detail)
 	v.Throughput = throughputChart(detail)
@@ -141,28 +136,62 @@ func buildView(res *results.Result) *htmlView {
 	v.Freshness = freshnessChart(detail)
 	v.Backlog = backlogChart(detail)
 	v.Account = accountSection(detail)
-	measured := detail.Phase(results.PhaseMeasured)
-	var writeH, serviceH, latenessH *stats.Histogram
-	if measured != nil {
-		writeH, serviceH, latenessH = measured.WriteLatency, measured.ServiceTime, measured.Lateness
+	v.Percentiles = percentileCharts(detail)
+	v.Endpoints = endpointSection(detail)
+	v.Latencies = latencyRows(detail)
+	v.Phases = phaseRows(detail)
+	v.Errors = errorRows(detail)
+	v.Completeness = completeness(detail)
+	return v
+}
+
+// peakDetailNote says which step of a peak search the charts show.
+func peakDetailNote(res, detail *results.Result) string {
+	if detail != res {
+		return fmt.Sprintf("The charts and tables below show step %d (target %s).", stepIndex(res, detail)+1, detail.Config.Rate)
 	}
-	v.Percentiles = []chartView{
+	if res.Peak != nil && res.Peak.Found {
+		return fmt.Sprintf("The charts and tables below show the peak step (step %d, target %s).", res.Peak.Step+1, res.Peak.Rate)
+	}
+	return ""
+}
+
+// measuredHistograms are the measured phase's write latency, service time
+// and lateness, nil when the result has no measured phase.
+func measuredHistograms(detail *results.Result) (write, service, lateness *stats.Histogram) {
+	if measured := detail.Phase(results.PhaseMeasured); measured != nil {
+		return measured.WriteLatency, measured.ServiceTime, measured.Lateness
+	}
+	return nil, nil, nil
+}
+
+// percentileCharts are the percentile curves of the writes, of the
+// target's freshness and visibility, and of every other endpoint's.
+func percentileCharts(detail *results.Result) []chartView {
+	writeH, serviceH, _ := measuredHistograms(detail)
+	charts := []chartView{
 		percentileChart("Write latency", "intended time → acknowledged", "c-write", writeH),
 		percentileChart("Write service time", "request sent → acknowledged", "c-service", serviceH),
 		percentileChart("Freshness lag", "query return − newest visible event", "c-fresh", detail.Freshness.Lag),
-		percentileChart("Visibility latency", visibilityNote(s), "c-vis", detail.Visibility.Latency),
+		percentileChart("Visibility latency", visibilityNote(detail.Summary), "c-vis", detail.Visibility.Latency),
 	}
 	for _, e := range detail.ReadEndpoints {
-		v.Percentiles = append(v.Percentiles, percentileChart("Visibility latency on "+e.Name, "event time → first query of "+e.Name+" that saw it", "c-vis", e.Visibility.Latency))
+		charts = append(charts, percentileChart("Visibility latency on "+e.Name, "event time → first query of "+e.Name+" that saw it", "c-vis", e.Visibility.Latency))
 	}
 	if e := detail.VisibleEverywhere; e != nil && e.NotMeasured == "" {
-		v.Percentiles = append(v.Percentiles, percentileChart("Visible everywhere", "event time → seen on every endpoint (the latest)", "c-vis", e.Latency))
+		charts = append(charts, percentileChart("Visible everywhere", "event time → seen on every endpoint (the latest)", "c-vis", e.Latency))
 	}
 	if u := detail.Updates; u != nil && u.Visibility.NotMeasured == "" {
-		v.Percentiles = append(v.Percentiles, percentileChart("Update visibility", "update time → first query that saw that revision or a later one", "c-vis", u.Visibility.Latency))
+		charts = append(charts, percentileChart("Update visibility", "update time → first query that saw that revision or a later one", "c-vis", u.Visibility.Latency))
 	}
-	v.Endpoints = endpointSection(detail)
-	v.Latencies = []latencyRow{
+	return charts
+}
+
+// latencyRows tabulate the measured phase's latency distributions.
+func latencyRows(detail *results.Result) []latencyRow {
+	s := detail.Summary
+	_, _, latenessH := measuredHistograms(detail)
+	rows := []latencyRow{
 		latency("Write latency", s.WriteLatency),
 		latency("Write service time", s.ServiceTime),
 		latency("Batch lateness", summarize(latenessH)),
@@ -171,18 +200,15 @@ func buildView(res *results.Result) *htmlView {
 		latency("Visibility latency (upper bound, the headline)", s.VisibilityLatency),
 	}
 	if s.VisibilityMidpoint.Count > 0 {
-		v.Latencies = append(v.Latencies, latency("Visibility, interval midpoint (± half the gap)", s.VisibilityMidpoint))
+		rows = append(rows, latency("Visibility, interval midpoint (± half the gap)", s.VisibilityMidpoint))
 	}
-	v.Latencies = append(v.Latencies, latency("Probe query service", s.ProbeQueryService))
+	rows = append(rows, latency("Probe query service", s.ProbeQueryService))
 	if u := s.Updates; u != nil {
-		v.Latencies = append(v.Latencies,
+		rows = append(rows,
 			latency("Update freshness lag", u.FreshnessLag),
 			latency("Update visibility", u.VisibilityLatency))
 	}
-	v.Phases = phaseRows(detail)
-	v.Errors = errorRows(detail)
-	v.Completeness = completeness(detail)
-	return v
+	return rows
 }
 
 // detailResult is the run whose series and histograms the page shows. A

@@ -80,40 +80,9 @@ func fitTrend(x, y []float64, minSigma float64, correlated bool, alpha float64) 
 		return f
 	}
 	f.slope = theilSen(x, y)
-	var mx float64
-	for _, v := range x {
-		mx += v
-	}
-	mx /= float64(n)
-	var sxx float64
-	for _, v := range x {
-		sxx += (v - mx) * (v - mx)
-	}
-	res := make([]float64, n)
-	for i := range x {
-		res[i] = y[i] - f.slope*x[i]
-	}
-	m := median(res)
-	dev := make([]float64, n)
-	for i := range res {
-		res[i] -= m
-		dev[i] = math.Abs(res[i])
-	}
-	sigma := 0.0
-	if n > 2 {
-		// The root mean square of the residuals clipped at three robust
-		// standard deviations (1.4826 × their median absolute deviation):
-		// as efficient as a standard deviation under normal noise, yet a
-		// spike counts no more than 3σ. n/(n−2): two parameters were
-		// fitted to the residuals.
-		clip := 3 * 1.4826 * median(dev)
-		var ss float64
-		for _, r := range res {
-			r = math.Max(-clip, math.Min(clip, r))
-			ss += r * r
-		}
-		sigma = math.Sqrt(ss / float64(n-2))
-	}
+	sxx := sumSquaredDeviations(x)
+	res := centeredResiduals(x, y, f.slope)
+	sigma := clippedSigma(res)
 	// The resolution is trusted as the spread only where enough points
 	// show that the spread is no larger: with fewer than six, Student's t
 	// applies whatever the resolution says.
@@ -122,22 +91,7 @@ func fitTrend(x, y []float64, minSigma float64, correlated bool, alpha float64) 
 	rho := 0.0
 	// Below ten points the autocorrelation cannot be told from chance.
 	if correlated && n >= 10 && sigma > 0 {
-		// Residuals clipped at 3σ, so that one spike does not pass for
-		// correlation.
-		var num, den float64
-		for i := range res {
-			r := math.Max(-3*sigma, math.Min(3*sigma, res[i]))
-			den += r * r
-			if i > 0 {
-				num += r * math.Max(-3*sigma, math.Min(3*sigma, res[i-1]))
-			}
-		}
-		if den > 0 {
-			// The estimate is biased low by about (1+4ρ)/n (Kendall), more
-			// so for residuals of a fitted line; corrected here.
-			r := num / den
-			rho = math.Max(0, math.Min(0.95, r+(1+4*max(r, 0))/float64(n)))
-		}
+		rho = lagOneCorrelation(res, sigma)
 	}
 	inflate := math.Sqrt((1 + rho) / (1 - rho))
 	if sxx > 0 {
@@ -155,6 +109,79 @@ func fitTrend(x, y []float64, minSigma float64, correlated bool, alpha float64) 
 	f.lower, f.upper = f.slope-f.q*f.se, f.slope+f.q*f.se
 	f.sigma = sigma
 	return f
+}
+
+// sumSquaredDeviations is Sxx, the sum of the squared deviations of x
+// from its mean.
+func sumSquaredDeviations(x []float64) float64 {
+	var mx float64
+	for _, v := range x {
+		mx += v
+	}
+	mx /= float64(len(x))
+	var sxx float64
+	for _, v := range x {
+		sxx += (v - mx) * (v - mx)
+	}
+	return sxx
+}
+
+// centeredResiduals are the residuals of y from the slope, less their
+// median.
+func centeredResiduals(x, y []float64, slope float64) []float64 {
+	res := make([]float64, len(x))
+	for i := range x {
+		res[i] = y[i] - slope*x[i]
+	}
+	m := median(res)
+	for i := range res {
+		res[i] -= m
+	}
+	return res
+}
+
+// clippedSigma is the root mean square of the residuals clipped at three
+// robust standard deviations (1.4826 × their median absolute deviation):
+// as efficient as a standard deviation under normal noise, yet a spike
+// counts no more than 3σ. n/(n−2): two parameters were fitted to the
+// residuals. 0 for two points or fewer.
+func clippedSigma(res []float64) float64 {
+	n := len(res)
+	if n <= 2 {
+		return 0
+	}
+	dev := make([]float64, n)
+	for i, r := range res {
+		dev[i] = math.Abs(r)
+	}
+	clip := 3 * 1.4826 * median(dev)
+	var ss float64
+	for _, r := range res {
+		r = math.Max(-clip, math.Min(clip, r))
+		ss += r * r
+	}
+	return math.Sqrt(ss / float64(n-2))
+}
+
+// lagOneCorrelation is the residuals' lag-one autocorrelation, from the
+// residuals clipped at 3σ so that one spike does not pass for
+// correlation, corrected for its bias and kept within [0, 0.95].
+func lagOneCorrelation(res []float64, sigma float64) float64 {
+	var num, den float64
+	for i := range res {
+		r := math.Max(-3*sigma, math.Min(3*sigma, res[i]))
+		den += r * r
+		if i > 0 {
+			num += r * math.Max(-3*sigma, math.Min(3*sigma, res[i-1]))
+		}
+	}
+	if den <= 0 {
+		return 0
+	}
+	// The estimate is biased low by about (1+4ρ)/n (Kendall), more so for
+	// residuals of a fitted line; corrected here.
+	r := num / den
+	return math.Max(0, math.Min(0.95, r+(1+4*max(r, 0))/float64(len(res))))
 }
 
 // normalQuantile is z with P(Z > z) = alpha.

@@ -25,70 +25,105 @@ import (
 	"github.com/freshbench/freshbench/target/all"
 )
 
-func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	fs := newFlagSet("calibrate")
-	url := fs.String("target", "", "URL of a running freshbench noop server (default: start one as a child process, so that its CPU is not counted as the driver's)")
-	protocol := fs.String("protocol", "elasticsearch", "without --target, the endpoint of the started noop server to drive: elasticsearch, opensearch or postgres")
-	set := settings{}
-	fs.Var(set, "set", "target setting key=value, repeatable, e.g. write_method=copy for postgres")
-	batches := fs.String("batch-sizes", "50,500", "batch sizes to find the ceiling of, comma-separated")
-	start := fs.String("start", "5000", "rate of each search's first step, events/s")
-	step := fs.String("step", "x1.5", "factor by which the rate rises from one step to the next until a step is not sustainable")
-	refine := fs.String("refine", "x1.1", "factor of the finer steps between the last sustainable rate and the first unsustainable one; empty: no refinement")
-	maxRate := fs.Float64("max-rate", 2e6, "highest rate tried, events/s")
-	hold := fs.Duration("hold", 5*time.Second, "how long each step holds its rate after its --warmup")
-	warmup := fs.Duration("warmup", time.Second, "leading part of each step left out of its figures")
-	maxDuration := fs.Duration("max-duration", 10*time.Minute, "bound on the whole calibration; each batch size gets an equal share, and a search stops before a step that would not fit")
-	lf := &loadFlags{}
-	addDriverFlags(fs, lf)
-	var writeTimeout time.Duration
-	addWriteTimeoutFlag(fs, &writeTimeout)
-	out := fs.String("out", "", "results file, - for standard output (default freshbench-results/calibrate-<time>.json)")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the driver over the searches to this file (go tool pprof reads it)")
-	quiet := fs.Bool("quiet", false, "no live progress")
-	metricsFlags := addMetricsFlags(fs)
-	calibration := fs.String("calibration", "", "file to save the ceilings found in as this machine's calibration, which run, peak and query read (default: calibration.json under $FRESHBENCH_CACHE, or else under the user's cache directory in freshbench/)")
-	if err := parse(fs, args, stderr); err != nil {
-		return err
+// calibrateFlags are the calibrate command's flags.
+type calibrateFlags struct {
+	url, protocol                string
+	settings                     settings
+	batches, start, step, refine string
+	maxRate                      float64
+	hold, warmup, maxDuration    time.Duration
+	load                         loadFlags
+	writeTimeout                 time.Duration
+	out, cpuProfile, calibration string
+	quiet                        bool
+	metrics                      *metricsFlags
+}
+
+func addCalibrateFlags(fs *flag.FlagSet) *calibrateFlags {
+	f := &calibrateFlags{settings: settings{}}
+	fs.StringVar(&f.url, "target", "", "URL of a running freshbench noop server (default: start one as a child process, so that its CPU is not counted as the driver's)")
+	fs.StringVar(&f.protocol, "protocol", "elasticsearch", "without --target, the endpoint of the started noop server to drive: elasticsearch, opensearch or postgres")
+	fs.Var(f.settings, "set", "target setting key=value, repeatable, e.g. write_method=copy for postgres")
+	fs.StringVar(&f.batches, "batch-sizes", "50,500", "batch sizes to find the ceiling of, comma-separated")
+	fs.StringVar(&f.start, "start", "5000", "rate of each search's first step, events/s")
+	fs.StringVar(&f.step, "step", "x1.5", "factor by which the rate rises from one step to the next until a step is not sustainable")
+	fs.StringVar(&f.refine, "refine", "x1.1", "factor of the finer steps between the last sustainable rate and the first unsustainable one; empty: no refinement")
+	fs.Float64Var(&f.maxRate, "max-rate", 2e6, "highest rate tried, events/s")
+	fs.DurationVar(&f.hold, "hold", 5*time.Second, "how long each step holds its rate after its --warmup")
+	fs.DurationVar(&f.warmup, "warmup", time.Second, "leading part of each step left out of its figures")
+	fs.DurationVar(&f.maxDuration, "max-duration", 10*time.Minute, "bound on the whole calibration; each batch size gets an equal share, and a search stops before a step that would not fit")
+	addDriverFlags(fs, &f.load)
+	addWriteTimeoutFlag(fs, &f.writeTimeout)
+	fs.StringVar(&f.out, "out", "", "results file, - for standard output (default freshbench-results/calibrate-<time>.json)")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the driver over the searches to this file (go tool pprof reads it)")
+	fs.BoolVar(&f.quiet, "quiet", false, "no live progress")
+	f.metrics = addMetricsFlags(fs)
+	fs.StringVar(&f.calibration, "calibration", "", "file to save the ceilings found in as this machine's calibration, which run, peak and query read (default: calibration.json under $FRESHBENCH_CACHE, or else under the user's cache directory in freshbench/)")
+	return f
+}
+
+// defaultCalibration fills in the default calibration file.
+func (f *calibrateFlags) defaultCalibration() error {
+	if f.calibration != "" {
+		return nil
 	}
-	if *calibration == "" {
-		if *calibration, err = bench.DefaultCalibrationPath(); err != nil {
-			return usagef("%v; give --calibration FILE", err)
-		}
+	var err error
+	if f.calibration, err = bench.DefaultCalibrationPath(); err != nil {
+		return usagef("%v; give --calibration FILE", err)
 	}
-	cfg, err := calibrateConfig(*batches, *start, *step, *refine, *maxRate, *hold, *warmup, *maxDuration, lf, writeTimeout)
-	if err != nil {
-		return err
-	}
-	if err := checkProtocol(fs, *url, *protocol); err != nil {
-		return err
-	}
-	o, stdout, err := resultsOut(*out, "calibrate", stdout, stderr)
-	if err != nil {
-		return err
-	}
-	if err := outfile.Check(*calibration); err != nil {
+	return nil
+}
+
+// checkFiles checks that the files the command will write can be written.
+func (f *calibrateFlags) checkFiles() error {
+	if err := outfile.Check(f.calibration); err != nil {
 		return usagef("--calibration %v", err)
 	}
-	if *cpuProfile != "" {
-		if err := outfile.Check(*cpuProfile); err != nil {
+	if f.cpuProfile != "" {
+		if err := outfile.Check(f.cpuProfile); err != nil {
 			return usagef("--cpuprofile %v", err)
 		}
 	}
+	return nil
+}
 
-	raw := *url
+func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	fs := newFlagSet("calibrate")
+	f := addCalibrateFlags(fs)
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	if err := f.defaultCalibration(); err != nil {
+		return err
+	}
+	cfg, err := calibrateConfig(f)
+	if err != nil {
+		return err
+	}
+	if err := checkProtocol(fs, f.url, f.protocol); err != nil {
+		return err
+	}
+	o, stdout, err := resultsOut(f.out, "calibrate", stdout, stderr)
+	if err != nil {
+		return err
+	}
+	if err := f.checkFiles(); err != nil {
+		return err
+	}
+
+	raw := f.url
 	var child *noop.Process
 	if raw == "" {
-		if child, raw, err = startNoop(ctx, *protocol, stderr); err != nil {
+		if child, raw, err = startNoop(ctx, f.protocol, stderr); err != nil {
 			return err
 		}
 		defer child.Stop()
 	}
-	tgt, err := openNoop(ctx, raw, set, writeTimeout)
+	tgt, err := openNoop(ctx, raw, f.settings, f.writeTimeout)
 	if err != nil {
 		return err
 	}
-	sess, err := newSession(ctx, "calibrate", tgt, raw, nil, metricsFlags, nil, o, stderr)
+	sess, err := newSession(ctx, "calibrate", tgt, raw, nil, f.metrics, nil, o, stderr)
 	if err != nil {
 		return err
 	}
@@ -100,19 +135,34 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			err = cerr
 		}
 	}()
-	watchCalibration(&cfg, sess, *quiet, stdout, stderr)
-	fmt.Fprintf(stderr, "calibrate: batch sizes %s, from %s by %s (then %s), each step %s after %s warm-up, at most %s in all\n",
-		*batches, cfg.Start, cfg.Increase, orNone(*refine), *hold, *warmup, *maxDuration)
-	stopProfile, err := startCPUProfile(*cpuProfile)
+	res, err := calibrate(ctx, sess, cfg, f, child, stdout, stderr)
 	if err != nil {
 		return err
+	}
+	fmt.Fprintln(stdout)
+	report.Calibration(stdout, res)
+	fmt.Fprintf(stdout, "results: %s\n", o)
+	saveCalibration(stdout, stderr, res, f.calibration)
+	teardown = child == nil
+	return nil
+}
+
+// calibrate runs the searches, profiled when asked, and writes their
+// results with the noop child's CPU time, when there is a child.
+func calibrate(ctx context.Context, sess *session, cfg bench.CalibrateConfig, f *calibrateFlags, child *noop.Process, stdout, stderr io.Writer) (*results.Result, error) {
+	watchCalibration(&cfg, sess, f.quiet, stdout, stderr)
+	fmt.Fprintf(stderr, "calibrate: batch sizes %s, from %s by %s (then %s), each step %s after %s warm-up, at most %s in all\n",
+		f.batches, cfg.Start, cfg.Increase, orNone(f.refine), f.hold, f.warmup, f.maxDuration)
+	stopProfile, err := startCPUProfile(f.cpuProfile)
+	if err != nil {
+		return nil, err
 	}
 	res, err := bench.Calibrate(ctx, sess.tgt, cfg)
 	if perr := stopProfile(); perr != nil {
 		fmt.Fprintf(stderr, "calibrate: %v\n", perr)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if child != nil {
 		cpu, err := child.Stop()
@@ -122,14 +172,9 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		res.Calibration.NoopCPUS = cpu.Seconds()
 	}
 	if err := sess.write(res); err != nil {
-		return err
+		return nil, err
 	}
-	fmt.Fprintln(stdout)
-	report.Calibration(stdout, res)
-	fmt.Fprintf(stdout, "results: %s\n", o)
-	saveCalibration(stdout, stderr, res, *calibration)
-	teardown = child == nil
-	return nil
+	return res, nil
 }
 
 // watchCalibration sends the calibration's live figures to the session's
@@ -213,49 +258,49 @@ func orNone(s string) string {
 
 // calibrateConfig reads the flags that shape the searches and the
 // driver's work in each step, and checks the whole.
-func calibrateConfig(batches, start, step, refine string, maxRate float64, hold, warmup, maxDuration time.Duration, lf *loadFlags, writeTimeout time.Duration) (bench.CalibrateConfig, error) {
+func calibrateConfig(f *calibrateFlags) (bench.CalibrateConfig, error) {
 	var cfg bench.CalibrateConfig
-	for b := range strings.SplitSeq(batches, ",") {
+	for b := range strings.SplitSeq(f.batches, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(b))
 		if err != nil || n <= 0 {
-			return cfg, usagef("--batch-sizes %q: want positive whole numbers separated by commas, e.g. 50,500", batches)
+			return cfg, usagef("--batch-sizes %q: want positive whole numbers separated by commas, e.g. 50,500", f.batches)
 		}
 		cfg.BatchSizes = append(cfg.BatchSizes, n)
 	}
-	r, err := pace.ParseRate(start)
+	r, err := pace.ParseRate(f.start)
 	if err != nil || r.Unit != pace.Events {
-		return cfg, usagef("--start %q: want a rate in events/s, e.g. 5000", start)
+		return cfg, usagef("--start %q: want a rate in events/s, e.g. 5000", f.start)
 	}
 	cfg.Start = r
-	if cfg.Increase, err = bench.ParseRateStep(step); err != nil || cfg.Increase.Factor == 0 {
-		return cfg, usagef("--step %q: want a factor above 1, e.g. x1.5", step)
+	if cfg.Increase, err = bench.ParseRateStep(f.step); err != nil || cfg.Increase.Factor == 0 {
+		return cfg, usagef("--step %q: want a factor above 1, e.g. x1.5", f.step)
 	}
-	if refine != "" {
-		if cfg.Refine, err = bench.ParseRateStep(refine); err != nil || cfg.Refine.Factor == 0 {
-			return cfg, usagef("--refine %q: want a factor above 1, e.g. x1.1, or empty", refine)
+	if f.refine != "" {
+		if cfg.Refine, err = bench.ParseRateStep(f.refine); err != nil || cfg.Refine.Factor == 0 {
+			return cfg, usagef("--refine %q: want a factor above 1, e.g. x1.1, or empty", f.refine)
 		}
 	}
-	if hold <= 0 {
-		return cfg, usagef("--hold %s: want a positive duration, e.g. 5s", hold)
+	if f.hold <= 0 {
+		return cfg, usagef("--hold %s: want a positive duration, e.g. 5s", f.hold)
 	}
-	if warmup < 0 {
-		return cfg, usagef("--warmup %s: want 0 or more", warmup)
+	if f.warmup < 0 {
+		return cfg, usagef("--warmup %s: want 0 or more", f.warmup)
 	}
-	size, err := pace.ParseSize(lf.docSize)
+	size, err := pace.ParseSize(f.load.docSize)
 	if err != nil {
 		return cfg, usagef("--doc-size: %v", err)
 	}
-	memory, err := pace.ParseSize(lf.maxMemory)
+	memory, err := pace.ParseSize(f.load.maxMemory)
 	if err != nil {
 		return cfg, usagef("--max-memory: %v", err)
 	}
-	cfg.MaxRate, cfg.MaxDuration, cfg.Rule = maxRate, maxDuration, bench.CalibrationRule()
+	cfg.MaxRate, cfg.MaxDuration, cfg.Rule = f.maxRate, f.maxDuration, bench.CalibrationRule()
 	cfg.Run = bench.Config{
 		Ingest: ingest.Config{
-			Duration: warmup + hold, Warmup: warmup, DocSize: int(size), MemoryLimit: int64(memory),
-			Generators: lf.generators, MaxInflight: lf.inflight, ProbeRate: lf.probeRate, WriteTimeout: writeTimeout,
+			Duration: f.warmup + f.hold, Warmup: f.warmup, DocSize: int(size), MemoryLimit: int64(memory),
+			Generators: f.load.generators, MaxInflight: f.load.inflight, ProbeRate: f.load.probeRate, WriteTimeout: f.writeTimeout,
 		},
-		PollInterval: lf.poll, ProbeShare: lf.probeShare, ProbeMaxRate: lf.probeMaxRate,
+		PollInterval: f.load.poll, ProbeShare: f.load.probeShare, ProbeMaxRate: f.load.probeMaxRate,
 		// Everything a noop server acknowledges is visible at once: the
 		// drain ends at its first look.
 		Drain: 10 * time.Second,

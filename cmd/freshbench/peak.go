@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -13,123 +14,147 @@ import (
 	"github.com/freshbench/freshbench/stats"
 )
 
+// peakFlags are the peak command's flags.
+type peakFlags struct {
+	target              *targetFlags
+	load                *loadFlags
+	step, maxRate, slo  string
+	hold, maxHold       time.Duration
+	precision, maxTrend float64
+	maxSteps            int
+	confirm             bool
+	out                 string
+	teardown, quiet     bool
+	metrics             *metricsFlags
+	calibration         *string
+	workload            *workloadFlags
+}
+
+func addPeakFlags(fs *flag.FlagSet) *peakFlags {
+	f := &peakFlags{target: addTargetFlags(fs)}
+	addReadFlags(fs, f.target)
+	addViaFlag(fs, f.target)
+	f.load = addStreamFlags(fs)
+	fs.StringVar(&f.load.rate, "start", "1000", "rate of the first step over all generators: events/s (2000) or bytes/s (10MB/s; MB = 10^6 bytes)")
+	fs.StringVar(&f.step, "step", "", "rate increase from one step to the next: an increment in the unit of --start (1000, 10MB/s) or a factor (x1.5); default: the --start rate")
+	fs.DurationVar(&f.hold, "hold", 60*time.Second, "the least each step holds its rate after its --warmup")
+	fs.DurationVar(&f.maxHold, "max-hold", 30*time.Minute, "the most each step holds its rate, looking after each refresh period past --hold until its verdict is known; equal to --hold (or 0) judges each step once, after --hold")
+	fs.Float64Var(&f.precision, "precision", 0.05, "after the first step not sustainable, bisect until the peak's interval is within this share of its upper end; 0 = no refinement")
+	fs.IntVar(&f.maxSteps, "max-steps", 20, "most rates tried; 0 = no limit (then give --max-rate)")
+	fs.StringVar(&f.maxRate, "max-rate", "", "highest rate tried, in the unit of --start (default: no limit)")
+	fs.StringVar(&f.slo, "slo", "", "freshness bound every sustainable step must also meet, e.g. p95<2s")
+	fs.BoolVar(&f.confirm, "confirm", false, "run an unsustainable step once more before stopping; if it holds then, the search goes on")
+	fs.Float64Var(&f.maxTrend, "max-trend", 1000*stats.DefaultRule().MaxGrowth, "steepest upward trend of the write latency and the freshness lag a sustainable step may show, in ms per second (an overload of 0.5 % shows as 5 ms/s); 0 judges no trend, for steps too short to judge one")
+	fs.StringVar(&f.out, "out", "", "results file with every step, rewritten as each step ends, - for standard output at the end (default freshbench-results/peak-<time>.json)")
+	fs.BoolVar(&f.teardown, "teardown", false, "drop the index or table after the search")
+	fs.BoolVar(&f.quiet, "quiet", false, "no live progress")
+	f.metrics = addMetricsFlags(fs)
+	f.calibration = addCalibrationFlag(fs)
+	f.workload = addWorkloadFlags(fs)
+	return f
+}
+
 func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("peak")
-	tf := addTargetFlags(fs)
-	addReadFlags(fs, tf)
-	addViaFlag(fs, tf)
-	lf := addStreamFlags(fs)
-	fs.StringVar(&lf.rate, "start", "1000", "rate of the first step over all generators: events/s (2000) or bytes/s (10MB/s; MB = 10^6 bytes)")
-	step := fs.String("step", "", "rate increase from one step to the next: an increment in the unit of --start (1000, 10MB/s) or a factor (x1.5); default: the --start rate")
-	hold := fs.Duration("hold", 60*time.Second, "the least each step holds its rate after its --warmup")
-	maxHold := fs.Duration("max-hold", 30*time.Minute, "the most each step holds its rate, looking after each refresh period past --hold until its verdict is known; equal to --hold (or 0) judges each step once, after --hold")
-	precision := fs.Float64("precision", 0.05, "after the first step not sustainable, bisect until the peak's interval is within this share of its upper end; 0 = no refinement")
-	maxSteps := fs.Int("max-steps", 20, "most rates tried; 0 = no limit (then give --max-rate)")
-	maxRate := fs.String("max-rate", "", "highest rate tried, in the unit of --start (default: no limit)")
-	slo := fs.String("slo", "", "freshness bound every sustainable step must also meet, e.g. p95<2s")
-	confirm := fs.Bool("confirm", false, "run an unsustainable step once more before stopping; if it holds then, the search goes on")
-	maxTrend := fs.Float64("max-trend", 1000*stats.DefaultRule().MaxGrowth, "steepest upward trend of the write latency and the freshness lag a sustainable step may show, in ms per second (an overload of 0.5 % shows as 5 ms/s); 0 judges no trend, for steps too short to judge one")
-	out := fs.String("out", "", "results file with every step, rewritten as each step ends, - for standard output at the end (default freshbench-results/peak-<time>.json)")
-	teardown := fs.Bool("teardown", false, "drop the index or table after the search")
-	quiet := fs.Bool("quiet", false, "no live progress")
-	metricsFlags := addMetricsFlags(fs)
-	calibration := addCalibrationFlag(fs)
-	wf := addWorkloadFlags(fs)
-	wl, err := wf.parse(fs, "peak", args, stderr)
+	f := addPeakFlags(fs)
+	wl, err := f.workload.parse(fs, "peak", args, stderr)
 	if err != nil {
 		return err
 	}
-	defer func() { err = wf.locate(err) }()
-	reads, err := tf.readEndpoints()
+	defer func() { err = f.workload.locate(err) }()
+	reads, err := f.target.readEndpoints()
 	if err != nil {
 		return err
 	}
-	if err := tf.checkVia(); err != nil {
+	if err := f.target.checkVia(); err != nil {
 		return err
 	}
-	ceilings, err := loadCeilings(*calibration, stderr)
+	ceilings, err := loadCeilings(*f.calibration, stderr)
 	if err != nil {
 		return err
 	}
-	pc, err := peakConfig(lf, tf, *step, *hold, *maxSteps, *maxRate, *slo, *confirm)
+	pc, err := peakConfig(f)
 	if err != nil {
 		return err
 	}
-	if *maxTrend < 0 {
-		return usagef("--max-trend %g: want 0 (no trend judged) or more ms/s", *maxTrend)
-	}
-	pc.Rule.MaxGrowth = *maxTrend / 1000
-	pc.MaxHold, pc.Precision = *maxHold, *precision
-	if err := pc.Validate(); err != nil {
-		return usageError{err}
-	}
-	o, stdout, err := resultsOut(*out, "peak", stdout, stderr)
+	o, stdout, err := resultsOut(f.out, "peak", stdout, stderr)
 	if err != nil {
 		return err
 	}
 	pc.Run.ReadEndpoints = reads
-	sess, err := openSession(ctx, "peak", tf, reads, metricsFlags, nil, o, stderr)
+	sess, err := openSession(ctx, "peak", f.target, reads, f.metrics, nil, o, stderr)
 	if err != nil {
 		return err
 	}
+	teardown := false
+	defer func() {
+		if cerr := sess.close(ctx, teardown); err == nil {
+			err = cerr
+		}
+	}()
 	sess.desc.Ceilings = ceilings
 	pc.DriverCeiling = ceilings.EventsPerSec(sess.desc.Environment, pc.Run.Ingest.BatchSize)
 	sess.desc.Workload = wl
 	pc.Run.Observer = sess.obs
-	if !*quiet {
+	if !f.quiet {
 		pc.Run.Progress = progressPrinter(stderr)
 	}
-	holds := hold.String()
-	if pc.MaxHold > 0 {
-		holds = fmt.Sprintf("%s to %s, until decided,", *hold, pc.MaxHold)
-	}
-	fmt.Fprintf(stderr, "peak search: from %s, step %s, each step %s after %s warm-up; %s\n",
-		pc.Run.Ingest.Rate, pc.Increase, holds, pc.Run.Ingest.Warmup, limits(pc))
+	announcePeak(stderr, pc, f.hold)
 	pc.OnStep = func(r *results.Result) {
 		report.StepLine(stdout, len(r.Steps)-1, r.Steps[len(r.Steps)-1])
 		sess.keep(r, stderr, "peak")
 	}
 	res, err := bench.SearchPeak(ctx, sess.tgt, pc)
 	if err != nil {
-		sess.close(ctx, false)
 		return err
 	}
 	if err := sess.write(res); err != nil {
-		sess.close(ctx, false)
 		return err
 	}
 	fmt.Fprintln(stdout)
 	report.Console(stdout, res)
 	fmt.Fprintf(stdout, "results: %s\n", o)
-	return sess.close(ctx, *teardown)
+	teardown = f.teardown
+	return nil
+}
+
+// announcePeak says how the search will step and when it stops.
+func announcePeak(stderr io.Writer, pc bench.PeakConfig, hold time.Duration) {
+	holds := hold.String()
+	if pc.MaxHold > 0 {
+		holds = fmt.Sprintf("%s to %s, until decided,", hold, pc.MaxHold)
+	}
+	fmt.Fprintf(stderr, "peak search: from %s, step %s, each step %s after %s warm-up; %s\n",
+		pc.Run.Ingest.Rate, pc.Increase, holds, pc.Run.Ingest.Warmup, limits(pc))
 }
 
 // peakConfig checks the peak flags and builds the search. Every step is a
 // run of --warmup plus --hold at its rate.
-func peakConfig(lf *loadFlags, tf *targetFlags, step string, hold time.Duration, maxSteps int, maxRate, slo string, confirm bool) (bench.PeakConfig, error) {
-	start, err := pace.ParseRate(lf.rate)
+func peakConfig(f *peakFlags) (bench.PeakConfig, error) {
+	start, err := pace.ParseRate(f.load.rate)
 	if err != nil {
 		return bench.PeakConfig{}, usagef("--start: %v", err)
 	}
-	if hold <= 0 {
-		return bench.PeakConfig{}, usagef("--hold %s: want a positive duration, e.g. 60s", hold)
+	if f.hold <= 0 {
+		return bench.PeakConfig{}, usagef("--hold %s: want a positive duration, e.g. 60s", f.hold)
 	}
-	if lf.warmup < 0 {
-		return bench.PeakConfig{}, usagef("--warmup %s: want 0 or more", lf.warmup)
+	if f.load.warmup < 0 {
+		return bench.PeakConfig{}, usagef("--warmup %s: want 0 or more", f.load.warmup)
 	}
-	lf.duration = lf.warmup + hold
-	run, err := lf.config(tf.writeTimeout)
+	f.load.duration = f.load.warmup + f.hold
+	run, err := f.load.config(f.target.writeTimeout)
 	if err != nil {
 		return bench.PeakConfig{}, err
 	}
-	pc := bench.PeakConfig{Run: run, Increase: bench.RateStep{Add: start}, MaxSteps: maxSteps, Rule: stats.DefaultRule(), Confirm: confirm}
-	if step != "" {
-		if pc.Increase, err = bench.ParseRateStep(step); err != nil {
+	pc := bench.PeakConfig{Run: run, Increase: bench.RateStep{Add: start}, MaxSteps: f.maxSteps, Rule: stats.DefaultRule(), Confirm: f.confirm,
+		MaxHold: f.maxHold, Precision: f.precision}
+	if f.step != "" {
+		if pc.Increase, err = bench.ParseRateStep(f.step); err != nil {
 			return bench.PeakConfig{}, usagef("--step: %v", err)
 		}
 	}
-	if maxRate != "" {
-		r, err := pace.ParseRate(maxRate)
+	if f.maxRate != "" {
+		r, err := pace.ParseRate(f.maxRate)
 		if err != nil {
 			return bench.PeakConfig{}, usagef("--max-rate: %v", err)
 		}
@@ -138,11 +163,15 @@ func peakConfig(lf *loadFlags, tf *targetFlags, step string, hold time.Duration,
 		}
 		pc.MaxRate = r.PerSecond
 	}
-	if slo != "" {
-		if pc.Rule.SLO, err = stats.ParseSLO(slo); err != nil {
+	if f.slo != "" {
+		if pc.Rule.SLO, err = stats.ParseSLO(f.slo); err != nil {
 			return bench.PeakConfig{}, usagef("--slo: %v", err)
 		}
 	}
+	if f.maxTrend < 0 {
+		return bench.PeakConfig{}, usagef("--max-trend %g: want 0 (no trend judged) or more ms/s", f.maxTrend)
+	}
+	pc.Rule.MaxGrowth = f.maxTrend / 1000
 	if err := pc.Validate(); err != nil {
 		return bench.PeakConfig{}, usageError{err}
 	}

@@ -74,27 +74,43 @@ func Check(t *testing.T, tgt target.Target, gen string) {
 	if err != nil || res.Acknowledged != n {
 		t.Fatalf("write: %+v %v", res, err)
 	}
+	waitVisible(t, tgt, gen)
+	for _, c := range cases(gen) {
+		checkQuery(t, q, c)
+	}
+	checkSample(t, q)
+}
+
+// waitVisible waits until a search sees all n documents, for 30 s at most.
+func waitVisible(t *testing.T, tgt target.Target, gen string) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		c, err := tgt.Count(ctx, gen)
+		c, err := tgt.Count(context.Background(), gen)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if c == n {
-			break
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("only %d of %d documents visible after 30 s", c, n)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
 
-	cases := []struct {
-		kind  target.QueryKind
-		value string
-		limit int
-		want  int
-	}{
+// queryCase is a query and the rows Documents(gen) imply for it.
+type queryCase struct {
+	kind  target.QueryKind
+	value string
+	limit int
+	want  int
+}
+
+// cases are the queries of every kind Check sends, hits and misses.
+func cases(gen string) []queryCase {
+	return []queryCase{
 		{target.QueryPoint, "pb1-" + gen, 20, 10},
 		{target.QueryPoint, "pb1-" + gen, 4, 4},
 		{target.QueryPoint, "pb9-" + gen, 20, 0},
@@ -114,22 +130,30 @@ func Check(t *testing.T, tgt target.Target, gen string) {
 		{target.QueryBucket, gen, 3, 3},
 		{target.QueryBucket, gen + "0", 10, 0},
 	}
-	for _, c := range cases {
-		query := target.Query{Kind: c.kind, Value: c.value, Limit: c.limit}
-		rows, err := q.Query(ctx, query)
-		if err != nil {
-			t.Errorf("%s %q limit %d: %v", c.kind, c.value, c.limit, err)
-			continue
-		}
-		if rows != c.want {
-			t.Errorf("%s %q limit %d: %d rows, want %d; query:\n%s", c.kind, c.value, c.limit, rows, c.want, q.QueryText(query))
-		}
-		if text := q.QueryText(query); !strings.Contains(text, c.value) {
-			t.Errorf("%s: query text does not show the parameter %q:\n%s", c.kind, c.value, text)
-		}
-	}
+}
 
-	docs, err := q.Sample(ctx, 5)
+// checkQuery checks that a query returns the rows wanted and that its
+// text shows the parameter.
+func checkQuery(t *testing.T, q target.Querier, c queryCase) {
+	t.Helper()
+	query := target.Query{Kind: c.kind, Value: c.value, Limit: c.limit}
+	rows, err := q.Query(context.Background(), query)
+	if err != nil {
+		t.Errorf("%s %q limit %d: %v", c.kind, c.value, c.limit, err)
+		return
+	}
+	if rows != c.want {
+		t.Errorf("%s %q limit %d: %d rows, want %d; query:\n%s", c.kind, c.value, c.limit, rows, c.want, q.QueryText(query))
+	}
+	if text := q.QueryText(query); !strings.Contains(text, c.value) {
+		t.Errorf("%s: query text does not show the parameter %q:\n%s", c.kind, c.value, text)
+	}
+}
+
+// checkSample checks that Sample returns stored documents.
+func checkSample(t *testing.T, q target.Querier) {
+	t.Helper()
+	docs, err := q.Sample(context.Background(), 5)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,21 +127,7 @@ func (t *Target) bulk(ctx context.Context, docs []target.Document, res *target.W
 	var bad []int
 	body.b, bad = appendBulkBody(body.b, docs)
 	if len(bad) > 0 {
-		// Documents that are not a JSON object cannot be framed: they were
-		// left out of the body and are counted here, and the items of the
-		// response map to the remaining documents.
-		sent := make([]target.Document, 0, len(docs)-len(bad))
-		bi := 0
-		for i, d := range docs {
-			if bi < len(bad) && bad[bi] == i {
-				fail(&part, d, kindBadDocument)
-				bi++
-				continue
-			}
-			sent = append(sent, d)
-		}
-		docs = sent
-		if len(docs) == 0 {
+		if docs = leaveOut(docs, bad, &part); len(docs) == 0 {
 			return nil, nil, nil
 		}
 	}
@@ -169,28 +155,55 @@ func (t *Target) bulk(ctx context.Context, docs []target.Document, res *target.W
 		msg, _ := io.ReadAll(io.LimitReader(hr.Body, 64<<10))
 		if hr.StatusCode == http.StatusTooManyRequests {
 			// The whole request was rejected for load: re-send all of it.
-			kind := errorType(msg, "status_429")
-			kinds = make([]string, len(docs))
-			for i := range kinds {
-				kinds[i] = kind
-			}
-			return docs, kinds, nil
+			return docs, sameKind(len(docs), errorType(msg, "status_429")), nil
 		}
 		return nil, nil, serverError(hr.StatusCode, msg)
 	}
+	return readBulkItems(hr.Body, docs, updates, &part)
+}
 
+// leaveOut counts the documents at the indexes bad (ascending) as failed:
+// not being a JSON object, they could not be framed and were left out of
+// the body. It returns the rest, to which the response's items map.
+func leaveOut(docs []target.Document, bad []int, part *target.WriteResult) []target.Document {
+	sent := make([]target.Document, 0, len(docs)-len(bad))
+	bi := 0
+	for i, d := range docs {
+		if bi < len(bad) && bad[bi] == i {
+			fail(part, d, kindBadDocument)
+			bi++
+			continue
+		}
+		sent = append(sent, d)
+	}
+	return sent
+}
+
+// sameKind is n error kinds, all kind.
+func sameKind(n int, kind string) []string {
+	kinds := make([]string, n)
+	for i := range kinds {
+		kinds[i] = kind
+	}
+	return kinds
+}
+
+// readBulkItems reads a bulk response's item statuses: acknowledged and
+// finally failed items go into part, items to re-send are returned with
+// their error kinds.
+func readBulkItems(body io.Reader, docs []target.Document, updates bool, part *target.WriteResult) (retry []target.Document, kinds []string, err error) {
 	acked := 0
-	decoded, err := decodeBulkResponse(hr.Body, len(docs), updates, func(i, status int, errType, result string) {
+	decoded, err := decodeBulkResponse(body, len(docs), updates, func(i, status int, errType, result string) {
 		switch {
 		case is2xx(status) && docs[i].Revision > 0 && result == resultNoop:
-			fail(&part, docs[i], target.ErrorNotStored)
+			fail(part, docs[i], target.ErrorNotStored)
 		case is2xx(status):
 			acked++
 		case retryable(status, errType):
 			retry = append(retry, docs[i])
 			kinds = append(kinds, kindOf(docs[i], status, errType))
 		default:
-			fail(&part, docs[i], kindOf(docs[i], status, errType))
+			fail(part, docs[i], kindOf(docs[i], status, errType))
 		}
 	})
 	if err != nil {

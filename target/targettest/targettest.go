@@ -198,23 +198,8 @@ func updates(t *testing.T, h Harness) {
 	gen := Generator(t)
 	base := time.Now().UnixMicro()
 	ins := Batch(gen, 10, base)
-	mustWrite := func(b target.Batch, what string) {
-		t.Helper()
-		res, err := tgt.Write(ctx, b)
-		if err != nil || res.Acknowledged != len(b.Docs) || res.Failed != 0 {
-			t.Fatalf("write %s: acknowledged %d of %d, failed %d (%v), %v", what, res.Acknowledged, len(b.Docs), res.Failed, res.ErrorKinds, err)
-		}
-	}
-	searchable := func() {
-		t.Helper()
-		if h.Searchable != nil {
-			if err := h.Searchable(ctx, tgt); err != nil {
-				t.Fatalf("make searchable: %v", err)
-			}
-		}
-	}
-	mustWrite(target.Batch{Generator: gen, Docs: ins.Docs[:8]}, "of 8 inserts")
-	searchable()
+	mustWrite(t, tgt, target.Batch{Generator: gen, Docs: ins.Docs[:8]}, "of 8 inserts")
+	makeSearchable(t, h, tgt)
 	waitCount(t, tgt, gen, 8)
 	if ut, ok, err := up.UpdateFreshness(ctx, gen); err != nil || ok {
 		t.Fatalf("update freshness before any update = %d, found %v, %v; want nothing found", ut, ok, err)
@@ -227,29 +212,65 @@ func updates(t *testing.T, h Harness) {
 		mixed.Docs = append(mixed.Docs, Revision(ins.Docs[i], 1, base+100+int64(i)))
 	}
 	mixed.Docs = append(mixed.Docs, ins.Docs[8:]...)
-	mustWrite(mixed, "of 4 updates and 2 inserts")
-	mustWrite(target.Batch{Generator: gen, Docs: []target.Document{Revision(ins.Docs[0], 2, base+200)}}, "of revision 2")
+	mustWrite(t, tgt, mixed, "of 4 updates and 2 inserts")
+	mustWrite(t, tgt, target.Batch{Generator: gen, Docs: []target.Document{Revision(ins.Docs[0], 2, base+200)}}, "of revision 2")
 	if h.Searchable != nil {
 		revs, err := up.Revisions(ctx, gen, []string{ins.Docs[0].ID})
 		if err != nil || revs[ins.Docs[0].ID] != 0 {
 			t.Fatalf("before the updates are searchable: revisions %v, %v; want revision 0", revs, err)
 		}
 	}
-	searchable()
+	makeSearchable(t, h, tgt)
 	waitCount(t, tgt, gen, 10)
 	want := map[string]int64{ins.Docs[0].ID: 2, ins.Docs[1].ID: 1, ins.Docs[2].ID: 1, ins.Docs[3].ID: 1}
+	checkRevisions(t, up, gen, ins.Docs, want)
+	if ut, ok, err := up.UpdateFreshness(ctx, gen); err != nil || !ok || ut != base+200 {
+		t.Errorf("update freshness = %d, found %v, %v; want %d, the newest update time", ut, ok, err, base+200)
+	}
+	if et, ok, err := tgt.Freshness(ctx, gen); err != nil || !ok || et != base+9 {
+		t.Errorf("freshness after updates = %d, found %v, %v; want %d: an update keeps its insert's event time", et, ok, err, base+9)
+	}
+	checkReplaced(t, tgt, up, gen)
+}
+
+// mustWrite writes b and fails the test unless every event is
+// acknowledged.
+func mustWrite(t *testing.T, tgt target.Target, b target.Batch, what string) {
+	t.Helper()
+	res, err := tgt.Write(context.Background(), b)
+	if err != nil || res.Acknowledged != len(b.Docs) || res.Failed != 0 {
+		t.Fatalf("write %s: acknowledged %d of %d, failed %d (%v), %v", what, res.Acknowledged, len(b.Docs), res.Failed, res.ErrorKinds, err)
+	}
+}
+
+// makeSearchable makes what was written searchable, on a target that
+// needs to be told.
+func makeSearchable(t *testing.T, h Harness, tgt target.Target) {
+	t.Helper()
+	if h.Searchable != nil {
+		if err := h.Searchable(context.Background(), tgt); err != nil {
+			t.Fatalf("make searchable: %v", err)
+		}
+	}
+}
+
+// checkRevisions waits, up to searchableWithin, until the first event is
+// seen at its wanted revision, then checks the revision of every event
+// written (want, 0 when absent) and that an id never written has none.
+func checkRevisions(t *testing.T, up target.Updater, gen string, docs []target.Document, want map[string]int64) {
+	t.Helper()
 	ids := []string{gen + "-never-written"}
-	for _, d := range ins.Docs {
+	for _, d := range docs {
 		ids = append(ids, d.ID)
 	}
 	deadline := time.Now().Add(searchableWithin)
 	for {
-		revs, err := up.Revisions(ctx, gen, ids)
+		revs, err := up.Revisions(context.Background(), gen, ids)
 		if err != nil {
 			t.Fatalf("revisions: %v", err)
 		}
-		if revs[ins.Docs[0].ID] == 2 || time.Now().After(deadline) {
-			for _, d := range ins.Docs {
+		if revs[docs[0].ID] == want[docs[0].ID] || time.Now().After(deadline) {
+			for _, d := range docs {
 				if got, seen := revs[d.ID]; !seen || got != want[d.ID] {
 					t.Errorf("revision of %s = %d (seen %v), want %d", d.ID, got, seen, want[d.ID])
 				}
@@ -257,16 +278,17 @@ func updates(t *testing.T, h Harness) {
 			if _, seen := revs[ids[0]]; seen {
 				t.Errorf("an id never written has a revision")
 			}
-			break
+			return
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if ut, ok, err := up.UpdateFreshness(ctx, gen); err != nil || !ok || ut != base+200 {
-		t.Errorf("update freshness = %d, found %v, %v; want %d, the newest update time", ut, ok, err, base+200)
-	}
-	if et, ok, err := tgt.Freshness(ctx, gen); err != nil || !ok || et != base+9 {
-		t.Errorf("freshness after updates = %d, found %v, %v; want %d: an update keeps its insert's event time", et, ok, err, base+9)
-	}
+}
+
+// checkReplaced checks that the updates replaced their events: seqs 0..9
+// once each, seq 0 at revision 2 and 1..3 at revision 1.
+func checkReplaced(t *testing.T, tgt target.Target, up target.Updater, gen string) {
+	t.Helper()
+	ctx := context.Background()
 	var seqs []int64
 	if err := tgt.Seqs(ctx, gen, func(s int64) { seqs = append(seqs, s) }); err != nil {
 		t.Fatalf("seqs: %v", err)
