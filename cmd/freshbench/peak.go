@@ -42,7 +42,7 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if err != nil {
 		return err
 	}
-	if err := tf.checkVia(); err != nil {
+	if err := tf.checkVia(lf.updateShare); err != nil {
 		return err
 	}
 	ceilings, err := loadCeilings(*calibration, stderr)
