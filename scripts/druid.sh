@@ -184,6 +184,11 @@ druid.service=druid/indexer
 druid.plaintextPort=$INDEXER_PORT
 druid.worker.capacity=4
 druid.worker.globalIngestionHeapLimitBytes=134217728
+# A task that published its segments holds its interval's lock until a
+# historical serves them (handoff), and a task that replaces it (after a
+# suspend, a restart or its taskDuration) waits for that lock: the task
+# asks the coordinator every minute by default.
+druid.segment.handoff.pollDuration=PT1S
 EOF
 	cat >"$CONF/_common/log4j2.xml" <<'EOF'
 <Configuration status="WARN">

@@ -172,7 +172,7 @@ func (d Driver) capabilities() string {
 		cs = append(cs, "in-process")
 	}
 	if d.ViaOnly {
-		cs = append(cs, "writes through --via only")
+		cs = append(cs, "writes through a Kafka via only")
 	}
 	if len(cs) == 0 {
 		return ""

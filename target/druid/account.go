@@ -193,3 +193,21 @@ func (s *store) Backlog(ctx context.Context) (int64, error) {
 	}
 	return *st.AggregateLag, nil
 }
+
+// AccountOf reads Druid's account back from a server account (as a
+// results file holds it); nil when it has none.
+func AccountOf(s *results.ServerAccount) (*Account, error) {
+	if s == nil || s.Table(SupervisorsTable) == nil {
+		return nil, nil
+	}
+	a := &Account{}
+	for _, t := range []struct {
+		name string
+		out  any
+	}{{SupervisorsTable, &a.Supervisors}, {PartitionsTable, &a.Partitions}, {TasksTable, &a.Tasks}, {SegmentsTable, &a.Segments}} {
+		if err := results.ReadTable(s.Table(t.name), t.out); err != nil {
+			return nil, fmt.Errorf("druid account: %w", err)
+		}
+	}
+	return a, nil
+}

@@ -193,7 +193,7 @@ func (s *store) source() (brokers, topic string) {
 }
 
 // errNoVia is the answer to a write or setup without a topic.
-var errNoVia = errors.New("druid takes its writes only from a Kafka topic, with its own Kafka ingestion: give --via kafka://host:port/topic")
+var errNoVia = errors.New("druid takes its writes only from a Kafka topic, read by its own Kafka ingestion: write through a kafka:// via")
 
 // Write refuses: the events reach Druid through the via's topic.
 func (s *store) Write(context.Context, target.Batch) (target.WriteResult, error) {

@@ -121,7 +121,7 @@ func (s *store) Setup(ctx context.Context) error {
 		return err
 	}
 	if ok && have != topic {
-		return fmt.Errorf("%w: druid datasource %s is fed from topic %s, not %s: give --recreate, another datasource or that topic",
+		return fmt.Errorf("%w: druid datasource %s is fed from topic %s, not %s: recreate it, or give another datasource or that topic",
 			target.ErrBadSetting, s.cfg.datasource, have, topic)
 	}
 	if !ok {
