@@ -72,13 +72,11 @@ type Task struct {
 // Segments counts the datasource's segments as the broker's system
 // tables see them.
 type Segments struct {
-	Datasource     string `account:"datasource,key"`
-	Realtime       int64  `account:"realtime,level,unit=segments"`   // served by an ingesting task, not published yet
-	Published      int64  `account:"published,level,unit=segments"`  // in the metadata store, in deep storage
-	HandedOff      int64  `account:"handed_off,level,unit=segments"` // published and served by a historical
-	RowsHandedOff  int64  `account:"rows_handed_off,level,unit=rows"`
-	RowsAvailable  int64  `account:"rows_available,level,unit=rows"` // rows of every segment served, realtime or not
-	SegmentsServed int64  `account:"served,level,unit=segments"`
+	Datasource    string `account:"datasource,key"`
+	Realtime      int64  `account:"realtime,level,unit=segments"`   // served by an ingesting task, not published yet
+	Published     int64  `account:"published,level,unit=segments"`  // in the metadata store, in deep storage
+	HandedOff     int64  `account:"handed_off,level,unit=segments"` // published and served by a historical
+	RowsHandedOff int64  `account:"rows_handed_off,level,unit=rows"`
 }
 
 // AccountTables puts the account in the results' shape.
@@ -167,11 +165,11 @@ func (s *store) segments(ctx context.Context) (Segments, error) {
 		` COUNT(*) FILTER (WHERE is_realtime = 1),`+
 		` COUNT(*) FILTER (WHERE is_published = 1),`+
 		` COUNT(*) FILTER (WHERE is_published = 1 AND is_available = 1 AND is_realtime = 0),`+
-		` COALESCE(SUM(num_rows) FILTER (WHERE is_published = 1 AND is_available = 1 AND is_realtime = 0), 0),`+
-		` COALESCE(SUM(num_rows) FILTER (WHERE is_available = 1), 0),`+
-		` COUNT(*) FILTER (WHERE is_available = 1)`+
+		// A realtime segment's num_rows is as of its announcement, not
+		// its rows now: only handed-off segments' rows are counted.
+		` COALESCE(SUM(num_rows) FILTER (WHERE is_published = 1 AND is_available = 1 AND is_realtime = 0), 0)`+
 		` FROM sys.segments WHERE datasource = ?`, []param{str(s.cfg.datasource)}, func(row []json.RawMessage) error {
-		for i, p := range []*int64{&g.Realtime, &g.Published, &g.HandedOff, &g.RowsHandedOff, &g.RowsAvailable, &g.SegmentsServed} {
+		for i, p := range []*int64{&g.Realtime, &g.Published, &g.HandedOff, &g.RowsHandedOff} {
 			if i < len(row) {
 				_ = json.Unmarshal(row[i], p)
 			}
