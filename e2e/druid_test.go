@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -208,8 +209,21 @@ func TestViaKafkaDruidSuspendedShowsLag(t *testing.T) {
 
 	// The spike: the freshness lag reaches at least the suspension (less
 	// the poll interval that may have seen the newest event just before).
-	var most, last float64
-	var backlog int64
+	most, last, backlog := spike(res)
+	t.Logf("freshness lag: largest %.0f ms, last interval %.0f ms; Druid's largest lag %d records", most, last, backlog)
+	if want := float64((pause - cfg.PollInterval).Milliseconds()); most < want {
+		t.Errorf("largest freshness lag %.0f ms; want at least %.0f ms, the %s suspension", most, want, pause)
+	}
+	// Recovered: by the end of the measured phase, well over 10 s after
+	// the resume, the lag is back below half the spike.
+	if last >= most/2 {
+		t.Errorf("freshness lag in the last interval %.0f ms, largest %.0f ms; want it back below half the spike", last, most)
+	}
+}
+
+// spike returns the largest freshness lag of the series, the lag of its
+// last interval with a sample, and the largest backlog (Druid's own lag).
+func spike(res *results.Result) (most, last float64, backlog int64) {
 	for _, pt := range res.Series {
 		most = max(most, pt.FreshnessLagMs)
 		backlog = max(backlog, pt.Backlog)
@@ -217,12 +231,67 @@ func TestViaKafkaDruidSuspendedShowsLag(t *testing.T) {
 			last = pt.FreshnessLagMs
 		}
 	}
-	t.Logf("freshness lag: largest %.0f ms, last interval %.0f ms; Druid's largest lag %d records", most, last, backlog)
-	if want := float64((pause - cfg.PollInterval).Milliseconds()); most < want {
-		t.Errorf("largest freshness lag %.0f ms; want at least %.0f ms, the %s suspension", most, want, pause)
+	return most, last, backlog
+}
+
+// The indexer killed mid-run (SIGKILL: its reading task dies with it,
+// its in-memory rows unpublished) and started again: the run goes on
+// (Kafka takes the writes), the freshness lag shows the outage, Druid's
+// own lag shows the records it did not read, a new task reads the topic
+// again from the offsets Druid last committed, and the audit finds every
+// event exactly once — nothing lost, nothing read twice.
+func TestViaKafkaDruidIndexerKilled(t *testing.T) {
+	if os.Getenv("FRESHBENCH_TEST_DRUID_OUTAGE") != "1" {
+		t.Skip("FRESHBENCH_TEST_DRUID_OUTAGE is not 1: the test kills and starts Druid's indexer (scripts/test.sh sets it)")
 	}
-	// Recovered: by the end of the measured phase, well over 10 s after
-	// the resume, the lag is back below half the spike.
+	p := newDruidPipeline(t, "kill")
+	cfg := pipelineConfig(500, 45*time.Second)
+	cfg.Drain = 2 * time.Minute
+	var down time.Duration
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(cfg.Ingest.Warmup + 5*time.Second)
+		t0 := time.Now()
+		scriptRun(t, "druid.sh", "kill-indexer")
+		scriptRun(t, "druid.sh", "start-indexer")
+		down = time.Since(t0)
+	}()
+	res := run(t, p.tgt, cfg)
+	<-done
+	checkExactlyOnce(t, res)
+	most, last, backlog := spike(res)
+	t.Logf("indexer down %s; freshness lag: largest %.0f ms, last interval %.0f ms; Druid's largest lag %d records", down, most, last, backlog)
+	// Nothing new was visible while the indexer was down.
+	if want := float64((down - cfg.PollInterval).Milliseconds()); most < want {
+		t.Errorf("largest freshness lag %.0f ms; want at least %.0f ms, the indexer's outage", most, want)
+	}
+	// Druid's own account: its lag (fetched every 5 s) caught at least
+	// the records of a quarter of the outage, and the task reading at the
+	// end of the measured phase is not the one that read at its start.
+	if want := int64(cfg.Ingest.Rate.PerSecond * down.Seconds() / 4); backlog < want || backlog == 0 {
+		t.Errorf("Druid's largest lag in the series %d records; want at least %d, a quarter of the outage's records", backlog, want)
+	}
+	rec := recorded(t, res)
+	start, err := druid.AccountOf(rec.Start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, err := druid.AccountOf(rec.End)
+	if err != nil {
+		t.Fatal(err)
+	}
+	active := func(a *druid.Account) (ids []string) {
+		for _, tk := range a.Tasks {
+			if tk.Type == "ACTIVE" {
+				ids = append(ids, tk.Task)
+			}
+		}
+		return ids
+	}
+	if s, e := active(start), active(end); len(s) != 1 || len(e) != 1 || s[0] == e[0] {
+		t.Errorf("reading tasks %v at the start of the measured phase, %v at its end: want the killed task replaced by another", s, e)
+	}
 	if last >= most/2 {
 		t.Errorf("freshness lag in the last interval %.0f ms, largest %.0f ms; want it back below half the spike", last, most)
 	}

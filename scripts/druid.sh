@@ -22,6 +22,9 @@
 #   stop     stop them, the indexer first; SIGKILL after 30 s
 #   status   exit 0 when every process runs, 3 when none does
 #   url      the target URL, druid://127.0.0.1:18282/freshbench?overlord=127.0.0.1:18281
+#   kill-indexer, start-indexer
+#            SIGKILL the indexer (its tasks die with it, as in a crash) and
+#            start it again, for the tests
 #
 # Environment (defaults in brackets):
 #   FRESHBENCH_DRUID_VERSION      [33.0.0]
@@ -283,6 +286,8 @@ sql_ready() {
 		curl -sf --max-time 5 "http://127.0.0.1:$COORD_PORT/druid/indexer/v1/workers" | grep -q "127.0.0.1:$INDEXER_PORT"
 }
 
+indexer_ready() { http_ready "$INDEXER_PORT" && sql_ready; }
+
 ports_free() {
 	local p
 	for p in "$ZK_PORT" "$COORD_PORT" "$SS_PORT" "$HIST_PORT" "$INDEXER_PORT" "$DERBY_PORT"; do
@@ -387,6 +392,27 @@ url() {
 	echo "druid://127.0.0.1:$SS_PORT/freshbench?overlord=127.0.0.1:$COORD_PORT"
 }
 
+kill_indexer() {
+	local pid
+	pid=$(alive indexer) || ss_die "the indexer is not running"
+	kill -KILL "$pid"
+	while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+	rm -f "$(pidfile indexer)"
+	echo "druid indexer killed (pid $pid)"
+}
+
+start_indexer() {
+	alive indexer >/dev/null && ss_die "the indexer is running already"
+	alive coordinator >/dev/null || ss_die "druid is not running: start it"
+	ss_java
+	mv "$LOGS/indexer.log" "$LOGS/indexer.log.1" 2>/dev/null || true
+	local t0=$SECONDS
+	START_DEADLINE=$((SECONDS + SS_START_TIMEOUT))
+	launch indexer org.apache.druid.cli.Main server indexer
+	wait_for "the indexer" indexer_ready
+	echo "druid indexer running (ready in $((SECONDS - t0))s)"
+}
+
 case ${1:-} in
 install)
 	ss_ensure_user
@@ -397,8 +423,10 @@ stop) stop ;;
 restart) stop && start ;;
 status) status ;;
 url) url ;;
+kill-indexer) kill_indexer ;;
+start-indexer) start_indexer ;;
 *)
-	echo "usage: $0 install|start|stop|restart|status|url" >&2
+	echo "usage: $0 install|start|stop|restart|status|url|kill-indexer|start-indexer" >&2
 	exit 2
 	;;
 esac

@@ -84,8 +84,9 @@ FRESHBENCH_TEST_OS_CLUSTER_URLS=$(bash scripts/opensearch-cluster.sh url)
 export FRESHBENCH_TEST_PG_PRIMARY_URL FRESHBENCH_TEST_PG_STANDBY_URL FRESHBENCH_TEST_ES_CLUSTER_URLS FRESHBENCH_TEST_OS_CLUSTER_URLS
 # Tests may stop and start the standby and node 2 of the clusters
 # (stop-standby/start-standby, stop-node 2/start-node 2), and freeze the
-# Kafka broker (pause-broker/resume-broker).
-export FRESHBENCH_TEST_REPLICA_OUTAGE=1 FRESHBENCH_TEST_KAFKA_OUTAGE=1
+# Kafka broker (pause-broker/resume-broker), and kill and start Druid's
+# indexer (kill-indexer/start-indexer).
+export FRESHBENCH_TEST_REPLICA_OUTAGE=1 FRESHBENCH_TEST_KAFKA_OUTAGE=1 FRESHBENCH_TEST_DRUID_OUTAGE=1
 FRESHBENCH_TEST_KAFKA_URL=$(bash scripts/kafka.sh url)
 FRESHBENCH_TEST_KAFKA_CONNECT_URL=$(bash scripts/kafka.sh connect-url)
 export FRESHBENCH_TEST_KAFKA_URL FRESHBENCH_TEST_KAFKA_CONNECT_URL
