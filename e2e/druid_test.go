@@ -174,15 +174,6 @@ func TestViaKafkaDruidExactlyOnce(t *testing.T) {
 		t.Errorf("after the drain Druid's account says %d records in the topic, %d read, lag %d (aggregate %d); want %d, the events acknowledged, read, no lag: %+v",
 			ends, consumed, lag, a.Supervisors[0].AggregateLag, acked, a)
 	}
-	// Druid's own lag was sampled into the series as the pipeline's
-	// backlog; it shows it recorded, whatever its values.
-	sampled := false
-	for _, pt := range res.Series {
-		sampled = sampled || pt.Backlog > 0 || pt.AckedEvents > 0
-	}
-	if !sampled {
-		t.Errorf("series %+v: want the run's intervals", res.Series)
-	}
 }
 
 // A supervisor suspended for 5 s stops Druid reading the topic: nothing
