@@ -152,6 +152,13 @@ type Driver struct {
 	// here so that a command can tell before it opens one.
 	Updates   bool // takes update streams: its targets are Updaters, unless a setting says otherwise
 	InProcess bool // lives inside freshbench, where no sink outside it can write
+	// ViaOnly: the database takes its writes only from a Kafka topic,
+	// with its own ingestion (a Druid supervisor), so a run needs --via;
+	// its targets are StreamConsumers.
+	ViaOnly bool
+	// NoUpdates, when not empty, is why the database cannot take update
+	// streams (no upsert), said when a run asks for updates.
+	NoUpdates string
 }
 
 // capabilities names what the driver declares, for its help: " (takes
@@ -163,6 +170,9 @@ func (d Driver) capabilities() string {
 	}
 	if d.InProcess {
 		cs = append(cs, "in-process")
+	}
+	if d.ViaOnly {
+		cs = append(cs, "writes through a Kafka via only")
 	}
 	if len(cs) == 0 {
 		return ""
@@ -342,6 +352,14 @@ type Updater interface {
 	// Updated calls fn with the _seq and revision of every visible event
 	// of the generator whose revision is above 0.
 	Updated(ctx context.Context, generator string, fn func(seq, revision int64)) error
+}
+
+// StreamConsumer is implemented by a target whose database reads a Kafka
+// topic itself (Druid's Kafka supervisor): ConsumeTopic tells it the
+// brokers (host:port, comma-separated) and the topic that the via
+// produces to, before its Setup, which makes the database consume them.
+type StreamConsumer interface {
+	ConsumeTopic(brokers, topic string)
 }
 
 // Backlogged is implemented by a target whose writes pass through an

@@ -69,6 +69,7 @@ func Knobs() target.Knobs {
 type Kafka struct {
 	client   *kgo.Client
 	admin    *kadm.Client
+	broker   string // host:port, as the URL gives it
 	topic    string
 	format   string
 	group    string
@@ -152,7 +153,7 @@ func Open(ctx context.Context, raw string, writeTimeout time.Duration) (*Kafka, 
 		return nil, fmt.Errorf("kafka %s: %w", c.url, err)
 	}
 	k := &Kafka{
-		client: client, admin: kadm.NewClient(client), topic: c.topic,
+		client: client, admin: kadm.NewClient(client), broker: c.broker, topic: c.topic,
 		format: settings["format"].(string), group: settings["group"].(string),
 		url: c.url, settings: settings,
 	}
@@ -459,8 +460,13 @@ func (k *Kafka) Account(ctx context.Context) (*Account, error) {
 
 // Wrap returns the target that writes through k and reads, sets up and
 // describes through db: the pipeline. Its server account is db's (when
-// db reports one) with Kafka's beside it. Closing it closes both.
+// db reports one) with Kafka's beside it. Closing it closes both. A db
+// that consumes the topic itself (target.StreamConsumer) is told which,
+// so that its Setup, after Wrap, makes it consume this one.
 func (k *Kafka) Wrap(db target.Target) target.Target {
+	if c, ok := db.(target.StreamConsumer); ok {
+		c.ConsumeTopic(k.broker, k.topic)
+	}
 	p := &pipeline{Target: db, kafka: k}
 	if q, ok := db.(target.Querier); ok {
 		return &queryPipeline{pipeline: p, Querier: q}
@@ -502,9 +508,15 @@ func (p *pipeline) Via() (string, map[string]string) {
 	return p.kafka.url, p.kafka.settings.Text()
 }
 
-// Backlog is the consumer lag of the sink: of its group, or the largest
-// of the groups on the topic; every record when none committed yet.
+// Backlog is the consumer lag of the sink: the database's own account of
+// it when it consumes the topic itself and reports one (its offsets are
+// its own, not a consumer group's); else that of the sink's group, or the
+// largest of the groups on the topic; every record when none committed
+// yet.
 func (p *pipeline) Backlog(ctx context.Context) (int64, error) {
+	if b, ok := p.Target.(target.Backlogged); ok {
+		return b.Backlog(ctx)
+	}
 	a, err := p.kafka.Account(ctx)
 	if err != nil {
 		return 0, err
@@ -524,8 +536,14 @@ func (p *pipeline) Backlog(ctx context.Context) (int64, error) {
 }
 
 // ServerAccount is the database's account (when it reports one) with
-// Kafka's after it.
+// Kafka's after it. Kafka's is read first: its end offsets are held
+// against the events acknowledged in the measured phase, and a slow
+// database account read before them would shift their window.
 func (p *pipeline) ServerAccount(ctx context.Context) (results.AccountSnapshot, error) {
+	ka, err := p.kafka.Account(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var a results.AccountSnapshots
 	if r, ok := p.Target.(target.AccountReporter); ok {
 		db, err := r.ServerAccount(ctx)
@@ -533,10 +551,6 @@ func (p *pipeline) ServerAccount(ctx context.Context) (results.AccountSnapshot, 
 			return nil, err
 		}
 		a = append(a, db)
-	}
-	ka, err := p.kafka.Account(ctx)
-	if err != nil {
-		return nil, err
 	}
 	return append(a, ka), nil
 }

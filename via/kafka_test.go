@@ -314,3 +314,30 @@ func kafkaSh(t *testing.T, arg string) {
 		t.Fatalf("kafka.sh %s: %v\n%s", arg, err, out)
 	}
 }
+
+// consumer is a database that reads the topic itself and reports its own
+// lag; only what Wrap and Backlog use of it is there.
+type consumer struct {
+	target.Target
+	brokers, topic string
+	lag            int64
+}
+
+func (c *consumer) ConsumeTopic(brokers, topic string)     { c.brokers, c.topic = brokers, topic }
+func (c *consumer) Backlog(context.Context) (int64, error) { return c.lag, nil }
+
+// Wrap tells a database that consumes the topic itself which topic, and
+// the pipeline's backlog is then the database's own account of its lag,
+// not a consumer group's (it commits none to Kafka).
+func TestWrapTellsAConsumerItsTopic(t *testing.T) {
+	db := &consumer{lag: 42}
+	k := &Kafka{broker: "127.0.0.1:9", topic: "events"}
+	p := k.Wrap(db)
+	if db.brokers != "127.0.0.1:9" || db.topic != "events" {
+		t.Errorf("told brokers %q, topic %q; want the via's", db.brokers, db.topic)
+	}
+	n, err := p.(target.Backlogged).Backlog(context.Background())
+	if n != 42 || err != nil {
+		t.Errorf("backlog %d, %v; want the database's own, 42", n, err)
+	}
+}

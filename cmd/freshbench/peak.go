@@ -66,7 +66,7 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if err != nil {
 		return err
 	}
-	if err := f.target.checkVia(); err != nil {
+	if err := f.target.checkVia(f.load.updateShare); err != nil {
 		return err
 	}
 	ceilings, err := loadCeilings(*f.calibration, stderr)

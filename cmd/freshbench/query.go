@@ -234,7 +234,7 @@ func queryRun(fs *flag.FlagSet, tf *targetFlags, lf *loadFlags, qf *queryFlags, 
 		}
 		qr.Ingest = &runCfg
 	}
-	if err := tf.checkVia(); err != nil {
+	if err := tf.checkVia(lf.updateShare); err != nil {
 		return bench.QueryRun{}, err
 	}
 	if tf.via != "" && qr.Ingest == nil {

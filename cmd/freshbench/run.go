@@ -106,20 +106,22 @@ func (f *targetFlags) open(ctx context.Context) (target.Target, string, error) {
 	if err != nil {
 		return nil, "", fail(err)
 	}
+	// The via comes first: a database that consumes its topic itself
+	// learns the topic from it and consumes it from its Setup on.
+	piped, err := f.pipe(ctx, tgt)
+	if err != nil {
+		tgt.Close()
+		return nil, "", err
+	}
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	if err := tgt.Setup(sctx); err != nil {
-		tgt.Close()
+	if err := piped.Setup(sctx); err != nil {
+		piped.Close()
 		if errors.Is(err, target.ErrBadSetting) {
 			// The index exists, made for other settings.
 			return nil, "", usagef("--set: set up %s: %v", redact.URL(raw), err)
 		}
 		return nil, "", fail(fmt.Errorf("set up %s: %w", redact.URL(raw), err))
-	}
-	piped, err := f.pipe(ctx, tgt)
-	if err != nil {
-		tgt.Close()
-		return nil, "", err
 	}
 	return piped, raw, nil
 }
@@ -243,7 +245,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	if err != nil {
 		return err
 	}
-	if err := tf.checkVia(); err != nil {
+	if err := tf.checkVia(lf.updateShare); err != nil {
 		return err
 	}
 	ceilings, err := loadCeilings(*calibration, stderr)

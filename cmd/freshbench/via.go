@@ -21,25 +21,36 @@ func addViaFlag(fs *flag.FlagSet, tf *targetFlags) {
 }
 
 // checkVia refuses, before anything runs, a --via that is not a kafka://
-// URL or that goes with a target no sink can reach.
-func (f *targetFlags) checkVia() error {
+// URL or that goes with a target no sink can reach, a target that takes
+// its writes only through a via without one, and updates (updateShare
+// above 0) that the target's database cannot take, with its reason.
+func (f *targetFlags) checkVia(updateShare float64) error {
+	d, known := driverOf(f.url)
+	if known && updateShare > 0 && d.NoUpdates != "" {
+		return usagef("--update-share %g: a %s target takes no updates: %s; give --update-share 0", updateShare, d.Name, d.NoUpdates)
+	}
 	if f.via == "" {
+		if known && d.ViaOnly {
+			return usagef("--target: %s ingests only from a Kafka topic, with its own Kafka ingestion; give --via kafka://host:port/topic (scripts/kafka.sh url)", d.Name)
+		}
 		return nil
 	}
 	if err := via.Check(f.via); err != nil {
 		return usagef("--via: %v", err)
 	}
-	if t, err := url.Parse(f.url); err == nil && inProcess(t.Scheme) {
-		return usagef("--via: a %s:// target lives inside freshbench, where no sink can write; give a database's URL as --target", t.Scheme)
+	if known && d.InProcess {
+		return usagef("--via: a %s:// target lives inside freshbench, where no sink can write; give a database's URL as --target", d.Schemes[0])
 	}
 	return nil
 }
 
-// inProcess says whether the targets of scheme live inside freshbench, as
-// their driver declares.
-func inProcess(scheme string) bool {
-	d, ok := all.Registry().Lookup(scheme)
-	return ok && d.InProcess
+// driverOf is the driver of the target URL raw, as registered.
+func driverOf(raw string) (target.Driver, bool) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return target.Driver{}, false
+	}
+	return all.Registry().Lookup(u.Scheme)
 }
 
 // pipe puts the Kafka topic of --via in front of tgt, when given.

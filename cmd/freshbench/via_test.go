@@ -30,6 +30,12 @@ func TestViaBadInput(t *testing.T) {
 		{"bad value", shortRun("--data-dir", data, "--via", "kafka://127.0.0.1:9/t?compression=brotli", "--out", out), "compression=\"brotli\""},
 		{"in-process target", shortRun("--target", "sim://", "--via", "kafka://127.0.0.1:9/t", "--out", out), "a sim:// target lives inside freshbench"},
 		{"peak", []string{"peak", "--target", "discard://", "--via", "kafka://127.0.0.1:9/t", "--out", out}, "a discard:// target lives inside freshbench"},
+		// A database that ingests only from Kafka: without a topic, and
+		// with updates it has no upsert for.
+		{"via-only target", shortRun("--target", "druid://127.0.0.1:9/ds", "--out", out), "--target: druid ingests only from a Kafka topic, with its own Kafka ingestion; give --via kafka://host:port/topic"},
+		{"via-only peak", []string{"peak", "--target", "druid://127.0.0.1:9/ds", "--out", out}, "give --via kafka://host:port/topic"},
+		{"no upsert", shortRun("--target", "druid://127.0.0.1:9/ds", "--via", "kafka://127.0.0.1:9/t", "--update-share", "0.2", "--out", out),
+			"--update-share 0.2: a druid target takes no updates: Druid has no upsert"},
 		{"query without an ingest", []string{"query", "--target", "postgres://127.0.0.1:9/db", "--qps", "10", "--via", "kafka://127.0.0.1:9/t", "--out", out},
 			"--via: only an ingest's events pass through Kafka; give --rate too"},
 	} {

@@ -3,6 +3,7 @@ package all
 
 import (
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/target/druid"
 	"github.com/freshbench/freshbench/target/elastic"
 	"github.com/freshbench/freshbench/target/postgres"
 	"github.com/freshbench/freshbench/target/questdb"
@@ -18,5 +19,6 @@ func Registry() *target.Registry {
 	elastic.Register(r)
 	postgres.Register(r)
 	questdb.Register(r)
+	druid.Register(r)
 	return r
 }

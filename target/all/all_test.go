@@ -42,6 +42,7 @@ func TestDeclaredCapabilities(t *testing.T) {
 		"discard":       func(*testing.T) string { return "discard://" },
 		"elasticsearch": func(*testing.T) string { return "elasticsearch://127.0.0.1:1/caps" }, // opening sends nothing
 		"opensearch":    func(*testing.T) string { return "opensearch://127.0.0.1:1/caps" },
+		"druid":         func(*testing.T) string { return "druid://127.0.0.1:1/caps" }, // opening sends nothing
 		"postgres": func(t *testing.T) string {
 			return testenv.URL(t, "FRESHBENCH_TEST_POSTGRES_URL", "scripts/postgres.sh")
 		},

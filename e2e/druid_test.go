@@ -1,0 +1,289 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/freshbench/freshbench/internal/testenv"
+	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/target/all"
+	"github.com/freshbench/freshbench/target/druid"
+	"github.com/freshbench/freshbench/via"
+)
+
+// Apache Druid (scripts/druid.sh) reads the topic that freshbench
+// produces to (scripts/kafka.sh) with its own Kafka supervisor, and
+// freshbench reads the datasource over Druid SQL.
+
+// druidPipeline is a datasource of the test's own, fed from a topic of
+// the same name by a supervisor that Setup makes; all is removed when the
+// test ends.
+type druidPipeline struct {
+	tgt        target.Target
+	datasource string
+	overlord   string // http://host:port
+}
+
+func newDruidPipeline(t *testing.T, name string) *druidPipeline {
+	t.Helper()
+	raw := testenv.URL(t, "FRESHBENCH_TEST_DRUID_URL", "scripts/druid.sh")
+	broker := strings.TrimSuffix(testenv.URL(t, "FRESHBENCH_TEST_KAFKA_URL", "scripts/kafka.sh"), "/")
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &druidPipeline{datasource: fmt.Sprintf("fb_e2e_%s_%d", name, time.Now().UnixNano()%1e9), overlord: "http://" + u.Host}
+	if o := u.Query().Get("overlord"); o != "" {
+		p.overlord = "http://" + o
+	}
+	u.Path = "/" + p.datasource
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	db, err := all.Registry().Open(ctx, u.String(), target.Options{RequestTimeout: requestTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := via.Open(ctx, broker+"/"+p.datasource, 30*time.Second)
+	if err != nil {
+		db.Close()
+		t.Fatal(err)
+	}
+	p.tgt = k.Wrap(db)
+	if err := p.tgt.Setup(ctx); err != nil {
+		p.tgt.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := p.tgt.Teardown(ctx); err != nil {
+			t.Errorf("teardown: %v", err)
+		}
+		p.tgt.Close()
+	})
+	return p
+}
+
+// account is Druid's own account now, read through the pipeline.
+func (p *druidPipeline) account(t *testing.T) *druid.Account {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := p.tgt.(target.AccountReporter).ServerAccount(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range s.(results.AccountSnapshots) {
+		if d, ok := a.(*druid.Account); ok {
+			return d
+		}
+	}
+	t.Fatalf("server account %+v: no Druid account in it", s)
+	return nil
+}
+
+// supervisor suspends or resumes the datasource's supervisor.
+func (p *druidPipeline) supervisor(t *testing.T, action string) {
+	t.Helper()
+	resp, err := http.Post(p.overlord+"/druid/indexer/v1/supervisor/"+p.datasource+"/"+action, "application/json", nil)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("%s supervisor %s: %s", action, p.datasource, resp.Status)
+	}
+}
+
+// acknowledged is every event Kafka acknowledged in the run, warm-up
+// included: the records the topic holds.
+func acknowledged(res *results.Result) int64 {
+	var n int64
+	for _, c := range res.Completeness {
+		n += c.Acknowledged
+	}
+	return n
+}
+
+// checkExactlyOnce: the audit found every acknowledged event once, and
+// the probes saw every one they sampled.
+func checkExactlyOnce(t *testing.T, res *results.Result) {
+	t.Helper()
+	sum := res.Summary
+	if !sum.Audited || sum.Missing != 0 || sum.Unexpected != 0 || sum.Duplicates != 0 || sum.EventsFailed != 0 {
+		t.Errorf("audited %v, missing %d, unexpected %d, duplicates %d, failed %d; want an audited run with all 0",
+			sum.Audited, sum.Missing, sum.Unexpected, sum.Duplicates, sum.EventsFailed)
+	}
+	if sum.FreshnessLag.Count == 0 || sum.VisibilityLatency.Count == 0 || res.Visibility.NeverSeen != 0 {
+		t.Errorf("freshness lag: %d samples; visibility: %d probes, %d never seen; want both measured, every probe seen",
+			sum.FreshnessLag.Count, sum.VisibilityLatency.Count, res.Visibility.NeverSeen)
+	}
+}
+
+// Through Kafka into Druid every acknowledged event is visible exactly
+// once (Druid's Kafka ingestion claims exactly-once), freshness and
+// visibility are measured end to end, and Druid's own account is
+// recorded beside them and agrees: once its offsets are refreshed after
+// the drain, its tasks have read the topic to Kafka's end offset, which
+// is the number of events acknowledged, with no lag left.
+func TestViaKafkaDruidExactlyOnce(t *testing.T) {
+	p := newDruidPipeline(t, "once")
+	cfg := pipelineConfig(1000, 8*time.Second)
+	res := run(t, p.tgt, cfg)
+	checkAccounting(t, cfg, res)
+	checkExactlyOnce(t, res)
+
+	rec := recorded(t, res)
+	start, err := druid.AccountOf(rec.Start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, err := druid.AccountOf(rec.End)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if start == nil || end == nil || len(end.Supervisors) != 1 || end.Supervisors[0].Datasource != p.datasource ||
+		end.Supervisors[0].State != "RUNNING" || len(end.Tasks) == 0 || len(end.Segments) != 1 {
+		t.Fatalf("Druid's account %+v … %+v: want the running supervisor of %s, its tasks and segments at both ends", start, end, p.datasource)
+	}
+	t.Logf("Druid's account at the end of the measured phase: %+v", end)
+
+	acked := acknowledged(res)
+	var a *druid.Account
+	var consumed, ends, lag int64
+	for deadline := time.Now().Add(45 * time.Second); ; {
+		a = p.account(t)
+		consumed, ends, lag = 0, 0, 0
+		for _, pt := range a.Partitions {
+			consumed, ends, lag = consumed+pt.Consumed, ends+pt.EndOffset, lag+pt.Lag
+		}
+		if (ends == acked && consumed == acked && lag == 0) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	if ends != acked || consumed != acked || lag != 0 || a.Supervisors[0].AggregateLag != 0 {
+		t.Errorf("after the drain Druid's account says %d records in the topic, %d read, lag %d (aggregate %d); want %d, the events acknowledged, read, no lag: %+v",
+			ends, consumed, lag, a.Supervisors[0].AggregateLag, acked, a)
+	}
+}
+
+// A supervisor suspended for 5 s stops Druid reading the topic: nothing
+// new becomes visible, so freshbench's freshness lag grows by the
+// suspension and Druid's own lag by the records produced meanwhile; after
+// the resume a new task reads on from the stored offsets, the lag falls
+// back, and the audit still finds every event exactly once.
+func TestViaKafkaDruidSuspendedShowsLag(t *testing.T) {
+	p := newDruidPipeline(t, "suspend")
+	const pause = 5 * time.Second
+	cfg := pipelineConfig(500, 30*time.Second)
+	suspendAt := cfg.Ingest.Warmup + 5*time.Second
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(suspendAt)
+		p.supervisor(t, "suspend")
+		time.Sleep(pause)
+		p.supervisor(t, "resume")
+	}()
+	res := run(t, p.tgt, cfg)
+	<-done
+	checkExactlyOnce(t, res)
+
+	// The spike: the freshness lag reaches at least the suspension (less
+	// the poll interval that may have seen the newest event just before).
+	most, last, backlog := spike(res)
+	t.Logf("freshness lag: largest %.0f ms, last interval %.0f ms; Druid's largest lag %d records", most, last, backlog)
+	if want := float64((pause - cfg.PollInterval).Milliseconds()); most < want {
+		t.Errorf("largest freshness lag %.0f ms; want at least %.0f ms, the %s suspension", most, want, pause)
+	}
+	// Recovered: by the end of the measured phase, well over 10 s after
+	// the resume, the lag is back below half the spike.
+	if last >= most/2 {
+		t.Errorf("freshness lag in the last interval %.0f ms, largest %.0f ms; want it back below half the spike", last, most)
+	}
+}
+
+// spike returns the largest freshness lag of the series, the lag of its
+// last interval with a sample, and the largest backlog (Druid's own lag).
+func spike(res *results.Result) (most, last float64, backlog int64) {
+	for _, pt := range res.Series {
+		most = max(most, pt.FreshnessLagMs)
+		backlog = max(backlog, pt.Backlog)
+		if pt.FreshnessN > 0 {
+			last = pt.FreshnessLagMs
+		}
+	}
+	return most, last, backlog
+}
+
+// The indexer killed mid-run (SIGKILL: its reading task dies with it,
+// its in-memory rows unpublished) and started again: the run goes on
+// (Kafka takes the writes), the freshness lag shows the outage, Druid's
+// own lag shows the records it did not read, a new task reads the topic
+// again from the offsets Druid last committed, and the audit finds every
+// event exactly once — nothing lost, nothing read twice.
+func TestViaKafkaDruidIndexerKilled(t *testing.T) {
+	if os.Getenv("FRESHBENCH_TEST_DRUID_OUTAGE") != "1" {
+		t.Skip("FRESHBENCH_TEST_DRUID_OUTAGE is not 1: the test kills and starts Druid's indexer (scripts/test.sh sets it)")
+	}
+	p := newDruidPipeline(t, "kill")
+	cfg := pipelineConfig(500, 45*time.Second)
+	cfg.Drain = 2 * time.Minute
+	var down time.Duration
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(cfg.Ingest.Warmup + 5*time.Second)
+		t0 := time.Now()
+		scriptRun(t, "druid.sh", "kill-indexer")
+		scriptRun(t, "druid.sh", "start-indexer")
+		down = time.Since(t0)
+	}()
+	res := run(t, p.tgt, cfg)
+	<-done
+	checkExactlyOnce(t, res)
+	most, last, backlog := spike(res)
+	t.Logf("indexer down %s; freshness lag: largest %.0f ms, last interval %.0f ms; Druid's largest lag %d records", down, most, last, backlog)
+	// Nothing new was visible while the indexer was down.
+	if want := float64((down - cfg.PollInterval).Milliseconds()); most < want {
+		t.Errorf("largest freshness lag %.0f ms; want at least %.0f ms, the indexer's outage", most, want)
+	}
+	// Druid's own account: its lag (fetched every 5 s) caught at least
+	// the records of a quarter of the outage, and the task reading at the
+	// end of the measured phase is not the one that read at its start.
+	if want := int64(cfg.Ingest.Rate.PerSecond * down.Seconds() / 4); backlog < want || backlog == 0 {
+		t.Errorf("Druid's largest lag in the series %d records; want at least %d, a quarter of the outage's records", backlog, want)
+	}
+	rec := recorded(t, res)
+	start, err := druid.AccountOf(rec.Start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, err := druid.AccountOf(rec.End)
+	if err != nil {
+		t.Fatal(err)
+	}
+	active := func(a *druid.Account) (ids []string) {
+		for _, tk := range a.Tasks {
+			if tk.Type == "ACTIVE" {
+				ids = append(ids, tk.Task)
+			}
+		}
+		return ids
+	}
+	if s, e := active(start), active(end); len(s) != 1 || len(e) != 1 || s[0] == e[0] {
+		t.Errorf("reading tasks %v at the start of the measured phase, %v at its end: want the killed task replaced by another", s, e)
+	}
+	if last >= most/2 {
+		t.Errorf("freshness lag in the last interval %.0f ms, largest %.0f ms; want it back below half the spike", last, most)
+	}
+}

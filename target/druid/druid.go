@@ -1,0 +1,300 @@
+// Package druid is the freshbench target for Apache Druid, which takes
+// its writes from a Kafka topic with its own ingestion: a Kafka
+// supervisor, whose tasks read the topic, index the events in memory
+// (queryable at once), persist and publish them as segments, and hand
+// them off to the historicals. freshbench produces the events to the
+// topic (--via kafka://…, package via) and reads them over Druid SQL.
+//
+// URL: druid://host:port/datasource?overlord=host:port&task_duration=PT1H.
+// host:port serves Druid SQL (/druid/v2/sql): a broker, or a router,
+// which also proxies the overlord's and the coordinator's APIs and is then
+// the overlord's default. The path names the datasource (and the
+// supervisor, which Druid names after it); the settings are declared,
+// with their defaults and meanings, by knobs, and the URL's query
+// parameters may give any of them.
+//
+// The datasource, made by Setup's supervisor spec from freshbench's event
+// shape: __time, the primary timestamp, is _event_time (microseconds, cut
+// to Druid's milliseconds); _id and generator_identifier are strings,
+// _seq and _event_time (whole, in microseconds) longs; every other field
+// is found by Druid's schema discovery (emails and tags as arrays of
+// strings, nested objects as JSON). No rollup: every event is a row, so
+// an event ingested twice shows as a duplicate. Druid has no upsert, so
+// the target takes no updates.
+//
+// Reads are Druid SQL over HTTP, each bounded by the request timeout
+// (also sent as the query's own timeout), and Druid's errors are reported
+// in its words. Until a first event is ingested the datasource is unknown
+// to SQL; a read then sees nothing.
+package druid
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/freshbench/freshbench/redact"
+	"github.com/freshbench/freshbench/target"
+)
+
+// DefaultDatasource is the datasource when the URL's path names none.
+const DefaultDatasource = "freshbench"
+
+const defaultTimeout = 30 * time.Second
+
+// noUpdates is why the target takes no updates.
+const noUpdates = "Druid has no upsert: an event written again is a second row, not a replacement"
+
+// Register registers the druid scheme.
+func Register(r *target.Registry) {
+	r.Register(target.Driver{Name: "druid", Schemes: []string{"druid"}, Open: Open, Knobs: knobs(),
+		ViaOnly: true, NoUpdates: noUpdates})
+}
+
+func knobs() target.Knobs {
+	return target.Knobs{
+		{Name: "overlord", Help: "host:port of the overlord's API (supervisors, tasks) and the coordinator's (datasources); unset: the URL's host:port (a router proxies both)",
+			Parse: parseHostPort},
+		{Name: "task_duration", Default: "PT1H", Parse: parsePeriod,
+			Help: "taskDuration of the supervisor's tasks (ISO 8601 period): how long a task reads before it publishes its segments and hands them off"},
+		{Name: "segment_granularity", Default: "HOUR", Parse: target.OneOf("MINUTE", "FIVE_MINUTE", "TEN_MINUTE", "FIFTEEN_MINUTE", "HOUR", "DAY"),
+			Help: "segmentGranularity of the datasource: the time span of one segment"},
+		{Name: "max_rows_in_memory", Default: "150000", Parse: target.ParseInt(1000),
+			Help: "maxRowsInMemory of the tasks: rows held before they persist to disk"},
+	}
+}
+
+func parseHostPort(v string) (any, error) {
+	if v == "" {
+		return "", nil
+	}
+	u, err := url.Parse("http://" + v)
+	if err != nil || u.Host != v || u.Port() == "" {
+		return nil, fmt.Errorf("%q: want host:port", v)
+	}
+	return v, nil
+}
+
+var periodRE = regexp.MustCompile(`^P(T(\d+H)?(\d+M)?(\d+S)?|\d+D)$`)
+
+func parsePeriod(v string) (any, error) {
+	if !periodRE.MatchString(v) || v == "PT" {
+		return nil, fmt.Errorf("%q: want an ISO 8601 period such as PT1H, PT10M or PT30S", v)
+	}
+	return v, nil
+}
+
+// validDatasource keeps names that need no quoting in a URL path and are
+// quoted safely as SQL identifiers.
+var validDatasource = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}$`)
+
+type config struct {
+	broker     string // http://host:port
+	overlord   string // http://host:port
+	datasource string
+	settings   target.Settings
+	recreate   bool
+	timeout    time.Duration
+	redacted   string
+}
+
+func parseConfig(u *url.URL, opts target.Options) (*config, error) {
+	redacted := redact.URL(u.String())
+	if u.Scheme != "druid" || u.Host == "" || u.Port() == "" {
+		return nil, fmt.Errorf("%w %s: want druid://host:port/datasource (the broker's or router's port)", target.ErrBadURL, redacted)
+	}
+	ds := strings.TrimPrefix(u.Path, "/")
+	if ds == "" {
+		ds = DefaultDatasource
+	}
+	if !validDatasource.MatchString(ds) {
+		return nil, fmt.Errorf("%w %s: the path must be a datasource name (letters, digits, '_', '.', '-'; at most 200)", target.ErrBadURL, redacted)
+	}
+	ks := knobs()
+	q := u.Query()
+	if err := ks.CheckQuery(q); err != nil {
+		return nil, fmt.Errorf("druid %s: %w", redacted, err)
+	}
+	set, err := ks.WithQuery(q, opts.Settings)
+	if err != nil {
+		return nil, fmt.Errorf("druid %s: %w", redacted, err)
+	}
+	s, err := ks.Resolve(set)
+	if err != nil {
+		return nil, fmt.Errorf("druid %s: %w", redacted, err)
+	}
+	c := &config{broker: "http://" + u.Host, overlord: "http://" + u.Host, datasource: ds, settings: s,
+		recreate: opts.Recreate, timeout: opts.RequestTimeout, redacted: redacted}
+	if o := s["overlord"].(string); o != "" {
+		c.overlord = "http://" + o
+	}
+	if c.timeout <= 0 {
+		c.timeout = defaultTimeout
+	}
+	return c, nil
+}
+
+// store is a Druid datasource and the supervisor that feeds it.
+type store struct {
+	cfg  *config
+	http *http.Client
+	ds   string // the datasource, quoted as an SQL identifier
+
+	mu      sync.Mutex
+	brokers string // Kafka's, from the via
+	topic   string
+}
+
+var (
+	_ target.Target         = (*store)(nil)
+	_ target.StreamConsumer = (*store)(nil)
+	_ target.Describer      = (*store)(nil)
+)
+
+// Open checks the URL and settings; it sends nothing.
+func Open(_ context.Context, u *url.URL, opts target.Options) (target.Target, error) {
+	c, err := parseConfig(u, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &store{cfg: c, http: &http.Client{}, ds: `"` + c.datasource + `"`}, nil
+}
+
+func (s *store) Name() string { return "druid" }
+
+func (s *store) Settings() map[string]string { return s.cfg.settings.Text() }
+
+func (s *store) Close() error {
+	s.http.CloseIdleConnections()
+	return nil
+}
+
+// ConsumeTopic is told the via's brokers and topic, which Setup's
+// supervisor reads.
+func (s *store) ConsumeTopic(brokers, topic string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.brokers, s.topic = brokers, topic
+}
+
+func (s *store) source() (brokers, topic string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.brokers, s.topic
+}
+
+// errNoVia is the answer to a write or setup without a topic.
+var errNoVia = errors.New("druid takes its writes only from a Kafka topic, read by its own Kafka ingestion: write through a kafka:// via")
+
+// Write refuses: the events reach Druid through the via's topic.
+func (s *store) Write(context.Context, target.Batch) (target.WriteResult, error) {
+	return target.WriteResult{}, fmt.Errorf("druid %s: %w", s.cfg.redacted, errNoVia)
+}
+
+// Version is the broker's.
+func (s *store) Version(ctx context.Context) (string, error) {
+	var st struct {
+		Version string `json:"version"`
+	}
+	if err := s.call(ctx, "version of", http.MethodGet, s.cfg.broker+"/status", nil, &st); err != nil {
+		return "", err
+	}
+	return "Apache Druid " + st.Version, nil
+}
+
+// druidError is an error answer of Druid's APIs, in its words.
+type druidError struct {
+	Status       int
+	Err          string `json:"error"`
+	ErrorCode    string `json:"errorCode"`
+	ErrorMessage string `json:"errorMessage"`
+	ErrorClass   string `json:"errorClass"`
+	Host         string `json:"host"`
+	body         string
+}
+
+func (e *druidError) message() string {
+	switch {
+	case e.ErrorMessage != "" && e.ErrorCode != "":
+		return e.ErrorCode + ": " + e.ErrorMessage
+	case e.ErrorMessage != "":
+		return e.ErrorMessage
+	case e.Err != "":
+		return e.Err
+	}
+	return strings.TrimSpace(e.body)
+}
+
+func (e *druidError) Error() string { return e.message() }
+
+// readError makes the error of a failed answer.
+func readError(resp *http.Response) *druidError {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	e := &druidError{Status: resp.StatusCode, body: string(b)}
+	_ = json.Unmarshal(b, e)
+	if e.message() == "" {
+		e.body = resp.Status
+	}
+	return e
+}
+
+// call sends one request to an API of Druid's and decodes its JSON
+// answer into out (nil: the answer is read and dropped), bounded by the
+// request timeout; what names it in an error ("setup of").
+func (s *store) call(ctx context.Context, what, method, u string, body any, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
+	defer cancel()
+	resp, err := s.send(ctx, method, u, body)
+	if err != nil {
+		return s.fail(ctx, what, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("druid %s %s: %s %s: %w", what, s.cfg.datasource, method, strings.TrimPrefix(u, "http://"), readError(resp))
+	}
+	if out == nil {
+		_, err = io.Copy(io.Discard, resp.Body)
+	} else {
+		err = json.NewDecoder(resp.Body).Decode(out)
+	}
+	if err != nil {
+		return s.fail(ctx, what, err)
+	}
+	return nil
+}
+
+func (s *store) send(ctx context.Context, method, u string, body any) (*http.Response, error) {
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, r)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return s.http.Do(req)
+}
+
+// fail wraps a request's failure: a timeout is named as the bound it hit.
+func (s *store) fail(ctx context.Context, what string, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("druid %s %s: no answer within %s: %w", what, s.cfg.datasource, s.cfg.timeout, err)
+	}
+	return fmt.Errorf("druid %s %s: %w", what, s.cfg.datasource, err)
+}
