@@ -87,6 +87,11 @@ func TestPeakDriverCappedByCPUQuota(t *testing.T) {
 	if v.Decision() != stats.DecisionNotYetKnown || !v.DriverLimited || !strings.Contains(v.Reason(), "the driver fell behind") {
 		t.Errorf("verdict %q (driver limited %v), want not yet known: the driver fell behind", v, v.DriverLimited)
 	}
+	// Held longer, a step whose driver fell behind says no more of the
+	// target: the look that finds it ends the step.
+	if v.DecidedAtS >= 20 {
+		t.Errorf("the step held %.0f s, to its maximum hold: a look that found the driver behind did not end it", v.DecidedAtS)
+	}
 	if !strings.HasPrefix(res.Peak.Reason, "the driver is the limit, not the target") || res.Peak.Found {
 		t.Errorf("peak %+v, want the driver named as the limit", res.Peak)
 	}
