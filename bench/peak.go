@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -279,6 +278,44 @@ type looker struct {
 	looks   int
 	next    float64 // measured seconds of the next look
 	decided bool
+	cpu     cpuSince // the driver's, from the first call of until
+}
+
+// cpuSince measures this process's CPU from its start on.
+type cpuSince struct {
+	cpu  time.Duration
+	wall time.Time
+	ok   bool
+}
+
+func (c *cpuSince) start() {
+	if c.wall.IsZero() {
+		c.cpu, c.ok = processCPU()
+		c.wall = time.Now()
+	}
+}
+
+// corePercent is the CPU used since start as a percentage of one core;
+// 0 when unknown.
+func (c *cpuSince) corePercent() float64 {
+	now, ok := processCPU()
+	wall := time.Since(c.wall)
+	if !ok || !c.ok || wall <= 0 {
+		return 0
+	}
+	return 100 * (now - c.cpu).Seconds() / wall.Seconds()
+}
+
+// driverFigures is the driver's load: its CPU (percent of one core, 0
+// unknown) as a share of the cores it may use, and its calibrated
+// ceiling (events/s, 0 unknown).
+func driverFigures(ceiling, corePercent float64) stats.DriverFigures {
+	d := stats.DriverFigures{CeilingPerSec: ceiling}
+	d.Cores, d.Quota = driverCores()
+	if corePercent > 0 {
+		d.CPUShare = corePercent / 100 / d.Cores
+	}
+	return d
 }
 
 // lookEvery is the least time between two looks: looks at every second
@@ -286,6 +323,7 @@ type looker struct {
 const lookEvery = 10.0
 
 func (l *looker) until(series []stats.Point) bool {
+	l.cpu.start()
 	pts := measuredSeries(series, l.run.Ingest)
 	if len(pts) < 2 {
 		return false
@@ -299,7 +337,7 @@ func (l *looker) until(series []stats.Point) bool {
 	l.looks++
 	f := stats.StepFigures{Series: pts, Look: l.looks, AuditPending: true, Audited: true,
 		InflightEvents: int64(l.run.Ingest.MaxInflight) * int64(l.run.Ingest.BatchSize), MaxInflight: int64(l.run.Ingest.MaxInflight),
-		Driver: stats.DriverFigures{Cores: runtime.GOMAXPROCS(0), CeilingPerSec: l.ceiling}}
+		Driver: driverFigures(l.ceiling, l.cpu.corePercent())}
 	var target, acked, failed int64
 	for _, p := range pts {
 		target += p.TargetEvents
@@ -310,7 +348,9 @@ func (l *looker) until(series []stats.Point) bool {
 	f.Attempted, f.Failed = acked+failed, failed
 	v := l.rule.Judge(f)
 	l.next = held + max(lookEvery, v.VisibilityPeriodS)
-	l.decided = !v.Undecided
+	// A driver that fell behind ends the step too: held longer, the step
+	// would say no more of the target, and the search stops there.
+	l.decided = !v.Undecided || v.DriverLimited
 	return l.decided
 }
 
@@ -357,11 +397,12 @@ func judge(step *results.Result, c Config, rule stats.Rule, look int, ceiling fl
 		Series: measuredSeries(step.Series, c.Ingest), FreshnessLag: step.Freshness.Lag,
 		InflightEvents: int64(c.Ingest.MaxInflight) * int64(c.Ingest.BatchSize), MaxInflight: int64(c.Ingest.MaxInflight),
 		Audited: s.Audited, Missing: s.Missing,
-		Driver: stats.DriverFigures{Cores: runtime.GOMAXPROCS(0), CeilingPerSec: ceiling},
 	}
-	if d := step.DriverCPU; d != nil && d.CorePercent > 0 {
-		f.Driver.CPUShare = d.CorePercent / 100 / float64(f.Driver.Cores)
+	var cpu float64
+	if d := step.DriverCPU; d != nil {
+		cpu = d.CorePercent
 	}
+	f.Driver = driverFigures(ceiling, cpu)
 	f.Audited, f.LostUpdates = updateAudit(step.Updates, f.Audited)
 	if c.Ingest.Rate.Unit == pace.Bytes {
 		f.TargetPerSec, f.AchievedPerSec = s.TargetMBPerSec, s.AchievedMBPerSec

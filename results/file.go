@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/freshbench/freshbench/outfile"
+	"github.com/freshbench/freshbench/stats"
 )
 
 // WriteFile writes res as indented JSON to path (see outfile.Write).
@@ -75,12 +78,24 @@ func migrate(res *Result) {
 	if res.SchemaVersion < 3 && res.Kind == "" {
 		res.Kind = kindOf(res)
 	}
+	if res.Verdict != nil {
+		migrateVerdict(res.Verdict)
+	}
+	undecided := 0
 	for _, s := range res.Steps {
 		s.SchemaVersion = res.SchemaVersion
+		was := s.Verdict != nil && s.Verdict.Undecided
 		migrate(s)
 		if res.Kind == KindPeak {
 			s.Kind = KindStep
 		}
+		if !was && s.Verdict != nil && s.Verdict.Undecided {
+			undecided++
+		}
+	}
+	if res.Peak != nil && undecided > 0 {
+		res.Peak.NotYetKnown += undecided
+		res.Peak.Reason += fmt.Sprintf(" (read by the rule of three verdicts: %d step(s) judged not sustainable only for being too short to tell are not yet known)", undecided)
 	}
 	res.MigratedFrom = res.SchemaVersion
 	res.SchemaVersion = SchemaVersion
@@ -100,4 +115,30 @@ func kindOf(res *Result) string {
 		return KindQuery
 	}
 	return KindRun
+}
+
+// tooShort are the reasons the rule of two verdicts (before version 5)
+// gave a step too short to tell its trends: what it could not rule out,
+// not evidence of a backlog.
+var tooShort = []string{
+	"too short to judge a trend; a hold of at least",
+	"the step is too short to tell at this noise; a hold of at least",
+	"or the visibility period is longer than the step (then a hold of at least",
+	"refreshes: a hold of at least",
+}
+
+// migrateVerdict reads a verdict of the rule of two verdicts by the rule
+// of three: a step not sustainable only for being too short to tell is
+// not yet known, its reasons what it could not rule out. A step with any
+// other reason keeps its verdict: that reason is evidence of a backlog.
+func migrateVerdict(v *stats.Verdict) {
+	if v.Sustainable || v.Undecided || len(v.Reasons) == 0 {
+		return
+	}
+	for _, r := range v.Reasons {
+		if !slices.ContainsFunc(tooShort, func(s string) bool { return strings.Contains(r, s) }) {
+			return
+		}
+	}
+	v.Undecided, v.Open, v.Reasons = true, v.Reasons, nil
 }

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/freshbench/freshbench/stats"
 )
 
 // A version 1 file reads as the current schema: its acknowledgements,
@@ -93,6 +96,64 @@ func TestReadRefusesUnknownVersions(t *testing.T) {
 		}
 		if _, err := ReadFile(path); err == nil {
 			t.Errorf("%s: read without error", file)
+		}
+	}
+}
+
+// A peak search written under the rule of two verdicts (by freshbench at
+// 7f1924f, schema 3; testdata/peak-v3-*.json, their series left out)
+// judged a step too short to tell its trend not sustainable. Read now,
+// such a step is not yet known and the peak counts it so; a step with
+// evidence of a backlog beside (late batches) stays not sustainable; a
+// schema-4 file of the same rule reads the same, and a current file's
+// verdicts are left as they are.
+func TestReadTwoVerdictSteps(t *testing.T) {
+	res, err := ReadFile(filepath.Join("testdata", "peak-v3-too-short.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 2 || res.MigratedFrom != 3 {
+		t.Fatalf("%d steps, migrated from %d; want 2 steps from version 3", len(res.Steps), res.MigratedFrom)
+	}
+	if v := res.Steps[0].Verdict; v.Decision() != stats.DecisionSustainable {
+		t.Errorf("step 1: %s, want sustainable", v)
+	}
+	v := res.Steps[1].Verdict
+	if v.Decision() != stats.DecisionNotYetKnown || len(v.Reasons) != 0 || !strings.Contains(v.Reason(), "too short to tell") {
+		t.Errorf("step 2: %s (reasons %q), want not yet known: too short to tell", v, v.Reasons)
+	}
+	if p := res.Peak; !p.Found || p.Step != 0 || p.NotYetKnown != 1 || !strings.Contains(p.Reason, "1 step(s) judged not sustainable only for being too short to tell are not yet known") {
+		t.Errorf("peak %+v, want step 1 with one step not yet known", p)
+	}
+
+	late, err := ReadFile(filepath.Join("testdata", "peak-v3-late.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := late.Steps[0].Verdict; v.Decision() != stats.DecisionNotSustainable || !strings.Contains(v.Reason(), "batches late") {
+		t.Errorf("a step with late batches: %s, want not sustainable", v)
+	}
+	if late.Peak.NotYetKnown != 0 {
+		t.Errorf("peak counts %d steps not yet known, want 0", late.Peak.NotYetKnown)
+	}
+
+	tooShort := `{"reasons":["freshness lag trend -6.3 ms/s could be as high as 224.2 ms/s (5.0 ms/s tolerated): the step is too short to tell at this noise; a hold of at least 1h55m20s is needed"]}`
+	for _, c := range []struct {
+		version int
+		want    string
+	}{{4, stats.DecisionNotYetKnown}, {SchemaVersion, stats.DecisionNotSustainable}} {
+		path := filepath.Join(t.TempDir(), "peak.json")
+		body := fmt.Sprintf(`{"schema_version":%d,"kind":"peak","command":"peak","peak":{"found":false,"step":-1,"reason":"step 1 was not sustainable"},
+		"steps":[{"schema_version":%[1]d,"kind":"step","verdict":%s}]}`, c.version, tooShort)
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Steps[0].Verdict.Decision(); got != c.want {
+			t.Errorf("version %d: %s, want %s", c.version, got, c.want)
 		}
 	}
 }

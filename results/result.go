@@ -30,7 +30,14 @@ import (
 // values with units and roles at each end, the window's figures as
 // tables, and findings. Older accounts read as tables (see
 // ServerAccount.UnmarshalJSON).
-const SchemaVersion = 4
+//
+// 5: a step's verdict is one of three (sustainable, not sustainable, not
+// yet known: undecided with what it could not rule out in open). Older
+// files judged a step too short to tell its trend not sustainable;
+// ReadFile reads such a step, when that was its only reason, as not yet
+// known (see migrateVerdict). Coordinate with issue 27, which may bump
+// the version too: the two bumps are one (5) if they land together.
+const SchemaVersion = 5
 
 // Kinds of result. A reader renders a result by its kind rather than
 // guessing from the fields that happen to be set.

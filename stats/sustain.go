@@ -129,7 +129,10 @@ type DriverFigures struct {
 	// CPUShare is the CPU the driver used as a share of the cores it may
 	// use (1: all of them busy all the time); 0 when unknown.
 	CPUShare float64
-	Cores    int
+	// Cores is how many it may use: GOMAXPROCS, or its cgroup's CPU
+	// quota when that is less (Quota), which may be a fraction of one.
+	Cores float64
+	Quota bool
 	// CeilingPerSec is the driver's calibrated ceiling at the step's
 	// batch size (events/s); 0 when unknown.
 	CeilingPerSec float64
@@ -364,7 +367,10 @@ func (r Rule) driverBehind(f StepFigures, short bool) string {
 	d := f.Driver
 	cpu := ""
 	if d.CPUShare > 0 {
-		cpu = fmt.Sprintf("the driver used %.0f%% of its %d core(s)", 100*d.CPUShare, d.Cores)
+		cpu = fmt.Sprintf("the driver used %.0f%% of its %s core(s)", 100*d.CPUShare, strconv.FormatFloat(d.Cores, 'g', 3, 64))
+		if d.Quota {
+			cpu += " (its cgroup's CPU quota)"
+		}
 		if d.CeilingPerSec > 0 {
 			cpu += fmt.Sprintf(" (its calibrated ceiling at this batch size: %.0f events/s)", d.CeilingPerSec)
 		}
