@@ -162,7 +162,17 @@ func TestExperimentOfThreeProcesses(t *testing.T) {
 				}
 				gens = append(gens, r.Generators...)
 				s := r.Summary
-				if !s.Audited || s.Missing != 0 || s.Unexpected != 0 || s.Duplicates != 0 || s.EventsFailed != 0 {
+				// A request that failed as a whole (the shared server
+				// dropped a connection) is not what this test is about and
+				// its events are accounted for; an event refused by the
+				// database (a duplicate id) is.
+				for kind, e := range s.Errors {
+					t.Logf("instance %d: %d failed events of kind %s: %s", i, e.Count, kind, e.Sample)
+					if !wholeRequest(kind) {
+						t.Errorf("instance %d: %d events failed as %s (%s): want none refused by the database", i, e.Count, kind, e.Sample)
+					}
+				}
+				if !s.Audited || s.Missing != 0 || s.Unexpected != 0 || s.Duplicates != 0 || s.EventsFailed != 0 && len(s.Errors) == 0 {
 					t.Errorf("instance %d: audited %v, missing %d, unexpected %d, duplicates %d, failed %d; want an audited run with all 0 (an id shared with another instance shows as unexpected or duplicate)",
 						i, s.Audited, s.Missing, s.Unexpected, s.Duplicates, s.EventsFailed)
 				}
@@ -302,4 +312,15 @@ func TestExperimentWithKilledInstances(t *testing.T) {
 	if c := whole.Summary; !c.Audited || c.Missing != 0 {
 		t.Errorf("instance 0: audited %v, missing %d; want audited whole beside its killed peers", c.Audited, c.Missing)
 	}
+}
+
+// wholeRequest reports whether an error kind is a request that failed as
+// a whole, in transport or on a busy server, rather than an event the
+// database refused.
+func wholeRequest(kind string) bool {
+	switch kind {
+	case "timeout", "request_failed", "connection_refused":
+		return true
+	}
+	return false
 }
