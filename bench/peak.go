@@ -147,72 +147,31 @@ func SearchPeak(ctx context.Context, tgt target.Target, cfg PeakConfig) (*result
 		Config: recordConfig(cfg.Run),
 	}
 	search := recordSearch(cfg)
-	rate := cfg.Run.Ingest.Rate
-	level, confirming := 0, false
-	// lo is the highest sustainable rate, hi the lowest not sustainable
-	// (0: none yet); once hi is known, the search bisects between them.
-	var lo, hi float64
+	s := &searchState{cfg: cfg, rate: cfg.Run.Ingest.Rate}
 	for {
-		refining := hi > 0
 		if ctx.Err() != nil {
 			res.EndedEarly, res.EndReason = true, ErrInterrupted.Error()
-			res.Peak = peakOf(search, res.Steps, fmt.Sprintf("%s before step %d (%s)", ErrInterrupted, len(res.Steps)+1, rate), began)
+			res.Peak = peakOf(search, res.Steps, fmt.Sprintf("%s before step %d (%s)", ErrInterrupted, len(res.Steps)+1, s.rate), began)
 			break
 		}
-		if !confirming && !refining {
-			if cfg.MaxSteps > 0 && level >= cfg.MaxSteps {
-				res.Peak = peakOf(search, res.Steps, fmt.Sprintf("reached the limit of %d steps", cfg.MaxSteps), began)
-				break
-			}
-			if cfg.MaxRate > 0 && rate.PerSecond > cfg.MaxRate*(1+1e-9) {
-				limit := pace.Rate{PerSecond: cfg.MaxRate, Unit: rate.Unit}
-				res.Peak = peakOf(search, res.Steps, fmt.Sprintf("the next step (%s) would exceed the rate limit %s", rate, limit), began)
-				break
-			}
-			level++
+		if stop := s.limit(); stop != "" {
+			res.Peak = peakOf(search, res.Steps, stop, began)
+			break
 		}
 		n := len(res.Steps)
-		step, err := runStep(ctx, tgt, cfg, rate, n)
+		step, err := runStep(ctx, tgt, cfg, s.rate, n)
 		if err != nil {
-			return nil, fmt.Errorf("step %d (%s): %w", n+1, rate, err)
+			return nil, fmt.Errorf("step %d (%s): %w", n+1, s.rate, err)
 		}
 		res.Steps = append(res.Steps, step)
 		res.Generators = append(res.Generators, step.Generators...)
 		res.EndedAt = step.EndedAt
-
 		var stop string
-		switch v := step.Verdict; {
-		case v == nil:
+		if step.Verdict == nil {
 			res.EndedEarly, res.EndReason = true, step.EndReason
-			stop = fmt.Sprintf("%s during step %d (%s)", step.EndReason, n+1, rate)
-		case v.DriverLimited:
-			stop = fmt.Sprintf("the driver is the limit, not the target: at step %d (%s), %s", n+1, rate, v.Reason())
-		case v.Undecided && refining:
-			stop = fmt.Sprintf("the refinement stopped: step %d (%s) is not yet known: %s", n+1, rate, v.Reason())
-		case v.Undecided:
-			// Counted as neither: the steps above will tell.
-			rate, confirming = cfg.Increase.Next(rate), false
-		case v.Sustainable:
-			lo, confirming = rate.PerSecond, false
-			rate = cfg.Increase.Next(rate)
-		case cfg.Confirm && !confirming && !refining:
-			confirming = true // the same rate once more
-		case confirming:
-			stop = fmt.Sprintf("step %d (%s) was not sustainable, confirmed by step %d: %s", n, rate, n+1, v.Reason())
-			hi, confirming = rate.PerSecond, false
-		default:
-			stop = fmt.Sprintf("step %d (%s) was not sustainable: %s", n+1, rate, v.Reason())
-			hi = rate.PerSecond
-		}
-		if hi > 0 && !confirming && step.Verdict != nil && !step.Verdict.Undecided {
-			// Bisect until the interval [lo, hi] is within the precision.
-			if cfg.Precision > 0 && lo > 0 && hi-lo > cfg.Precision*hi*(1+1e-9) {
-				rate = pace.Rate{PerSecond: (lo + hi) / 2, Unit: rate.Unit}
-				stop = ""
-			} else if refining {
-				stop = fmt.Sprintf("refined to within %s: sustainable at %s, not at %s", percent(cfg.Precision),
-					pace.Rate{PerSecond: lo, Unit: rate.Unit}, pace.Rate{PerSecond: hi, Unit: rate.Unit})
-			}
+			stop = fmt.Sprintf("%s during step %d (%s)", step.EndReason, n+1, s.rate)
+		} else {
+			stop = s.after(*step.Verdict, n)
 		}
 		res.Peak = peakOf(search, res.Steps, stop, began)
 		if cfg.OnStep != nil {
@@ -224,6 +183,79 @@ func SearchPeak(ctx context.Context, tgt target.Target, cfg PeakConfig) (*result
 	}
 	res.EndedAt = time.Now().UTC()
 	return res, nil
+}
+
+// searchState is where a peak search stands between its steps: the rate
+// of the next step, how many rates of the coarse grid it has tried, and
+// what is known of the peak.
+type searchState struct {
+	cfg        PeakConfig
+	rate       pace.Rate
+	level      int
+	confirming bool // the next step runs the same rate once more
+	// lo is the highest sustainable rate, hi the lowest not sustainable
+	// (0: none yet); once hi is known, the search bisects between them.
+	lo, hi float64
+}
+
+func (s *searchState) refining() bool { return s.hi > 0 }
+
+// limit says why the search stops before a new rate of the coarse grid
+// ("" to go on), and counts the rate when it goes on.
+func (s *searchState) limit() string {
+	if s.confirming || s.refining() {
+		return ""
+	}
+	if s.cfg.MaxSteps > 0 && s.level >= s.cfg.MaxSteps {
+		return fmt.Sprintf("reached the limit of %d steps", s.cfg.MaxSteps)
+	}
+	if s.cfg.MaxRate > 0 && s.rate.PerSecond > s.cfg.MaxRate*(1+1e-9) {
+		limit := pace.Rate{PerSecond: s.cfg.MaxRate, Unit: s.rate.Unit}
+		return fmt.Sprintf("the next step (%s) would exceed the rate limit %s", s.rate, limit)
+	}
+	s.level++
+	return ""
+}
+
+// after moves the search on from step n's verdict v: to the next rate, the
+// same rate once more, or the middle of [lo, hi]; it returns why the
+// search stops, "" to go on.
+func (s *searchState) after(v stats.Verdict, n int) string {
+	refining := s.refining()
+	var stop string
+	switch {
+	case v.DriverLimited:
+		stop = fmt.Sprintf("the driver is the limit, not the target: at step %d (%s), %s", n+1, s.rate, v.Reason())
+	case v.Undecided && refining:
+		stop = fmt.Sprintf("the refinement stopped: step %d (%s) is not yet known: %s", n+1, s.rate, v.Reason())
+	case v.Undecided:
+		// Counted as neither: the steps above will tell.
+		s.rate, s.confirming = s.cfg.Increase.Next(s.rate), false
+	case v.Sustainable:
+		s.lo, s.confirming = s.rate.PerSecond, false
+		s.rate = s.cfg.Increase.Next(s.rate)
+	case s.cfg.Confirm && !s.confirming && !refining:
+		s.confirming = true
+	case s.confirming:
+		stop = fmt.Sprintf("step %d (%s) was not sustainable, confirmed by step %d: %s", n, s.rate, n+1, v.Reason())
+		s.hi, s.confirming = s.rate.PerSecond, false
+	default:
+		stop = fmt.Sprintf("step %d (%s) was not sustainable: %s", n+1, s.rate, v.Reason())
+		s.hi = s.rate.PerSecond
+	}
+	if s.hi == 0 || s.confirming || v.Undecided {
+		return stop
+	}
+	// Bisect until the interval [lo, hi] is within the precision.
+	if s.cfg.Precision > 0 && s.lo > 0 && s.hi-s.lo > s.cfg.Precision*s.hi*(1+1e-9) {
+		s.rate = pace.Rate{PerSecond: (s.lo + s.hi) / 2, Unit: s.rate.Unit}
+		return ""
+	}
+	if refining {
+		stop = fmt.Sprintf("refined to within %s: sustainable at %s, not at %s", percent(s.cfg.Precision),
+			pace.Rate{PerSecond: s.lo, Unit: s.rate.Unit}, pace.Rate{PerSecond: s.hi, Unit: s.rate.Unit})
+	}
+	return stop
 }
 
 func percent(share float64) string { return strconv.FormatFloat(100*share, 'g', 3, 64) + " %" }
