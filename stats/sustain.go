@@ -576,56 +576,18 @@ func (j *trendJudge) judge(what string, f fit, needHold func(fit) float64) (slop
 // interval and the sawtooth's period (0 when none).
 func (j *trendJudge) lag(pts []Point) (slope, upper, periodS float64) {
 	tol, width, holdS, alpha := j.tol, j.width, j.holdS, j.alpha
-	var lt, hi, lo []float64
-	var samples []float64
-	haveMin := false
-	for _, p := range pts {
-		if p.FreshnessN == 0 {
-			continue
-		}
-		lt = append(lt, p.StartS)
-		hi = append(hi, p.FreshnessLagMs)
-		low := p.FreshnessLagMinMs
-		if low > 0 {
-			haveMin = true
-		} else {
-			low = p.FreshnessLagMs
-		}
-		lo = append(lo, low)
-		samples = append(samples, float64(p.FreshnessN)/p.WidthS)
-	}
+	ls := lagSeriesOf(pts)
+	lt, hi := ls.t, ls.hi
 	if len(lt) < 3 {
 		return 0, 0, 0 // the sampling rule above has failed the step already, or it is too short to judge
 	}
-	saw := findSawtooth(lt, hi, lo, width)
+	saw := findSawtooth(lt, hi, ls.lo, width)
 	if !saw.ramps {
 		slope, upper = j.judge("freshness lag", fitTrend(lt, hi, 0, true, alpha), j.shortHold)
 		return slope, upper, 0
 	}
-	// A floor is read at the first poll after its refresh, up to a poll
-	// gap later, and polls are spread from 0.5 to 1.5 poll intervals:
-	// half the mean gap is the spread of a uniform delay up to 1.7 gaps.
-	// Without the smallest lag of each interval, a floor is known only to
-	// within an interval.
-	floorSigma := 1000 * width / math.Sqrt(12)
-	if haveMin {
-		floorSigma = 1000 / median(samples) / 2
-	}
+	floorSigma, spread := ls.floorSpread(saw, width)
 	periodS = saw.periodS
-	// The floors themselves may spread much more than the poll resolution
-	// (a refresh that takes longer some times than others: a second and
-	// more on Elasticsearch with a 30 s interval). Successive floors
-	// differ by √2 times their spread: the median of those differences
-	// × 1.048 estimates it, and overstates it when the floors trend,
-	// which only lengthens the hold named.
-	spread := floorSigma
-	if k := len(saw.floorMs); k >= 2 {
-		d := make([]float64, k-1)
-		for i := 1; i < k; i++ {
-			d[i-1] = math.Abs(saw.floorMs[i] - saw.floorMs[i-1])
-		}
-		spread = max(spread, 1.048*median(d))
-	}
 	periods := func(periodS float64) float64 {
 		hold := float64(periodsNeeded(spread, periodS, tol, alpha)+1) * periodS
 		if periodS < 4*width {
@@ -666,6 +628,64 @@ func (j *trendJudge) lag(pts []Point) (slope, upper, periodS float64) {
 		})
 	}
 	return slope, upper, periodS
+}
+
+// lagSeries is the freshness lag of a step's intervals that had polls:
+// each interval's start, its largest lag (hi) and its smallest (lo, the
+// largest where the smallest is not known), and its polls per second.
+type lagSeries struct {
+	t, hi, lo, samples []float64
+	haveMin            bool // the smallest lag of each interval is known
+}
+
+func lagSeriesOf(pts []Point) lagSeries {
+	var ls lagSeries
+	for _, p := range pts {
+		if p.FreshnessN == 0 {
+			continue
+		}
+		ls.t = append(ls.t, p.StartS)
+		ls.hi = append(ls.hi, p.FreshnessLagMs)
+		low := p.FreshnessLagMinMs
+		if low > 0 {
+			ls.haveMin = true
+		} else {
+			low = p.FreshnessLagMs
+		}
+		ls.lo = append(ls.lo, low)
+		ls.samples = append(ls.samples, float64(p.FreshnessN)/p.WidthS)
+	}
+	return ls
+}
+
+// floorSpread returns how precisely one floor of the sawtooth saw is read
+// (floorSigma) and how much the floors spread (spread, at least that), in
+// ms, for intervals of width seconds.
+func (ls lagSeries) floorSpread(saw sawtooth, width float64) (floorSigma, spread float64) {
+	// A floor is read at the first poll after its refresh, up to a poll
+	// gap later, and polls are spread from 0.5 to 1.5 poll intervals:
+	// half the mean gap is the spread of a uniform delay up to 1.7 gaps.
+	// Without the smallest lag of each interval, a floor is known only to
+	// within an interval.
+	floorSigma = 1000 * width / math.Sqrt(12)
+	if ls.haveMin {
+		floorSigma = 1000 / median(ls.samples) / 2
+	}
+	// The floors themselves may spread much more than the poll resolution
+	// (a refresh that takes longer some times than others: a second and
+	// more on Elasticsearch with a 30 s interval). Successive floors
+	// differ by √2 times their spread: the median of those differences
+	// × 1.048 estimates it, and overstates it when the floors trend,
+	// which only lengthens the hold named.
+	spread = floorSigma
+	if k := len(saw.floorMs); k >= 2 {
+		d := make([]float64, k-1)
+		for i := 1; i < k; i++ {
+			d[i-1] = math.Abs(saw.floorMs[i] - saw.floorMs[i-1])
+		}
+		spread = max(spread, 1.048*median(d))
+	}
+	return floorSigma, spread
 }
 
 // confidence is the level of a one-sided bound of error alpha, e.g.
