@@ -110,10 +110,21 @@ fi
 # one do not pile onto another's; across the two lanes the tests meet no
 # more load than with a CPU hog per core, which they are written to
 # stand (scripts/busy-test). The slower lane sets the wall time.
+#
+# A test that stops or restarts a shared server (PostgreSQL, its standby,
+# the Kafka broker) breaks whatever the other lane runs on that server at
+# the moment (seen: an end-to-end test's PostgreSQL "shutting down"), so
+# the lane beside the end-to-end tests runs without them, and they run
+# alone once both lanes are done. The end-to-end lane's own outage tests
+# run one after another within it.
+disruptive='^(TestServerRestart|TestPairServerAccount|TestWriteBrokerFrozen)$'
 go test -count=1 -timeout 20m ./e2e &
 e2e_lane=$!
 rest_ok=0
-go test -count=1 -p 1 -timeout 20m $(go list ./... | grep -v '/e2e$') || rest_ok=1
+env -u FRESHBENCH_TEST_POSTGRES_RESTART -u FRESHBENCH_TEST_REPLICA_OUTAGE -u FRESHBENCH_TEST_KAFKA_OUTAGE \
+	go test -count=1 -p 1 -timeout 20m $(go list ./... | grep -v '/e2e$') || rest_ok=1
 e2e_ok=0
 wait "$e2e_lane" || e2e_ok=1
-exit $((rest_ok | e2e_ok))
+alone_ok=0
+go test -count=1 -p 1 -timeout 10m -run "$disruptive" ./target/postgres ./via || alone_ok=1
+exit $((rest_ok | e2e_ok | alone_ok))
