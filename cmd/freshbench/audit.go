@@ -28,6 +28,9 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// needs --target again.
 		tf.url = res.Environment.TargetURL
 	}
+	if d, known := driverOf(tf.url); known && d.InProcess {
+		return usagef("--target: a %s:// target kept its events only within the run that wrote them, and an audit now would find none; re-check them within the run with --recheck, or audit a database's URL", d.Schemes[0])
+	}
 	tgt, _, err := tf.open(ctx)
 	if err != nil {
 		return err

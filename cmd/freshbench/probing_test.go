@@ -198,3 +198,19 @@ func TestProbeBudgetBadInput(t *testing.T) {
 		wantUsageError(t, []string{"run", "--target", "sim://", c.flag, c.value}, c.want)
 	}
 }
+
+// An in-process target keeps its events only within the run that wrote
+// them: a later audit would find none and call every late event still
+// not visible, so it is refused in one line (exit 2) that names the way
+// to re-check (--recheck).
+func TestAuditRefusesAnInProcessTarget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "r.json")
+		code, _, stderr := freshbench(t, "run", "--duration", "2s", "--warmup", "1s", "--drain", "500ms", "--drain-max", "500ms", "--quiet",
+			"--metrics-addr", "", "--target", "sim://?visibility_delay=3s", "--out", out)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		wantUsageError(t, []string{"audit", out}, "--recheck")
+	})
+}
