@@ -535,7 +535,7 @@ func everywhere(ins []Input, of func(*results.Result) *results.Visibility) *resu
 }
 
 func newFreshness() results.Freshness {
-	return results.Freshness{Lag: stats.NewHistogram(), QueryService: stats.NewHistogram(), Errors: map[string]*stats.ErrorCount{}}
+	return results.Freshness{Lag: stats.NewHistogram(), QueryService: stats.NewHistogram(), CensoredLag: stats.NewHistogram(), Errors: map[string]*stats.ErrorCount{}}
 }
 
 func newVisibility() results.Visibility { return results.NewVisibility() }
@@ -545,6 +545,14 @@ func addFreshness(f *results.Freshness, x results.Freshness) {
 	add(f.QueryService, x.QueryService)
 	f.Samples += x.Samples
 	f.Empty += x.Empty
+	// An input written before the failed polls' bounds were kept apart
+	// leaves the merge without them (then every figure may be a bound).
+	if x.CensoredLag == nil && x.Censored > 0 {
+		f.CensoredLag = nil
+	}
+	if f.CensoredLag != nil {
+		add(f.CensoredLag, x.CensoredLag)
+	}
 	f.Censored += x.Censored
 	addErrors(f.Errors, x.Errors)
 	f.NotMeasured = cmp.Or(f.NotMeasured, x.NotMeasured)

@@ -115,9 +115,14 @@ func synthetic(rng *rand.Rand, s shape, tr truth) *results.Result {
 		tr.record("freshness query service", r.Freshness.QueryService, logNormal(rng, 3*time.Millisecond, 0.4))
 		r.Freshness.Samples++
 	}
-	r.Freshness.Censored = int64(rng.IntN(3))
-	if r.Freshness.Censored > 0 {
-		stats.AddError(r.Freshness.Errors, "timeout", r.Freshness.Censored, "freshness query of generator: timeout")
+	// Failed polls: each enters the lag as a lower bound, and apart.
+	r.Freshness.Censored = int64(1 + rng.IntN(3))
+	stats.AddError(r.Freshness.Errors, "timeout", r.Freshness.Censored, "freshness query of generator: timeout")
+	r.Freshness.CensoredLag = stats.NewHistogram()
+	for range r.Freshness.Censored {
+		d := logNormal(rng, 300*time.Millisecond, 0.6)
+		tr.record("freshness lag", r.Freshness.Lag, d)
+		tr.record("freshness censored lag", r.Freshness.CensoredLag, d)
 	}
 	r.Visibility = results.Visibility{
 		Latency: stats.NewHistogram(), QueryService: stats.NewHistogram(), Gap: stats.NewHistogram(),
@@ -182,6 +187,12 @@ func syntheticEndpoint(rng *rand.Rand, s shape, n func() int, tr truth, r *resul
 	}
 	e.Freshness.Censored = int64(1 + rng.IntN(3))
 	stats.AddError(e.Freshness.Errors, "connection refused", e.Freshness.Censored, "freshness query of generator: connection refused")
+	e.Freshness.CensoredLag = stats.NewHistogram()
+	for range e.Freshness.Censored {
+		d := logNormal(rng, 500*time.Millisecond, 0.6)
+		tr.record("read1 freshness lag", e.Freshness.Lag, d)
+		tr.record("read1 freshness censored lag", e.Freshness.CensoredLag, d)
+	}
 	every := results.Visibility{Latency: stats.NewHistogram(), QueryService: stats.NewHistogram(), Gap: stats.NewHistogram()}
 	for range r.Visibility.Probes {
 		tr.record("read1 visibility latency", e.Visibility.Latency, logNormal(rng, 600*time.Millisecond, 0.5))

@@ -153,6 +153,10 @@ func (f *Freshness) sample(ctx context.Context, gen string) bool {
 	case err != nil:
 		stats.CountError(f.res.Errors, err)
 		f.res.Censored++
+		if f.res.CensoredLag == nil {
+			f.res.CensoredLag = stats.NewHistogram()
+		}
+		f.res.CensoredLag.Record(lag)
 	default:
 		f.res.Samples++
 		f.res.QueryService.Record(done.Sub(sent))

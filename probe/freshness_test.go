@@ -55,6 +55,12 @@ func TestFreshnessFailedPollsAreLowerBounds(t *testing.T) {
 	if res.Censored != 4 {
 		t.Errorf("censored %d, want the 4 failed polls", res.Censored)
 	}
+	// Four of the five values are lower bounds, all above the one answer:
+	// every percentile from the answer's on is "> X", never a value
+	// (issue 27); the least of them is the answer itself.
+	if s := res.LagSummary(); !s.LowerBound(s.P50Ms) || !s.LowerBound(s.MaxMs) || s.LowerBound(s.MinMs) && s.MinMs < s.LowerFromMs {
+		t.Errorf("lag summary %+v: want p50 and max marked as lower bounds", s)
+	}
 	// HDR keeps 3 significant digits: a value reads back up to 0.1 % low.
 	if lo := res.Lag.Quantile(0); lo < 9*time.Second*999/1000 {
 		t.Errorf("lag min %s, want every value at least the 9s age of the newest event seen", lo)

@@ -54,7 +54,7 @@ func (r *Result) Endpoints() []*ReadEndpoint {
 // which the audit must cover.
 func (e *ReadEndpoint) summarize(gens []string) EndpointSummary {
 	s := EndpointSummary{
-		Name: e.Name, FreshnessLag: e.Freshness.Lag.Summarize(), VisibilityLatency: e.Visibility.LatencySummary(),
+		Name: e.Name, FreshnessLag: e.Freshness.LagSummary(), VisibilityLatency: e.Visibility.LatencySummary(),
 		VisibilityResolution: e.Visibility.ResolutionMs, ProbeQueryService: e.Visibility.QueryService.Summarize(),
 	}
 	s.Missing, s.Unexpected, s.Duplicates, s.Audited = audit(e.Completeness, gens, e.AuditError)

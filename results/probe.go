@@ -22,10 +22,29 @@ type Freshness struct {
 	// each of them is one of the Censored values of Lag.
 	Errors   map[string]*stats.ErrorCount `json:"errors,omitempty"`
 	Censored int64                        `json:"censored_lower_bounds"`
+	// CensoredLag holds those lower bounds again, apart, so that the
+	// summary can tell the figures they reach (nil: none yet, or results
+	// written before it was kept).
+	CensoredLag *stats.Histogram `json:"censored_lag,omitempty"`
 	// NotMeasured, when set, says why there is no freshness lag (the
 	// target keeps no events); the other figures are then empty.
 	NotMeasured string        `json:"not_measured,omitempty"`
 	Last        time.Duration `json:"-"`
+}
+
+// LagSummary is Lag's summary, the figures that the failed polls' lower
+// bounds reach marked as lower bounds.
+func (f *Freshness) LagSummary() stats.Summary {
+	if f.Lag == nil {
+		return stats.Summary{}
+	}
+	s := f.Lag.Summarize()
+	if f.CensoredLag == nil && f.Censored > 0 {
+		// Results written before the bounds were kept apart: any value
+		// may be one of them.
+		return s.WithLowerFrom(s.MinMs)
+	}
+	return s.WithLowerBounds(f.CensoredLag)
 }
 
 // Visibility is the visibility latency of the probes whose events
@@ -251,7 +270,7 @@ func summarizeUpdates(u *Updates, m *Phase, gens []string) *UpdateSummary {
 	}
 	s := &UpdateSummary{
 		Dispatched: m.UpdatesDispatched, Acked: m.UpdatesAcked, Failed: m.UpdatesFailed,
-		FreshnessLag: u.Freshness.Lag.Summarize(), VisibilityLatency: u.Visibility.LatencySummary(),
+		FreshnessLag: u.Freshness.LagSummary(), VisibilityLatency: u.Visibility.LatencySummary(),
 		VisibilityResolution: u.Visibility.ResolutionMs,
 		Audited:              len(u.Audit) == len(gens) && u.AuditError == "",
 	}

@@ -15,7 +15,7 @@ func Summarize(r *Result, measuredS float64) Summary {
 	s := Summary{
 		MeasuredS:    measuredS,
 		WriteLatency: m.WriteLatency.Summarize(), ServiceTime: m.ServiceTime.Summarize(),
-		FreshnessLag: r.Freshness.Lag.Summarize(), VisibilityLatency: r.Visibility.LatencySummary(),
+		FreshnessLag: r.Freshness.LagSummary(), VisibilityLatency: r.Visibility.LatencySummary(),
 		VisibilityMidpoint:   r.Visibility.MidpointSummary(),
 		VisibilityResolution: r.Visibility.ResolutionMs, ProbeQueryService: r.Visibility.QueryService.Summarize(),
 		Batches: m.Batches, LateBatches: m.LateBatches, Retries: m.Retries,
