@@ -127,8 +127,8 @@ func TestJudgeDriverFellBehind(t *testing.T) {
 	}
 	flat := func(i int) float64 { return 3 + 0.2*float64(i%3) }
 	// On schedule, but a fifth of the batches sent late.
-	late := func(inflight int64) StepFigures {
-		f := step(inflight, flat, 0.4)
+	late := func(inflight int64, cpu float64) StepFigures {
+		f := step(inflight, flat, cpu)
 		for i := range f.Series {
 			f.Series[i].AckedEvents, f.Series[i].LateBatches = 1000, 4
 		}
@@ -147,8 +147,8 @@ func TestJudgeDriverFellBehind(t *testing.T) {
 		{"slots full", step(16, flat, 0.4), false, "achieved 96.7%"},
 		{"service times grow", step(3, rising, 0.4), false, "achieved 96.7%"},
 		{"nothing known of the service", step(3, func(int) float64 { return 0 }, 0), false, "achieved 96.7%"},
-		{"late with the slots free", late(3), true, "20% of batches late in the second half, while the in-flight slots were free"},
-		{"late with the slots full", late(16), false, "20% of batches late in the second half (> 5%)"},
+		{"late with the slots free, the driver's CPU at its share", late(3, 0.95), true, "20% of batches late in the second half, while the driver used 95%"},
+		{"late with the slots full", late(16, 0.4), false, "20% of batches late in the second half (> 5%)"},
 	} {
 		v := DefaultRule().Judge(c.f)
 		if v.DriverLimited != c.driver || !strings.Contains(v.String(), c.says) {
@@ -160,5 +160,13 @@ func TestJudgeDriverFellBehind(t *testing.T) {
 		if !c.driver && v.Decision() != DecisionNotSustainable {
 			t.Errorf("%s: %s; want not sustainable", c.name, v)
 		}
+	}
+	// Late batches while the rate was kept, the slots were free and the
+	// driver had CPU to spare: its timers fired late (a busy machine: a
+	// CPU hog per core made 10 % of a 500 events/s step late, and the old
+	// rule stopped the search at it). That is neither evidence against the
+	// target nor a limit of the driver's: the rest judges the step.
+	if v := DefaultRule().Judge(late(3, 0.01)); v.DriverLimited || v.Decision() != DecisionSustainable {
+		t.Errorf("late with the slots free and the CPU idle: %s; want sustainable, the driver not the limit", v)
 	}
 }
