@@ -28,15 +28,8 @@ func testDefaultRunProbesAtTheTargetsPace(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
 	const delay = 50 * time.Millisecond
-	code, _, stderr := freshbench(t, "run", "--duration", "3s", "--warmup", "1s", "--drain", "2s", "--quiet",
-		"--metrics-addr", "", "--target", "sim://?visibility_delay="+delay.String(), "--out", out)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	r, err := results.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, _ := runResult(t, out, "--duration", "3s", "--warmup", "1s", "--drain", "2s", "--quiet",
+		"--metrics-addr", "", "--target", "sim://?visibility_delay="+delay.String())
 	v := r.Visibility
 	if v.Seen == 0 {
 		t.Fatalf("no probe seen: %+v", v)
@@ -60,15 +53,8 @@ func testDefaultRunProbesAtTheTargetsPace(t *testing.T) {
 func TestCensoredPercentilesAreLowerBounds(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
-	code, stdout, stderr := freshbench(t, "run", "--duration", "2s", "--warmup", "1s", "--drain", "500ms", "--drain-max", "500ms", "--quiet",
-		"--metrics-addr", "127.0.0.1:0", "--target", "sim://?visibility_delay=3s", "--out", out)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	r, err := results.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, stdout := runResult(t, out, "--duration", "2s", "--warmup", "1s", "--drain", "500ms", "--drain-max", "500ms", "--quiet",
+		"--metrics-addr", "127.0.0.1:0", "--target", "sim://?visibility_delay=3s")
 	v := r.Summary.VisibilityLatency
 	if r.Visibility.NeverSeen == 0 || r.Visibility.Seen > 0 {
 		t.Fatalf("%d probes seen, %d never: want none seen within a 0.5 s drain of a 3 s delay", r.Visibility.Seen, r.Visibility.NeverSeen)
@@ -102,15 +88,8 @@ func TestCensoredPercentilesAreLowerBounds(t *testing.T) {
 func TestLateIsNotLost(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
-	code, stdout, stderr := freshbench(t, "run", "--duration", "2s", "--warmup", "1s", "--drain", "500ms", "--drain-max", "500ms", "--recheck", "2s", "--quiet",
-		"--metrics-addr", "127.0.0.1:0", "--target", "sim://?visibility_delay=2s", "--out", out)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	r, err := results.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, stdout := runResult(t, out, "--duration", "2s", "--warmup", "1s", "--drain", "500ms", "--drain-max", "500ms", "--recheck", "2s", "--quiet",
+		"--metrics-addr", "127.0.0.1:0", "--target", "sim://?visibility_delay=2s")
 	var acked, visible, late, lost, turnedUp int64
 	for _, c := range r.Completeness {
 		acked, visible, late, lost = acked+c.Acknowledged, visible+c.Visible, late+c.Late, lost+c.Missing
@@ -134,15 +113,8 @@ func TestLateIsNotLost(t *testing.T) {
 func TestLostEventsCountedExactly(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
-	code, _, stderr := freshbench(t, "run", "--duration", "2s", "--warmup", "0s", "--drain", "500ms", "--drain-max", "20s", "--quiet",
-		"--metrics-addr", "127.0.0.1:0", "--target", "sim://?drop_every=100", "--out", out)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	r, err := results.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, _ := runResult(t, out, "--duration", "2s", "--warmup", "0s", "--drain", "500ms", "--drain-max", "20s", "--quiet",
+		"--metrics-addr", "127.0.0.1:0", "--target", "sim://?drop_every=100")
 	var acked, late, lost int64
 	for _, c := range r.Completeness {
 		acked, late, lost = acked+c.Acknowledged, late+c.Late, lost+c.Missing
@@ -160,15 +132,8 @@ func TestLostEventsCountedExactly(t *testing.T) {
 func TestAuditRechecksLateEvents(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
-	code, _, stderr := freshbench(t, "run", "--duration", "1s", "--warmup", "0s", "--drain", "1s", "--quiet",
-		"--metrics-addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--out", out)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	r, err := results.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, _ := runResult(t, out, "--duration", "1s", "--warmup", "0s", "--drain", "1s", "--quiet",
+		"--metrics-addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"))
 	if len(r.Completeness) != 1 || r.Completeness[0].Acknowledged < 10 {
 		t.Fatalf("completeness %+v: want one generator with 10 events or more", r.Completeness)
 	}
@@ -206,11 +171,23 @@ func TestProbeBudgetBadInput(t *testing.T) {
 func TestAuditRefusesAnInProcessTarget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "r.json")
-		code, _, stderr := freshbench(t, "run", "--duration", "2s", "--warmup", "1s", "--drain", "500ms", "--drain-max", "500ms", "--quiet",
-			"--metrics-addr", "", "--target", "sim://?visibility_delay=3s", "--out", out)
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, stderr)
-		}
+		runResult(t, out, "--duration", "2s", "--warmup", "1s", "--drain", "500ms", "--drain-max", "500ms", "--quiet",
+			"--metrics-addr", "", "--target", "sim://?visibility_delay=3s")
 		wantUsageError(t, []string{"audit", out}, "--recheck")
 	})
+}
+
+// runResult runs freshbench run with args and --out out, fails the test
+// unless it exits 0, and returns the results file and the console.
+func runResult(t *testing.T, out string, args ...string) (*results.Result, string) {
+	t.Helper()
+	code, stdout, stderr := freshbench(t, append(append([]string{"run"}, args...), "--out", out)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, stdout
 }
