@@ -241,15 +241,8 @@ func testSinkLosesNothing(t *testing.T, p *sinkPipeline) *results.Result {
 	cfg := pipelineConfig(1000, 8*time.Second)
 	res := run(t, p.tgt, cfg)
 	checkAccounting(t, cfg, res)
+	checkExactlyOnce(t, res)
 	sum := res.Summary
-	if !sum.Audited || sum.Missing != 0 || sum.Unexpected != 0 || sum.Duplicates != 0 || sum.EventsFailed != 0 {
-		t.Errorf("audited %v, missing %d, unexpected %d, duplicates %d, failed %d; want an audited run with all 0",
-			sum.Audited, sum.Missing, sum.Unexpected, sum.Duplicates, sum.EventsFailed)
-	}
-	if sum.FreshnessLag.Count == 0 || sum.VisibilityLatency.Count == 0 || res.Visibility.NeverSeen != 0 {
-		t.Errorf("freshness lag: %d samples; visibility: %d probes, %d never seen; want both measured, every probe seen",
-			sum.FreshnessLag.Count, sum.VisibilityLatency.Count, res.Visibility.NeverSeen)
-	}
 	bench.Describe(context.Background(), "run", p.tgt, p.url).Apply(res)
 	if !strings.HasSuffix(res.Config.Via, "/"+p.table+"?format=row&group=connect-"+p.connector) ||
 		res.Config.ViaSettings["format"] != "row" || res.Config.TargetSettings["table"] != p.table {
