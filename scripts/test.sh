@@ -104,27 +104,34 @@ if (($# > 0)); then
 	go test -count=1 -p 1 -timeout 20m "$@"
 	exit
 fi
-# Two lanes: the end-to-end tests, which mostly wait on the servers
-# (refreshes, outages, drains), beside every other package. Within a
-# lane, -p 1 runs packages one after another, so that the load tests of
-# one do not pile onto another's; across the two lanes the tests meet no
-# more load than with a CPU hog per core, which they are written to
-# stand (scripts/busy-test). The slower lane sets the wall time.
+# Three lanes: the end-to-end tests through Kafka (Kafka Connect, Druid,
+# Pinot), the other end-to-end tests, and beside them every other
+# package. The end-to-end tests mostly wait on the servers (refreshes,
+# outages, drains), so two of their lanes fit beside the CPU-bound one.
+# Within a lane, -p 1 runs packages one after another, so that the load
+# tests of one do not pile onto another's. The slowest lane sets the wall
+# time.
 #
-# A test that stops or restarts a shared server (PostgreSQL, its standby,
-# the Kafka broker) breaks whatever the other lane runs on that server at
-# the moment (seen: an end-to-end test's PostgreSQL "shutting down"), so
-# the lane beside the end-to-end tests runs without them, and they run
-# alone once both lanes are done. The end-to-end lane's own outage tests
-# run one after another within it.
-disruptive='^(TestServerRestart|TestPairServerAccount|TestWriteBrokerFrozen)$'
-go test -count=1 -timeout 20m ./e2e &
+# A test that stops or restarts a server that another lane uses
+# (PostgreSQL, which the Kafka Connect sink writes to; its standby; the
+# Kafka broker) breaks whatever that lane runs on it at the moment (seen:
+# an end-to-end test's PostgreSQL "shutting down"), so the lanes run
+# without them, and they run alone once every lane is done. An outage
+# that touches only its own lane's server (Druid's indexer, the
+# clusters' second nodes) runs within that lane.
+via_kafka='^TestViaKafka|Druid|Pinot'
+disruptive='^(TestServerRestart|TestPairServerAccount|TestWriteBrokerFrozen|TestPostgresRestartDuringRun)$'
+lanes=(env -u FRESHBENCH_TEST_POSTGRES_RESTART)
+"${lanes[@]}" go test -count=1 -timeout 20m -run "$via_kafka" ./e2e &
+kafka_lane=$!
+"${lanes[@]}" go test -count=1 -timeout 20m -skip "$via_kafka" ./e2e &
 e2e_lane=$!
 rest_ok=0
-env -u FRESHBENCH_TEST_POSTGRES_RESTART -u FRESHBENCH_TEST_REPLICA_OUTAGE -u FRESHBENCH_TEST_KAFKA_OUTAGE \
+"${lanes[@]}" -u FRESHBENCH_TEST_REPLICA_OUTAGE -u FRESHBENCH_TEST_KAFKA_OUTAGE \
 	go test -count=1 -p 1 -timeout 20m $(go list ./... | grep -v '/e2e$') || rest_ok=1
 e2e_ok=0
+wait "$kafka_lane" || e2e_ok=1
 wait "$e2e_lane" || e2e_ok=1
 alone_ok=0
-go test -count=1 -p 1 -timeout 10m -run "$disruptive" ./target/postgres ./via || alone_ok=1
+go test -count=1 -p 1 -timeout 10m -run "$disruptive" ./target/postgres ./via ./e2e || alone_ok=1
 exit $((rest_ok | e2e_ok | alone_ok))
