@@ -57,7 +57,7 @@ func TestQueryCommand(t *testing.T) {
 
 	code, out, errOut := freshbench(t, "query", "--data-dir", data, "--qps", "10", "--duration", "1s", "--warmup", "0s", "--metrics-addr=")
 	if code != 1 || !strings.Contains(errOut, "no stored document") || !strings.Contains(errOut, "--rate") {
-		t.Errorf("query on an empty database: exit code %d, stderr %q; want 1 and a hint", code, errOut)
+		t.Errorf("query on an empty database: exit code %d, stderr %q, stdout %q; want 1 and a hint", code, errOut, out)
 	}
 
 	beside := filepath.Join(dir, "beside.json")
