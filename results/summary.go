@@ -15,9 +15,9 @@ func Summarize(r *Result, measuredS float64) Summary {
 	s := Summary{
 		MeasuredS:    measuredS,
 		WriteLatency: m.WriteLatency.Summarize(), ServiceTime: m.ServiceTime.Summarize(),
-		FreshnessLag: r.Freshness.LagSummary(), VisibilityLatency: r.Visibility.LatencySummary(),
-		VisibilityMidpoint:   r.Visibility.MidpointSummary(),
-		VisibilityResolution: r.Visibility.ResolutionMs, ProbeQueryService: r.Visibility.QueryService.Summarize(),
+		FreshnessLag: r.Target().Freshness.LagSummary(), VisibilityLatency: r.Target().Visibility.LatencySummary(),
+		VisibilityMidpoint:   r.Target().Visibility.MidpointSummary(),
+		VisibilityResolution: r.Target().Visibility.ResolutionMs, ProbeQueryService: r.Target().Visibility.QueryService.Summarize(),
 		Batches: m.Batches, LateBatches: m.LateBatches, Retries: m.Retries,
 		EventsDue: m.Due, EventsAcked: m.Acked, EventsAckedOnRetry: m.AckedOnRetry,
 		EventsFailed: m.Failed, EventsUnsent: m.Unsent, UnsentWait: m.UnsentWait.Summarize(),
@@ -38,12 +38,12 @@ func Summarize(r *Result, measuredS float64) Summary {
 		s.AchievedEventsPerSec = float64(m.Throughput) / s.MeasuredS
 		s.AchievedMBPerSec = float64(m.ThroughputBytes) / s.MeasuredS / 1e6
 	}
-	s.Missing, s.Unexpected, s.Duplicates, s.Audited = audit(r.Completeness, r.Generators, r.AuditError)
-	for _, c := range r.Completeness {
+	s.Missing, s.Unexpected, s.Duplicates, s.Audited = audit(r.Target().Completeness, r.Generators, r.Target().AuditError)
+	for _, c := range r.Target().Completeness {
 		s.Late += c.Late
 	}
-	s.Updates = summarizeUpdates(r.Updates, m, r.Generators)
-	for _, e := range r.ReadEndpoints {
+	s.Updates = summarizeUpdates(r.Target().Updates, m, r.Generators)
+	for _, e := range r.Reads() {
 		s.ReadEndpoints = append(s.ReadEndpoints, e.summarize(r.Generators))
 	}
 	if v := r.VisibleEverywhere; v != nil && v.NotMeasured == "" {
