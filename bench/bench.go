@@ -266,7 +266,7 @@ func prepare(ctx context.Context, tgt target.Target, cfg Config, tl *timeline.Ti
 	}
 	r.probes = probe.NewProbes(tl, vis...)
 	var err error
-	if r.upd, err = newUpdateProbes(reads, cfg, tl); err != nil {
+	if r.upd, err = newUpdateProbes(r.eps, cfg, tl); err != nil {
 		return nil, err
 	}
 	writer, loads, err := queryLoads(ctx, tgt, reads, cfg, r.obs)

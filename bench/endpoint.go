@@ -8,14 +8,15 @@ import (
 	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
+	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/timeline"
 )
 
 // endpointRun is one endpoint's share of a run, the target's or a read
-// endpoint's: its freshness polls, visibility probes, query load and
-// series, and the figures they make. Update probes and the watch of
-// every probe on every endpoint are the run's (see run): what is visible
-// everywhere joins the endpoints.
+// endpoint's: its freshness polls, visibility probes, update probes,
+// query load and series, and the figures they make. The watch of every
+// probe on every endpoint is the run's (run.probes, updateProbes): what
+// is visible everywhere joins the endpoints.
 type endpointRun struct {
 	ReadEndpoint
 	// series is the endpoint's record: the run's own for the target,
@@ -26,6 +27,11 @@ type endpointRun struct {
 	fresh   *probe.Freshness  // nil: a query workload alone
 	load    *query.Load       // nil: no query workload
 	queries *results.Queries  // what load measured
+	// With an update stream (see updateProbes): the endpoint as an
+	// Updater, its update visibility probes and update freshness polls.
+	updater  target.Updater
+	updVis   *probe.Visibility
+	updFresh *probe.Freshness
 }
 
 // newEndpointRun starts e's share of a run whose series is run: the
