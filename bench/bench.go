@@ -205,9 +205,9 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 		Config: recordConfig(cfg), Experiment: cfg.Experiment,
 	}
 	r.poll(ctx)
-	acct, queries := r.ingest(ctx, res)
+	acct := r.ingest(ctx, res)
 	interrupted := r.drain(ctx, res)
-	r.collect(ctx, res, acct, queries, interrupted)
+	r.collect(ctx, res, acct, interrupted)
 	return res, nil
 }
 
@@ -236,45 +236,46 @@ func (c Config) plan() (Config, error) {
 
 // run is one run's collaborators, each measuring over the timeline tl.
 type run struct {
-	tgt      target.Target
-	cfg      Config
-	obs      stats.Observer
-	tl       *timeline.Timeline
-	ledger   *probe.Ledger
-	series   *stats.Series   // the target's
-	eps      []ReadEndpoint  // the target first, then the read endpoints
-	epSeries []*stats.Series // by endpoint: the target's is series
-	probes   *probe.Probes
-	upd      *updateProbes // nil: no updates
-	loads    []*query.Load // by endpoint; nil: no query workload
-	in       *ingest.Ingester
-	gens     []string
-	fresh    []*probe.Freshness // by endpoint
+	tgt    target.Target
+	cfg    Config
+	obs    stats.Observer
+	tl     *timeline.Timeline
+	ledger *probe.Ledger
+	series *stats.Series  // the run's: the writes, and the target's
+	eps    []*endpointRun // the target first, then the read endpoints
+	probes *probe.Probes  // every insert probe, watched on every endpoint
+	upd    *updateProbes  // nil: no updates
+	in     *ingest.Ingester
+	gens   []string
 
 	polls              sync.WaitGroup
 	stopFresh, stopVis context.CancelFunc
 }
 
-// prepare builds the probes, query loads and ingester of a run over tl.
+// prepare builds the endpoints' probes and query loads and the ingester
+// of a run over tl.
 func prepare(ctx context.Context, tgt target.Target, cfg Config, tl *timeline.Timeline) (*run, error) {
-	r := &run{
-		tgt: tgt, cfg: cfg, obs: cfg.Observer, tl: tl, ledger: probe.NewLedger(),
-		series: stats.NewSeries(tl.Start(), 0), eps: endpoints(tgt, cfg.ReadEndpoints),
-	}
-	vis := make([]*probe.Visibility, len(r.eps))
-	for i, e := range r.eps {
-		vis[i] = probe.NewVisibility(e.Name, e.Reader, cfg.budget(e.Reader), tl, r.obs)
+	r := &run{tgt: tgt, cfg: cfg, obs: cfg.Observer, tl: tl, ledger: probe.NewLedger(), series: stats.NewSeries(tl.Start(), 0)}
+	reads := endpoints(tgt, cfg.ReadEndpoints)
+	vis := make([]*probe.Visibility, len(reads))
+	for i, e := range reads {
+		ep := newEndpointRun(e, i == 0, r.series)
+		ep.vis = probe.NewVisibility(e.Name, e.Reader, cfg.budget(e.Reader), tl, r.obs)
+		vis[i] = ep.vis
+		r.eps = append(r.eps, ep)
 	}
 	r.probes = probe.NewProbes(tl, vis...)
 	var err error
 	if r.upd, err = newUpdateProbes(r.eps, cfg, tl); err != nil {
 		return nil, err
 	}
-	writer, loads, err := queryLoads(ctx, tgt, r.eps, cfg, r.obs)
+	writer, loads, err := queryLoads(ctx, tgt, reads, cfg, r.obs)
 	if err != nil {
 		return nil, err
 	}
-	r.loads = loads
+	for i, l := range loads {
+		r.eps[i].load = l
+	}
 	var probed ingest.Probes = r.probes
 	if r.upd != nil {
 		probed = probe.Split{Inserts: r.probes, Updates: r.upd.probes}
@@ -290,13 +291,8 @@ func prepare(ctx context.Context, tgt target.Target, cfg Config, tl *timeline.Ti
 			return nil, err
 		}
 	}
-	// The run's series is the target's; each read endpoint keeps a
-	// series of its own freshness lag and queries, whose trend a peak
-	// step judges as the target's.
-	r.epSeries = endpointSeries(r.series, len(r.eps))
-	r.fresh = make([]*probe.Freshness, len(r.eps))
-	for i, e := range r.eps {
-		r.fresh[i] = probe.NewFreshness(e.Name, e.Reader, r.gens, cfg.budget(e.Reader), probe.NewClock(tl.Start()), tl, r.epSeries[i], r.obs)
+	for _, e := range r.eps {
+		e.pollFreshness(r.gens, cfg, tl, r.obs)
 	}
 	r.upd.freshness(r.gens, cfg, probe.NewClock(tl.Start()), tl)
 	return r, nil
@@ -309,9 +305,9 @@ func (r *run) poll(ctx context.Context) {
 	freshCtx, stopFresh := context.WithCancel(context.WithoutCancel(ctx))
 	visCtx, stopVis := context.WithCancel(context.WithoutCancel(ctx))
 	r.stopFresh, r.stopVis = stopFresh, stopVis
-	for _, f := range r.fresh {
+	for _, e := range r.eps {
 		r.polls.Add(1)
-		go func() { defer r.polls.Done(); f.Run(freshCtx) }()
+		go func() { defer r.polls.Done(); e.fresh.Run(freshCtx) }()
 	}
 	r.polls.Add(1)
 	go func() { defer r.polls.Done(); r.probes.Run(visCtx) }()
@@ -321,18 +317,17 @@ func (r *run) poll(ctx context.Context) {
 	go func() { defer r.polls.Done(); sampleBacklog(freshCtx, r.tgt, r.series) }()
 }
 
-// ingest runs the schedule, with the query loads and the server's
-// account beside it, and records the account and the driver's CPU in
-// res. It returns the ingest's accounting and each endpoint's queries.
-func (r *run) ingest(ctx context.Context, res *results.Result) (*ingest.Accounting, []*results.Queries) {
+// ingest runs the schedule, with the endpoints' query loads and the
+// server's account beside it, and records the account and the driver's
+// CPU in res. It returns the ingest's accounting.
+func (r *run) ingest(ctx context.Context, res *results.Result) *ingest.Accounting {
 	// sched ends with the schedule: at its duration, or when Until says.
 	sched, endSchedule := context.WithCancel(ctx)
 	defer endSchedule()
-	queries := make([]*results.Queries, len(r.loads))
 	var queried sync.WaitGroup
-	for i, load := range r.loads {
+	for _, e := range r.eps {
 		queried.Add(1)
-		go func() { defer queried.Done(); queries[i] = load.Run(sched, r.tl, r.epSeries[i]) }()
+		go func() { defer queried.Done(); e.runQueries(sched, r.tl) }()
 	}
 	account := make(chan *results.Account, 1)
 	go func() { account <- serverAccount(ctx, sched, r.tgt, r.tl.MeasuredFrom(), r.tl.End()) }()
@@ -340,7 +335,7 @@ func (r *run) ingest(ctx context.Context, res *results.Result) (*ingest.Accounti
 	cpuBefore, cpuOK := processCPU()
 	r.obs.TargetRate(r.cfg.Ingest.Rate.EventsPerSecond(r.cfg.Ingest.DocSize))
 	go func() { acctCh <- r.in.Run(sched, r.tl, r.series) }()
-	acct := watch(r.tl, r.cfg, r.series, r.fresh[0], r.obs, acctCh, endSchedule)
+	acct := watch(r.tl, r.cfg, r.series, r.eps[0].fresh, r.obs, acctCh, endSchedule)
 	r.obs.TargetRate(0)
 	if cpuAfter, ok := processCPU(); ok && cpuOK {
 		res.DriverCPU = &results.DriverCPU{Seconds: (cpuAfter - cpuBefore).Seconds(), WallS: time.Since(r.tl.Start()).Seconds()}
@@ -348,7 +343,7 @@ func (r *run) ingest(ctx context.Context, res *results.Result) (*ingest.Accounti
 	}
 	queried.Wait()
 	res.ServerAccount = <-account
-	return acct, queries
+	return acct
 }
 
 // drain stops the freshness polls and, unless the run was interrupted,
@@ -361,8 +356,8 @@ func (r *run) drain(ctx context.Context, res *results.Result) (interrupted bool)
 	} else {
 		r.obs.Phase(r.cfg.Phase + "drain")
 		var lagMax time.Duration
-		for _, f := range r.fresh {
-			if l := f.Result().Lag; l != nil {
+		for _, e := range r.eps {
+			if l := e.fresh.Result().Lag; l != nil {
 				lagMax = max(lagMax, l.Quantile(1))
 			}
 		}
@@ -375,41 +370,30 @@ func (r *run) drain(ctx context.Context, res *results.Result) (interrupted bool)
 
 // collect fills res with the phases, each endpoint's figures and audit,
 // the series and the summary.
-func (r *run) collect(ctx context.Context, res *results.Result, acct *ingest.Accounting, queries []*results.Queries, interrupted bool) {
+func (r *run) collect(ctx context.Context, res *results.Result, acct *ingest.Accounting, interrupted bool) {
 	res.EndedAt = time.Now().UTC()
 	res.Phases = []*results.Phase{acct.Phase(results.PhaseWarmup), acct.Phase(results.PhaseMeasured), acct.Phase(results.PhaseTail)}
 	seen, everywhere := r.probes.Finish()
-	audits := make([][]results.Completeness, len(r.eps))
 	updates, updatesEverywhere := r.upd.finish(ctx, r.ledger, r.gens, interrupted)
 	for i, e := range r.eps {
-		ep := &results.ReadEndpoint{Name: e.Name, URL: redact.URL(e.URL), Freshness: r.fresh[i].Result(), Visibility: seen[i], Series: r.epSeries[i].Points()}
-		if r.loads != nil {
-			ep.Queries = queries[i]
-		}
+		ep := e.result(seen[i])
 		if updates != nil {
 			ep.Updates = updates[i]
 		}
 		if !interrupted {
 			ep.Completeness, ep.AuditError = audit(ctx, r.ledger, e.Reader, r.gens)
-			audits[i] = ep.Completeness
 		}
-		if i == 0 {
-			res.Freshness, res.Visibility, res.Queries = ep.Freshness, ep.Visibility, ep.Queries
-			res.Completeness, res.AuditError = ep.Completeness, ep.AuditError
-			res.Updates, res.UpdatesVisibleEverywhere = ep.Updates, updatesEverywhere
-			continue
-		}
-		res.ReadEndpoints = append(res.ReadEndpoints, ep)
+		res.Endpoints = append(res.Endpoints, ep)
 	}
 	if res.Drain != nil {
-		settle(ctx, r.cfg, res.Drain, r.eps, audits)
+		settle(ctx, r.cfg, res.Drain, res.Endpoints, r.eps)
 	}
-	res.VisibleEverywhere = everywhere
+	res.VisibleEverywhere, res.UpdatesVisibleEverywhere = everywhere, updatesEverywhere
 	res.Series = r.series.Points()
 	from, to := r.tl.Measured()
 	res.Summary = results.Summarize(res, to.Sub(from).Seconds())
 	checkAccount(r.tgt, res)
-	for _, e := range res.Endpoints() {
+	for _, e := range res.Endpoints {
 		if e.Queries != nil {
 			e.Queries.Beside = res.Summary.Beside()
 		}
@@ -561,17 +545,18 @@ func RunQueries(ctx context.Context, q target.Querier, reads []ReadEndpoint, cfg
 		SchemaVersion: results.SchemaVersion, Kind: results.KindQuery, StartedAt: start.UTC(),
 		Config: results.Config{DurationS: duration.Seconds(), WarmupS: warmup.Seconds()},
 	}
-	queries := make([]*results.Queries, len(loads))
-	epSeries := endpointSeries(series, len(loads))
+	var eps []*endpointRun
 	var wg sync.WaitGroup
-	for i, l := range loads {
+	for i, e := range append([]ReadEndpoint{{Name: results.TargetEndpoint}}, reads...) {
+		ep := newEndpointRun(e, i == 0, series)
+		ep.load = loads[i]
+		eps = append(eps, ep)
 		wg.Add(1)
-		go func() { defer wg.Done(); queries[i] = l.Run(ctx, tl, epSeries[i]) }()
+		go func() { defer wg.Done(); ep.runQueries(ctx, tl) }()
 	}
 	wg.Wait()
-	res.Queries = queries[0]
-	for i, e := range reads {
-		res.ReadEndpoints = append(res.ReadEndpoints, &results.ReadEndpoint{Name: e.Name, URL: redact.URL(e.URL), Queries: queries[i+1], Series: epSeries[i+1].Points()})
+	for _, ep := range eps {
+		res.Endpoints = append(res.Endpoints, ep.result(results.Visibility{}))
 	}
 	res.EndedAt = time.Now().UTC()
 	res.Series = series.Points()
@@ -647,17 +632,4 @@ func progressAt(now time.Time, tl *timeline.Timeline, series *stats.Series, fres
 		}
 	}
 	return p
-}
-
-// endpointSeries returns a series per endpoint: the run's own for the
-// target (the first), a new one, started with it, for each read endpoint.
-func endpointSeries(target *stats.Series, n int) []*stats.Series {
-	out := make([]*stats.Series, n)
-	for i := range out {
-		out[i] = target
-		if i > 0 {
-			out[i] = stats.NewSeries(target.Start(), 0)
-		}
-	}
-	return out
 }

@@ -72,12 +72,12 @@ func testAuditCountsLostWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	var acked, visible int64
-	for _, c := range res.Completeness {
+	for _, c := range res.Target().Completeness {
 		acked += c.Acknowledged
 		visible += c.Visible
 	}
 	if acked == 0 || !res.Summary.Audited {
-		t.Fatalf("nothing audited: %+v", res.Completeness)
+		t.Fatalf("nothing audited: %+v", res.Target().Completeness)
 	}
 	if want := acked / 7; res.Summary.Missing != want || acked-visible != want {
 		t.Fatalf("missing %d (acked %d, visible %d), want exactly %d", res.Summary.Missing, acked, visible, want)

@@ -47,7 +47,7 @@ func (c Config) drainMax() time.Duration {
 // once cfg.Drain had passed; only then is an event still not visible
 // lost rather than late. lagMax is the longest freshness lag the run
 // measured; end is the schedule's.
-func drain(ctx context.Context, eps []ReadEndpoint, cfg Config, gens []string, ledger *probe.Ledger, probes *probe.Probes, upd *updateProbes, clock probe.Clock, end time.Time, lagMax time.Duration) *results.Drain {
+func drain(ctx context.Context, eps []*endpointRun, cfg Config, gens []string, ledger *probe.Ledger, probes *probe.Probes, upd *updateProbes, clock probe.Clock, end time.Time, lagMax time.Duration) *results.Drain {
 	start := time.Now()
 	limit := cfg.drainMax()
 	pause := cfg.PollInterval
@@ -105,7 +105,7 @@ func drain(ctx context.Context, eps []ReadEndpoint, cfg Config, gens []string, l
 // visibleCount is how many events of gens every endpoint shows in all,
 // whether each shows all it acknowledged, and whether every count
 // answered (an endpoint that keeps nothing is left out).
-func visibleCount(ctx context.Context, eps []ReadEndpoint, gens []string, ledger *probe.Ledger) (n int64, all, known bool) {
+func visibleCount(ctx context.Context, eps []*endpointRun, gens []string, ledger *probe.Ledger) (n int64, all, known bool) {
 	all, known = true, true
 	for _, e := range eps {
 		for _, g := range gens {
@@ -157,12 +157,14 @@ func recheck(ctx context.Context, r target.Reader, c *results.Completeness, afte
 	return &results.Recheck{AfterS: after.Seconds(), TurnedUp: up, StillNotVisible: total - up}
 }
 
-// settle books what the audits found not visible: lost when the target
-// had caught up by the drain's end, late otherwise; and, with a Recheck,
-// audits the late events again after it and says which turned up.
-func settle(ctx context.Context, cfg Config, d *results.Drain, eps []ReadEndpoint, audits [][]results.Completeness) {
+// settle books what the endpoints' audits (eps, read through readers)
+// found not visible: lost when the target had caught up by the drain's
+// end, late otherwise; and, with a Recheck, audits the late events again
+// after it and says which turned up.
+func settle(ctx context.Context, cfg Config, d *results.Drain, eps []*results.Endpoint, readers []*endpointRun) {
 	late := false
-	for _, cs := range audits {
+	for _, e := range eps {
+		cs := e.Completeness
 		for i := range cs {
 			if c := &cs[i]; !d.CaughtUp && c.Missing > 0 {
 				c.Late, c.LateSample, c.Missing, c.MissingSample = c.Missing, c.MissingSample, 0, nil
@@ -173,10 +175,11 @@ func settle(ctx context.Context, cfg Config, d *results.Drain, eps []ReadEndpoin
 	if !late || cfg.Recheck <= 0 || !pace.Sleep(time.Now().Add(cfg.Recheck), ctx.Done()) {
 		return
 	}
-	for i, cs := range audits {
+	for i, e := range eps {
+		cs := e.Completeness
 		for j := range cs {
 			if c := &cs[j]; c.Late > 0 {
-				c.Recheck = recheck(ctx, eps[i].Reader, c, cfg.Recheck)
+				c.Recheck = recheck(ctx, readers[i].Reader, c, cfg.Recheck)
 			}
 		}
 	}
@@ -187,7 +190,7 @@ func settle(ctx context.Context, cfg Config, d *results.Drain, eps []ReadEndpoin
 // Recheck set: how many turned up since (AfterS from res's end).
 func Recheck(ctx context.Context, r target.Reader, res *results.Result) []results.Completeness {
 	after := time.Since(res.EndedAt)
-	out := slices.Clone(res.Completeness)
+	out := slices.Clone(res.Target().Completeness)
 	for i := range out {
 		if c := &out[i]; c.Late+c.Missing > 0 {
 			c.Recheck = recheck(ctx, r, c, after)

@@ -60,7 +60,7 @@ func TestDrainWaitsWhileTheTargetCatchesUp(t *testing.T) {
 				r := steppedReader{Target: sim.New(sim.Config{}), start: time.Now(), count: c.count}
 				cfg := Config{Drain: time.Second, DrainMax: 20 * time.Second}
 				probes := probe.NewProbes(timeline.Between(time.Now(), time.Now(), time.Now()))
-				d := drain(context.Background(), []ReadEndpoint{{Name: "target", Reader: r}}, cfg, []string{"g"}, ledger, probes, nil, probe.NewClock(time.Now()), time.Now(), c.lagMax)
+				d := drain(context.Background(), []*endpointRun{{ReadEndpoint: ReadEndpoint{Name: "target", Reader: r}}}, cfg, []string{"g"}, ledger, probes, nil, probe.NewClock(time.Now()), time.Now(), c.lagMax)
 				if waited := time.Duration(d.WaitedS * float64(time.Second)); d.CaughtUp != c.caughtUp || waited < c.waited || waited > c.waited+time.Second {
 					t.Errorf("drain %+v: want caught up %v after %s (within 1 s)", d, c.caughtUp, c.waited)
 				}

@@ -51,8 +51,8 @@ func testReadEndpointsEachAndEverywhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.ReadEndpoints) != 2 || res.VisibleEverywhere == nil || len(res.Summary.ReadEndpoints) != 2 {
-		t.Fatalf("%d read endpoints, %d summaries, everywhere %v; want 2, 2 and set", len(res.ReadEndpoints), len(res.Summary.ReadEndpoints), res.VisibleEverywhere)
+	if len(res.Reads()) != 2 || res.VisibleEverywhere == nil || len(res.Summary.ReadEndpoints) != 2 {
+		t.Fatalf("%d read endpoints, %d summaries, everywhere %v; want 2, 2 and set", len(res.Reads()), len(res.Summary.ReadEndpoints), res.VisibleEverywhere)
 	}
 	b, err := json.Marshal(res)
 	if err != nil {
@@ -62,7 +62,7 @@ func testReadEndpointsEachAndEverywhere(t *testing.T) {
 		t.Error("the results carry a read endpoint's password")
 	}
 	every := *res.VisibleEverywhere
-	for _, e := range res.Endpoints() {
+	for _, e := range res.Endpoints {
 		balanced(t, e.Name, e.Visibility)
 		if e.Visibility.Seen != e.Visibility.Probes-e.Visibility.Dropped {
 			t.Errorf("%s: %d of %d probes seen; want all", e.Name, e.Visibility.Seen, e.Visibility.Probes)
@@ -97,7 +97,7 @@ func testReadEndpointsEachAndEverywhere(t *testing.T) {
 	if min := float64((delay + lag).Milliseconds()) * 0.999; lagged.MinMs < min || lagged.P50Ms < target.P50Ms+float64(lag.Milliseconds())/2 {
 		t.Errorf("read1 visibility p50 %v ms (min %v), target p50 %v ms: want the %s lag to show", lagged.P50Ms, lagged.MinMs, target.P50Ms, lag)
 	}
-	if n := res.ReadEndpoints[0].Visibility.BeforeTarget; n != 0 {
+	if n := res.Reads()[0].Visibility.BeforeTarget; n != 0 {
 		t.Errorf("read1, %s behind the target, showed %d probes before it", lag, n)
 	}
 	if s := res.Summary.VisibleEverywhere; s == nil || s.P50Ms < lagged.P50Ms {
@@ -176,16 +176,16 @@ func testReadEndpointDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range res.Endpoints() {
+	for _, e := range res.Endpoints {
 		balanced(t, e.Name, e.Visibility)
 	}
 	balanced(t, "everywhere", *res.VisibleEverywhere)
 
-	if f, v := res.Freshness, res.Visibility; f.Censored != 0 || len(v.Errors) != 0 || v.NeverSeen != 0 || !res.Summary.Audited || res.Summary.Missing != 0 {
+	if f, v := res.Target().Freshness, res.Target().Visibility; f.Censored != 0 || len(v.Errors) != 0 || v.NeverSeen != 0 || !res.Summary.Audited || res.Summary.Missing != 0 {
 		t.Errorf("target: %d failed polls, probe errors %v, %d never seen, audited %v, missing %d: the endpoints' outages reached it",
 			f.Censored, v.Errors, v.NeverSeen, res.Summary.Audited, res.Summary.Missing)
 	}
-	r1, r2 := res.ReadEndpoints[0], res.ReadEndpoints[1]
+	r1, r2 := res.Reads()[0], res.Reads()[1]
 	if r1.Freshness.Censored == 0 || len(r1.Freshness.Errors) == 0 || len(r1.Visibility.Errors) == 0 {
 		t.Errorf("read1: %d failed polls, errors %v, probe errors %v; want its outage shown", r1.Freshness.Censored, r1.Freshness.Errors, r1.Visibility.Errors)
 	}
@@ -224,7 +224,7 @@ func testReadEndpointsQueryLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range beside.Endpoints() {
+	for _, e := range beside.Endpoints {
 		if e.Queries == nil || e.Queries.Total.Queries == 0 || e.Queries.Beside == nil {
 			t.Errorf("no query measured beside the ingest on %s", e.Name)
 			continue

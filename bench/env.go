@@ -71,6 +71,7 @@ func Describe(ctx context.Context, command string, tgt target.Target, rawURL str
 // Apply writes the description into res.
 func (d Description) Apply(res *results.Result) {
 	res.Command, res.Tool, res.Environment = d.Command, d.Tool, d.Environment
+	res.Target().URL = d.Environment.TargetURL
 	res.Config.TargetSettings = d.TargetSettings
 	res.Workload = d.Workload
 	res.Config.Via, res.Config.ViaSettings = d.Via, d.ViaSettings

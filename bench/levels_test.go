@@ -293,7 +293,7 @@ func testQueryLevels(t *testing.T) {
 		if l.Rate != strings.TrimSuffix(l.Rate, " QPS")+" QPS" || l.Target != want || len(l.Trials) != 1 || len(l.WarmupTrials) != 1 {
 			t.Fatalf("level %d: %q, target %v, %d trials, %d warm-up", i+1, l.Rate, l.Target, len(l.Trials), len(l.WarmupTrials))
 		}
-		if q := l.Trials[0].Queries; q == nil || q.TargetQPS != want {
+		if q := l.Trials[0].Target().Queries; q == nil || q.TargetQPS != want {
 			t.Errorf("level %d: the trial ran %+v, want %v QPS", i+1, q, want)
 		}
 		var names []string

@@ -426,7 +426,7 @@ func judge(step *results.Result, c Config, rule stats.Rule, look int, ceiling fl
 	c.Ingest.Duration = min(c.Ingest.Duration, c.Ingest.Warmup+time.Duration(math.Round(s.MeasuredS*1000))*time.Millisecond)
 	f := stats.StepFigures{
 		TargetPerSec: s.TargetEventsPerSec, AchievedPerSec: s.AchievedEventsPerSec, Look: look,
-		Series: measuredSeries(step.Series, c.Ingest), FreshnessLag: step.Freshness.Lag,
+		Series: measuredSeries(step.Series, c.Ingest), FreshnessLag: step.Target().Freshness.Lag,
 		InflightEvents: int64(c.Ingest.MaxInflight) * int64(c.Ingest.BatchSize), MaxInflight: int64(c.Ingest.MaxInflight),
 		Audited: s.Audited, Missing: s.Missing,
 	}
@@ -435,7 +435,7 @@ func judge(step *results.Result, c Config, rule stats.Rule, look int, ceiling fl
 		cpu = d.CorePercent
 	}
 	f.Driver = driverFigures(ceiling, cpu)
-	f.Audited, f.LostUpdates = updateAudit(step.Updates, f.Audited)
+	f.Audited, f.LostUpdates = updateAudit(step.Target().Updates, f.Audited)
 	if c.Ingest.Rate.Unit == pace.Bytes {
 		f.TargetPerSec, f.AchievedPerSec = s.TargetMBPerSec, s.AchievedMBPerSec
 	}
@@ -446,8 +446,8 @@ func judge(step *results.Result, c Config, rule stats.Rule, look int, ceiling fl
 	}
 	// Failed freshness polls are in the lag histogram as lower bounds;
 	// the rule counts them as such.
-	f.FreshnessFailed = step.Freshness.Censored
-	for i, e := range step.ReadEndpoints {
+	f.FreshnessFailed = step.Target().Freshness.Censored
+	for i, e := range step.Reads() {
 		es := s.ReadEndpoints[i]
 		audited, lost := updateAudit(e.Updates, es.Audited)
 		f.ReadEndpoints = append(f.ReadEndpoints, stats.EndpointFigures{

@@ -180,7 +180,7 @@ func testPeakLimits(t *testing.T) {
 		t.Errorf("steps share seed %d / generator %s", a.Config.Seed, a.Generators[0])
 	}
 	if len(res.Generators) != 2 || res.Steps[1].Summary.Duplicates != 0 || res.Steps[1].Summary.Unexpected != 0 {
-		t.Errorf("generators %v, step 2 completeness %+v", res.Generators, res.Steps[1].Completeness)
+		t.Errorf("generators %v, step 2 completeness %+v", res.Generators, res.Steps[1].Target().Completeness)
 	}
 
 	cfg.MaxSteps, cfg.MaxRate = 0, 1200

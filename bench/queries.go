@@ -154,7 +154,7 @@ func (r QueryRun) sweep(ctx context.Context, tgt target.Target, q target.Querier
 			return nil, err
 		}
 		steps = append(steps, res)
-		return res.Queries, nil
+		return res.Target().Queries, nil
 	})
 	if len(steps) == 0 {
 		return nil, err
@@ -220,8 +220,8 @@ func frontierPointOf(p *results.FrontierPoint, res *results.Result) {
 		p.IngestAchieved = s.AchievedMBPerSec
 	}
 	p.FreshnessLag, p.VisibilityLatency, p.Missing = s.FreshnessLag, s.VisibilityLatency, s.Missing
-	if res.Queries != nil && res.Queries.Total != nil {
-		p.QueryLatency = res.Queries.Total.Latency
+	if res.Target().Queries != nil && res.Target().Queries.Total != nil {
+		p.QueryLatency = res.Target().Queries.Total.Latency
 	}
 }
 

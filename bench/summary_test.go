@@ -92,7 +92,7 @@ func testDiscardDoesNotWaitOutTheDrain(t *testing.T) {
 	if took := time.Since(start); took > 15*time.Second {
 		t.Fatalf("a 2 s run against a target that keeps nothing took %s: it waited out the drain", took.Round(time.Second))
 	}
-	if res.Summary.Audited || res.Freshness.NotMeasured == "" {
-		t.Fatalf("audited %v, freshness not measured %q: want neither measured", res.Summary.Audited, res.Freshness.NotMeasured)
+	if res.Summary.Audited || res.Target().Freshness.NotMeasured == "" {
+		t.Fatalf("audited %v, freshness not measured %q: want neither measured", res.Summary.Audited, res.Target().Freshness.NotMeasured)
 	}
 }

@@ -16,23 +16,22 @@ import (
 
 // updateProbes measures an update stream on every endpoint, apart from
 // the inserts: the freshness of updates, the visibility of each probed
-// revision, and the lost-update audit. A nil *updateProbes (no update
-// stream) does nothing.
+// revision, and the lost-update audit. Each endpoint's update polls and
+// probes are its endpointRun's; probes watches every probed revision on
+// all of them (what is visible everywhere joins the endpoints). A nil
+// *updateProbes (no update stream) does nothing.
 type updateProbes struct {
-	eps    []ReadEndpoint
-	ups    []target.Updater
-	vis    []*probe.Visibility
+	eps    []*endpointRun
 	probes *probe.Probes
-	fresh  []*probe.Freshness
 }
 
-// newUpdateProbes prepares the measurement of the run's updates; nil
-// without an update stream. Every endpoint must take updates.
-func newUpdateProbes(eps []ReadEndpoint, cfg Config, window *timeline.Timeline) (*updateProbes, error) {
+// newUpdateProbes prepares the measurement of the run's updates on eps;
+// nil without an update stream. Every endpoint must take updates.
+func newUpdateProbes(eps []*endpointRun, cfg Config, window *timeline.Timeline) (*updateProbes, error) {
 	if cfg.Ingest.UpdateShare == 0 {
 		return nil, nil
 	}
-	u := &updateProbes{eps: eps}
+	var vis []*probe.Visibility
 	for _, e := range eps {
 		if _, piped := e.Reader.(target.Piped); piped {
 			return nil, invalid.New(invalid.UpdateShare, cfg.Ingest.UpdateShare, "0: writes through an intermediary are inserts only")
@@ -45,20 +44,20 @@ func newUpdateProbes(eps []ReadEndpoint, cfg Config, window *timeline.Timeline) 
 			}
 			return nil, invalid.New(invalid.UpdateShare, cfg.Ingest.UpdateShare, fmt.Sprintf("0: %s takes no updates (the targets that do say so in their settings help)", what))
 		}
-		u.ups = append(u.ups, up)
-		u.vis = append(u.vis, probe.NewUpdateVisibility(e.Name, up, cfg.budget(e.Reader), window))
+		e.updater = up
+		e.updVis = probe.NewUpdateVisibility(e.Name, up, cfg.budget(e.Reader), window)
+		vis = append(vis, e.updVis)
 	}
-	u.probes = probe.NewProbes(window, u.vis...)
-	return u, nil
+	return &updateProbes{eps: eps, probes: probe.NewProbes(window, vis...)}, nil
 }
 
-// freshness prepares the update freshness samplers.
+// freshness prepares each endpoint's update freshness polls.
 func (u *updateProbes) freshness(gens []string, cfg Config, clock probe.Clock, window *timeline.Timeline) {
 	if u == nil {
 		return
 	}
-	for i, e := range u.eps {
-		u.fresh = append(u.fresh, probe.NewUpdateFreshness(e.Name, u.ups[i], gens, cfg.budget(u.eps[i].Reader), clock, window))
+	for _, e := range u.eps {
+		e.updFresh = probe.NewUpdateFreshness(e.Name, e.updater, gens, cfg.budget(e.Reader), clock, window)
 	}
 }
 
@@ -68,9 +67,9 @@ func (u *updateProbes) run(freshCtx, visCtx context.Context, wg *sync.WaitGroup)
 	if u == nil {
 		return
 	}
-	for _, f := range u.fresh {
+	for _, e := range u.eps {
 		wg.Add(1)
-		go func() { defer wg.Done(); f.Run(freshCtx) }()
+		go func() { defer wg.Done(); e.updFresh.Run(freshCtx) }()
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); u.probes.Run(visCtx) }()
@@ -83,13 +82,13 @@ func (u *updateProbes) allVisible(ctx context.Context, gens []string, ledger *pr
 	if u == nil {
 		return true
 	}
-	for _, up := range u.ups {
+	for _, e := range u.eps {
 		for _, g := range gens {
 			want, ok := ledger.NewestUpdate(g)
 			if !ok {
 				continue
 			}
-			got, seen, err := up.UpdateFreshness(ctx, g)
+			got, seen, err := e.updater.UpdateFreshness(ctx, g)
 			if errors.Is(err, target.ErrNotKept) {
 				continue
 			}
@@ -116,11 +115,11 @@ func (u *updateProbes) finish(ctx context.Context, ledger *probe.Ledger, gens []
 	}
 	seen, everywhere := u.probes.Finish()
 	out := make([]*results.Updates, len(u.eps))
-	for i := range u.eps {
-		out[i] = &results.Updates{Freshness: u.fresh[i].Result(), Visibility: seen[i]}
+	for i, e := range u.eps {
+		out[i] = &results.Updates{Freshness: e.updFresh.Result(), Visibility: seen[i]}
 		if !interrupted {
 			out[i].Audit, out[i].AuditError = auditEach(ctx, gens, func(ctx context.Context, g string) (results.UpdateAudit, error) {
-				return ledger.AuditUpdates(ctx, u.ups[i], g)
+				return ledger.AuditUpdates(ctx, e.updater, g)
 			})
 		}
 	}

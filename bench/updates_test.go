@@ -33,7 +33,7 @@ func testUpdateVisibility(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := res.Updates
+	u := res.Target().Updates
 	if u == nil {
 		t.Fatal("no update figures")
 	}
@@ -43,7 +43,7 @@ func testUpdateVisibility(t *testing.T) {
 			m.UpdatesDispatched, m.Dispatched, m.UpdatesAcked, m.UpdatesFailed)
 	}
 	poll := float64(cfg.PollInterval.Milliseconds())
-	ins, upd := res.Visibility.Latency.Summarize(), u.Visibility.Latency.Summarize()
+	ins, upd := res.Target().Visibility.Latency.Summarize(), u.Visibility.Latency.Summarize()
 	if upd.Count < 50 || u.Visibility.NeverSeen != 0 {
 		t.Fatalf("update probes: %d measured, %d never seen", upd.Count, u.Visibility.NeverSeen)
 	}
@@ -83,7 +83,7 @@ func TestLostUpdatesCountedExactly(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				checkLostUpdates(t, res.Updates.Audit, tgt)
+				checkLostUpdates(t, res.Target().Updates.Audit, tgt)
 			})
 		})
 	}
@@ -153,7 +153,7 @@ func testUpdatesStoredByAFailedWrite(t *testing.T) {
 		events += p.Dispatched
 	}
 	var lost, unacked int64
-	for _, a := range res.Updates.Audit {
+	for _, a := range res.Target().Updates.Audit {
 		lost += a.Lost
 		unacked += a.Unacknowledged
 	}

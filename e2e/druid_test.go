@@ -107,7 +107,7 @@ func (p *druidPipeline) supervisor(t *testing.T, action string) {
 // included: the records the topic holds.
 func acknowledged(res *results.Result) int64 {
 	var n int64
-	for _, c := range res.Completeness {
+	for _, c := range res.Target().Completeness {
 		n += c.Acknowledged
 	}
 	return n
@@ -122,9 +122,9 @@ func checkExactlyOnce(t *testing.T, res *results.Result) {
 		t.Errorf("audited %v, missing %d, unexpected %d, duplicates %d, failed %d; want an audited run with all 0",
 			sum.Audited, sum.Missing, sum.Unexpected, sum.Duplicates, sum.EventsFailed)
 	}
-	if sum.FreshnessLag.Count == 0 || sum.VisibilityLatency.Count == 0 || res.Visibility.NeverSeen != 0 {
+	if sum.FreshnessLag.Count == 0 || sum.VisibilityLatency.Count == 0 || res.Target().Visibility.NeverSeen != 0 {
 		t.Errorf("freshness lag: %d samples; visibility: %d probes, %d never seen; want both measured, every probe seen",
-			sum.FreshnessLag.Count, sum.VisibilityLatency.Count, res.Visibility.NeverSeen)
+			sum.FreshnessLag.Count, sum.VisibilityLatency.Count, res.Target().Visibility.NeverSeen)
 	}
 }
 

@@ -276,13 +276,13 @@ func checkSamples(t *testing.T, cfg bench.Config, res *results.Result) {
 	t.Helper()
 	s := res.Summary
 	window := cfg.Ingest.Duration - cfg.Ingest.Warmup
-	cycle := cfg.PollInterval*3/2 + time.Duration(res.Freshness.QueryService.Summarize().MaxMs*float64(time.Millisecond))
+	cycle := cfg.PollInterval*3/2 + time.Duration(res.Target().Freshness.QueryService.Summarize().MaxMs*float64(time.Millisecond))
 	if want := int64(window/cycle) - 1; s.FreshnessLag.Count < want {
 		t.Errorf("%d freshness samples in %s; want ≥ %d, one per poll cycle of at most %s (1.5 × poll %s + longest query)",
 			s.FreshnessLag.Count, window, want, cycle, cfg.PollInterval)
 	}
 	// A probe goes with a batch: at most one per batch.
-	v := res.Visibility
+	v := res.Target().Visibility
 	perSec := min(cfg.Ingest.ProbeRate, cfg.Ingest.Rate.PerSecond/float64(cfg.Ingest.BatchSize))
 	unsentBatches := (s.EventsUnsent + int64(cfg.Ingest.BatchSize) - 1) / int64(cfg.Ingest.BatchSize)
 	if want := int64(perSec*window.Seconds()) - 1 - unsentBatches; v.Probes < want || v.Seen != v.Probes || s.VisibilityLatency.Count != v.Seen {
@@ -382,7 +382,7 @@ func checkRefresh(t *testing.T, interval time.Duration, cfg bench.Config, res *r
 	// every batch acknowledged before it started: the one after the newest
 	// it holds was not, so it is at most one batch interval plus one write
 	// latency newer.
-	gap, refresh, query := b.maxGapHi(), b.maxRefreshHi(), maxMs(res.Freshness.QueryService)
+	gap, refresh, query := b.maxGapHi(), b.maxRefreshHi(), maxMs(res.Target().Freshness.QueryService)
 	t.Logf("freshness lag max %.0f ms ≤ %.0f ms: gap %.0f + refresh %.0f + query %.0f + batch interval %.0f + write %.0f + %.0f",
 		res.Summary.FreshnessLag.MaxMs, ms(gap+refresh+query+batchGap+longestWrite+slack), ms(gap), ms(refresh), ms(query), ms(batchGap), ms(longestWrite), ms(slack))
 	if lag, bound := time.Duration(res.Summary.FreshnessLag.MaxMs*float64(time.Millisecond)), gap+refresh+query+batchGap+longestWrite+slack; lag > bound {
@@ -419,7 +419,7 @@ func checkRefresh(t *testing.T, interval time.Duration, cfg bench.Config, res *r
 	// at most one more; the first probe query to start after it ends
 	// starts within the longest query and 1.5 poll intervals and takes at
 	// most the longest query.
-	probeQuery := maxMs(res.Visibility.QueryService)
+	probeQuery := maxMs(res.Target().Visibility.QueryService)
 	bound := longestWrite + gap + 2*refresh + cfg.PollInterval*3/2 + 2*probeQuery + slack
 	t.Logf("visibility latency max %.0f ms ≤ %.0f ms", res.Summary.VisibilityLatency.MaxMs, ms(bound))
 	if vis := time.Duration(res.Summary.VisibilityLatency.MaxMs * float64(time.Millisecond)); vis > bound {

@@ -225,10 +225,10 @@ func checkMergedSums(t *testing.T, rs []*results.Result, m *results.Result) {
 		want.EventsUnsent += s.EventsUnsent
 		want.Batches += s.Batches
 		achieved += s.AchievedEventsPerSec
-		comp += len(r.Completeness)
+		comp += len(r.Target().Completeness)
 		lat.Merge(measuredPhase(t, r).WriteLatency)
-		lag.Merge(r.Freshness.Lag)
-		vis.Merge(r.Visibility.Latency)
+		lag.Merge(r.Target().Freshness.Lag)
+		vis.Merge(r.Target().Visibility.Latency)
 	}
 	s := m.Summary
 	if s.EventsDue != want.EventsDue || s.EventsAcked != want.EventsAcked || s.EventsFailed != want.EventsFailed ||
@@ -240,16 +240,16 @@ func checkMergedSums(t *testing.T, rs []*results.Result, m *results.Result) {
 	if d := s.AchievedEventsPerSec - achieved; d > 1e-6*achieved || d < -1e-6*achieved {
 		t.Errorf("merged achieved %.3f events/s; want the sum of the instances' %.3f", s.AchievedEventsPerSec, achieved)
 	}
-	if len(m.Completeness) != comp || !s.Audited {
-		t.Errorf("merged completeness: %d rows, audited %v; want the %d rows of the instances, audited", len(m.Completeness), s.Audited, comp)
+	if len(m.Target().Completeness) != comp || !s.Audited {
+		t.Errorf("merged completeness: %d rows, audited %v; want the %d rows of the instances, audited", len(m.Target().Completeness), s.Audited, comp)
 	}
 	for _, c := range []struct {
 		name      string
 		got, want *stats.Histogram
 	}{
 		{"write latency", measuredPhase(t, m).WriteLatency, lat},
-		{"freshness lag", m.Freshness.Lag, lag},
-		{"visibility latency", m.Visibility.Latency, vis},
+		{"freshness lag", m.Target().Freshness.Lag, lag},
+		{"visibility latency", m.Target().Visibility.Latency, vis},
 	} {
 		if !sameHistogram(c.got, c.want) {
 			t.Errorf("merged %s: %+v; want the histogram of all the instances' samples, %+v", c.name, c.got.Summarize(), c.want.Summarize())

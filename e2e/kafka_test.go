@@ -290,10 +290,10 @@ func TestViaKafkaConnectQuestDBRedelivered(t *testing.T) {
 	p := newSinkPipeline(t, questdbSink, "qredo")
 	cfg := pipelineConfig(500, 4*time.Second)
 	res := run(t, p.tgt, cfg)
-	if res.Summary.EventsFailed != 0 || len(res.Completeness) != 1 {
-		t.Fatalf("failed %d, completeness of %d generators: want every event acknowledged, one generator", res.Summary.EventsFailed, len(res.Completeness))
+	if res.Summary.EventsFailed != 0 || len(res.Target().Completeness) != 1 {
+		t.Fatalf("failed %d, completeness of %d generators: want every event acknowledged, one generator", res.Summary.EventsFailed, len(res.Target().Completeness))
 	}
-	c := res.Completeness[0]
+	c := res.Target().Completeness[0]
 	if c.Missing != 0 || c.Unexpected != 0 || c.Duplicates != 0 {
 		t.Fatalf("completeness %+v before the redelivery: want every event once", c)
 	}
@@ -447,10 +447,10 @@ END $$`,
 	cfg.Drain = 20 * time.Second // the dropped rows never show: the drain runs out
 	res := run(t, p.tgt, cfg)
 	checkAccounting(t, cfg, res)
-	if res.Summary.EventsFailed != 0 || len(res.Completeness) != 1 {
-		t.Fatalf("failed %d, completeness of %d generators: want every event acknowledged, one generator", res.Summary.EventsFailed, len(res.Completeness))
+	if res.Summary.EventsFailed != 0 || len(res.Target().Completeness) != 1 {
+		t.Fatalf("failed %d, completeness of %d generators: want every event acknowledged, one generator", res.Summary.EventsFailed, len(res.Target().Completeness))
 	}
-	c := res.Completeness[0]
+	c := res.Target().Completeness[0]
 	var want int64
 	for s := int64(0); s < c.Acknowledged; s++ {
 		if s%10 == 3 {

@@ -216,7 +216,7 @@ func runWithSuspendedApply(t *testing.T, base url.URL) (lifted string) {
 		t.Errorf("accounting: %d due = %d acknowledged + %d failed + %d unsent; want %d due, none failed", due, acked, failed, unsent, want)
 	}
 	var visible int64
-	for _, c := range res.Completeness {
+	for _, c := range res.Target().Completeness {
 		visible += c.Visible
 	}
 	if !s.Audited || s.Missing != 0 || s.Unexpected != 0 || s.Duplicates != 0 || visible != acked {

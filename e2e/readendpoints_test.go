@@ -153,7 +153,7 @@ func readRunOnSchedule(t *testing.T, tgt target.Target, reads []bench.ReadEndpoi
 // hold whatever the servers do (see readRun).
 func checkReads(t *testing.T, res *results.Result) *results.Result {
 	t.Helper()
-	for _, e := range res.Endpoints() {
+	for _, e := range res.Endpoints {
 		v := e.Visibility
 		t.Logf("%s: freshness lag p50 %.0f ms p99 %.0f ms (%d polls, %d failed); visibility p50 %.0f ms p95 %.0f ms max %.0f ms, resolution %.0f ms; %d probes, %d seen, %d never seen, %d before / %d after the target",
 			e.Name, ms(e.Freshness.Lag.Quantile(0.5)), ms(e.Freshness.Lag.Quantile(0.99)), e.Freshness.Samples+e.Freshness.Censored, e.Freshness.Censored,
@@ -171,7 +171,7 @@ func checkReads(t *testing.T, res *results.Result) *results.Result {
 	}
 	t.Logf("everywhere: p50 %.0f ms p95 %.0f ms max %.0f ms; %d probes, %d seen, %d never seen",
 		ms(every.Latency.Quantile(0.5)), ms(every.Latency.Quantile(0.95)), ms(every.Latency.Quantile(1)), every.Probes, every.Seen, every.NeverSeen)
-	for _, e := range res.Endpoints() {
+	for _, e := range res.Endpoints {
 		if every.Probes != e.Visibility.Probes {
 			t.Errorf("%s watched %d probes, everywhere %d: every probe is watched on every endpoint", e.Name, e.Visibility.Probes, every.Probes)
 		}
@@ -196,7 +196,7 @@ func lostNothing(t *testing.T, res *results.Result) {
 				t.Logf("phase %s: due %d, dispatched %d, unsent %d, acked %d (%d on retry), failed %d, retries %d, errors %v",
 					p.Name, p.Due, p.Dispatched, p.Unsent, p.Acked, p.AckedOnRetry, p.Failed, p.Retries, p.Errors)
 			}
-			for _, e := range res.Endpoints() {
+			for _, e := range res.Endpoints {
 				for _, c := range e.Completeness {
 					t.Logf("%s audit: %+v", e.Name, c)
 				}
@@ -210,11 +210,11 @@ func lostNothing(t *testing.T, res *results.Result) {
 		failed += p.Failed
 	}
 	if !s.Audited || s.Missing != 0 || s.Unexpected > failed {
-		t.Errorf("target: audited %v (%s), missing %d, unexpected %d of %d failed", s.Audited, res.AuditError, s.Missing, s.Unexpected, failed)
+		t.Errorf("target: audited %v (%s), missing %d, unexpected %d of %d failed", s.Audited, res.Target().AuditError, s.Missing, s.Unexpected, failed)
 	}
 	for i, e := range s.ReadEndpoints {
 		if !e.Audited || e.Missing != 0 || e.Unexpected > failed {
-			t.Errorf("%s: audited %v (%s), missing %d, unexpected %d of %d failed", e.Name, e.Audited, res.ReadEndpoints[i].AuditError, e.Missing, e.Unexpected, failed)
+			t.Errorf("%s: audited %v (%s), missing %d, unexpected %d of %d failed", e.Name, e.Audited, res.Reads()[i].AuditError, e.Missing, e.Unexpected, failed)
 		}
 	}
 }
@@ -282,7 +282,7 @@ func TestReadEndpointNotBeforePrimary(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) {
 		tgt, reads := openSetup(t, sameName(t, "order", pgPair(t)), nil)
 		res := readRun(t, tgt, reads, readConfig(1000, 8*time.Second, 20*time.Millisecond))
-		if n := res.ReadEndpoints[0].Visibility.BeforeTarget; n != 0 {
+		if n := res.Reads()[0].Visibility.BeforeTarget; n != 0 {
 			t.Errorf("the standby showed %d probes before the primary could have", n)
 		}
 		lostNothing(t, res)
@@ -299,7 +299,7 @@ func TestReadEndpointNotBeforePrimary(t *testing.T) {
 		res := readRunOnSchedule(t, tgt, reads, cfg, 150)
 		lostNothing(t, res)
 		refreshPeriodPredictsMedian(t, res, urls)
-		v := res.ReadEndpoints[0].Visibility
+		v := res.Reads()[0].Visibility
 		// replicaFirst: the replica's copy showed a probe before the
 		// primary's could have.
 		replicaFirst := v.AfterTarget
@@ -341,7 +341,7 @@ func TestReadEndpointNotBeforePrimary(t *testing.T) {
 func refreshPeriodPredictsMedian(t *testing.T, res *results.Result, urls []string) {
 	t.Helper()
 	a := recorded(t, res)
-	for i, e := range res.Endpoints() {
+	for i, e := range res.Endpoints {
 		node := nodeName(t, urls[i])
 		var copy *elastic.CopyRefreshes
 		refreshes := refreshesOf(t, a)
@@ -463,7 +463,7 @@ func TestStandbySyncAndAsync(t *testing.T) {
 		}
 		lostNothing(t, res)
 		p, s := res.Summary, res.Summary.ReadEndpoints[0]
-		if got, want := ms(res.ReadEndpoints[0].Visibility.Latency.Quantile(1)), 0.9*ms(held); got < want {
+		if got, want := ms(res.Reads()[0].Visibility.Latency.Quantile(1)), 0.9*ms(held); got < want {
 			t.Errorf("standby visibility max %.0f ms, want at least %.0f ms: replay was held %s", got, want, held)
 		}
 		if half := ms(held) / 2; s.VisibilityLatency.P95Ms < half || p.VisibilityLatency.P95Ms > half || p.WriteLatency.P99Ms > half {
@@ -627,7 +627,7 @@ func outageRun(t *testing.T, tgt target.Target, reads []bench.ReadEndpoint, rate
 	res := readRun(t, tgt, reads, cfg)
 	wait()
 	lostNothing(t, res)
-	f, v := res.Freshness, res.Visibility
+	f, v := res.Target().Freshness, res.Target().Visibility
 	if f.Censored != 0 || len(v.Errors) != 0 || v.NeverSeen != 0 {
 		t.Errorf("target: %d failed polls, probe errors %v, %d probes never seen: the replica's outage reached it", f.Censored, v.Errors, v.NeverSeen)
 	}
@@ -641,7 +641,7 @@ func outageRun(t *testing.T, tgt target.Target, reads []bench.ReadEndpoint, rate
 	if s.EventsFailed > int64(cfg.Ingest.MaxInflight*cfg.Ingest.BatchSize) {
 		t.Errorf("%d events failed: the writes did not go on", s.EventsFailed)
 	}
-	r := res.ReadEndpoints[0]
+	r := res.Reads()[0]
 	if r.Freshness.Censored == 0 || len(r.Freshness.Errors) == 0 || len(r.Visibility.Errors) == 0 {
 		t.Errorf("read1: %d failed polls (%v), probe errors %v: its outage does not show", r.Freshness.Censored, r.Freshness.Errors, r.Visibility.Errors)
 	}

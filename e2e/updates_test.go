@@ -52,7 +52,7 @@ func TestPostgresUpdatesSkippedByTrigger(t *testing.T) {
 				}
 			}
 			audit := results.UpdateAudit{}
-			for _, a := range res.Updates.Audit {
+			for _, a := range res.Target().Updates.Audit {
 				audit.Events += a.Events
 				audit.Lost += a.Lost
 				audit.Unacknowledged += a.Unacknowledged
@@ -149,8 +149,8 @@ func TestElasticsearchUpdatesWaitForRefresh(t *testing.T) {
 	ins, upd := res.Summary.VisibilityLatency, res.Summary.Updates.VisibilityLatency
 	t.Logf("visibility p50: inserts %.0f ms, updates %.0f ms (%d update probes); update freshness lag p50 %.0f ms",
 		ins.P50Ms, upd.P50Ms, upd.Count, res.Summary.Updates.FreshnessLag.P50Ms)
-	if upd.Count < 20 || res.Updates.Visibility.NeverSeen != 0 {
-		t.Fatalf("%d update probes measured, %d never seen", upd.Count, res.Updates.Visibility.NeverSeen)
+	if upd.Count < 20 || res.Target().Updates.Visibility.NeverSeen != 0 {
+		t.Fatalf("%d update probes measured, %d never seen", upd.Count, res.Target().Updates.Visibility.NeverSeen)
 	}
 	// A revision written at a uniform instant of a 1 s refresh cycle
 	// waits half a cycle on average: well above the 100 ms poll.

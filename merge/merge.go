@@ -55,14 +55,11 @@ func Merge(inputs []Input) (*results.Result, error) {
 		SchemaVersion: results.SchemaVersion, Kind: results.KindMerged, Command: "merge",
 		Tool: ref.Tool, Environment: environment(ins), Config: config(ins),
 		Phases: phases(ins), Series: series(ins, func(r *results.Result) []stats.Point { return r.Series }), Merged: merged(ins),
-		ReadEndpoints:            readEndpoints(ins),
+		Endpoints:                endpoints(ins),
 		VisibleEverywhere:        everywhere(ins, func(r *results.Result) *results.Visibility { return r.VisibleEverywhere }),
 		UpdatesVisibleEverywhere: everywhere(ins, func(r *results.Result) *results.Visibility { return r.UpdatesVisibleEverywhere }),
 	}
-	target := endpoint(ins, 0)
-	res.Freshness, res.Visibility, res.Queries, res.Updates = target.Freshness, target.Visibility, target.Queries, target.Updates
 	var longest float64
-	var audit []string
 	var rates results.Summary // the sums of the instances' target and achieved rates
 	for _, in := range ins {
 		r := in.Result
@@ -73,10 +70,6 @@ func Merge(inputs []Input) (*results.Result, error) {
 			res.EndedAt = r.EndedAt
 		}
 		res.Generators = append(res.Generators, r.Generators...)
-		res.Completeness = append(res.Completeness, r.Completeness...)
-		if r.AuditError != "" {
-			audit = append(audit, fmt.Sprintf("instance %d (%s): %s", r.Experiment.Instance, in.Name, r.AuditError))
-		}
 		s := r.Summary
 		longest = max(longest, s.MeasuredS)
 		rates.TargetEventsPerSec += s.TargetEventsPerSec
@@ -84,7 +77,6 @@ func Merge(inputs []Input) (*results.Result, error) {
 		rates.AchievedEventsPerSec += s.AchievedEventsPerSec
 		rates.AchievedMBPerSec += s.AchievedMBPerSec
 	}
-	res.AuditError = strings.Join(audit, "; ")
 	s := results.Summarize(res, longest)
 	// Each instance's rates are over its own measured window; the
 	// experiment's are their sum (the windows share a start, but one
@@ -92,7 +84,7 @@ func Merge(inputs []Input) (*results.Result, error) {
 	s.TargetEventsPerSec, s.TargetMBPerSec = rates.TargetEventsPerSec, rates.TargetMBPerSec
 	s.AchievedEventsPerSec, s.AchievedMBPerSec = rates.AchievedEventsPerSec, rates.AchievedMBPerSec
 	res.Summary = s
-	for _, e := range res.Endpoints() {
+	for _, e := range res.Endpoints {
 		if e.Queries != nil {
 			e.Queries.Beside = s.Beside()
 		}
@@ -177,10 +169,10 @@ func secs(v float64) string { return num(v) + "s" }
 // queryField reads a setting of the query load, "none" without one.
 func queryField(f func(*results.Queries) string) func(*results.Result) string {
 	return func(r *results.Result) string {
-		if r.Queries == nil {
+		if r.Target().Queries == nil {
 			return "none"
 		}
-		return f(r.Queries)
+		return f(r.Target().Queries)
 	}
 }
 
@@ -242,7 +234,7 @@ var mustAgree = []setting{
 	// endpoint's in every instance.
 	{"read endpoints", func(r *results.Result) string {
 		names := []string{}
-		for _, e := range r.ReadEndpoints {
+		for _, e := range r.Reads() {
 			names = append(names, e.Name)
 		}
 		return strconv.Quote(strings.Join(names, ","))
@@ -340,7 +332,7 @@ func merged(ins []Input) *results.Merged {
 		row := results.MergedInstance{
 			Instance: r.Experiment.Instance, File: in.Name, Host: r.Environment.Host, Rate: r.Config.Rate,
 			StartedAt: r.StartedAt, EndedAt: r.EndedAt, EndedEarly: r.EndedEarly, EndReason: r.EndReason,
-			AuditError: r.AuditError, Generators: r.Generators,
+			AuditError: r.Target().AuditError, Generators: r.Generators,
 			AchievedEventsPerSec: r.Summary.AchievedEventsPerSec, AchievedMBPerSec: r.Summary.AchievedMBPerSec,
 		}
 		if r.DriverCPU != nil {
@@ -442,26 +434,44 @@ func phases(ins []Input) []*results.Phase {
 	return res.Phases
 }
 
-// endpoint merges the i-th endpoint of every instance (0: the target;
-// see results.Result.Endpoints), which check found to be the same one.
-// The audit is not merged here: Merge joins the target's, and
-// readEndpoints each read endpoint's, naming the instance of each error.
-func endpoint(ins []Input, i int) *results.ReadEndpoint {
-	e := &results.ReadEndpoint{Freshness: newFreshness(), Visibility: newVisibility()}
-	var urls []string
+// endpoints merges each endpoint of the instances, the target first
+// (see endpoint).
+func endpoints(ins []Input) []*results.Endpoint {
+	var out []*results.Endpoint
+	for i := range ins[0].Result.Endpoints {
+		out = append(out, endpoint(ins, i))
+	}
+	return out
+}
+
+// endpoint merges the i-th endpoint of every instance (0: the target),
+// which check found to be the same one, with its audit: the instances'
+// generators are their own, so their audits join, naming the instance
+// of each error.
+func endpoint(ins []Input, i int) *results.Endpoint {
+	e := &results.Endpoint{Freshness: newFreshness(), Visibility: newVisibility()}
+	var urls, audit []string
 	for _, in := range ins {
-		x := in.Result.Endpoints()[i]
+		x := in.Result.Endpoints[i]
 		e.Name = x.Name
 		if !slices.Contains(urls, x.URL) {
 			urls = append(urls, x.URL)
 		}
 		addFreshness(&e.Freshness, x.Freshness)
 		addVisibility(&e.Visibility, x.Visibility)
+		e.Completeness = append(e.Completeness, x.Completeness...)
+		if x.AuditError != "" {
+			audit = append(audit, fmt.Sprintf("instance %d (%s): %s", in.Result.Experiment.Instance, in.Name, x.AuditError))
+		}
 	}
 	e.URL = strings.Join(urls, ", ")
 	e.Visibility.SetResolution()
-	e.Queries = queries(ins, func(r *results.Result) *results.Queries { return r.Endpoints()[i].Queries })
+	e.AuditError = strings.Join(audit, "; ")
+	e.Queries = queries(ins, func(r *results.Result) *results.Queries { return r.Endpoints[i].Queries })
 	e.Updates = updates(ins, i)
+	if i > 0 { // the target's series is the run's
+		e.Series = series(ins, func(r *results.Result) []stats.Point { return r.Endpoints[i].Series })
+	}
 	return e
 }
 
@@ -469,13 +479,13 @@ func endpoint(ins []Input, i int) *results.ReadEndpoint {
 // instance, their audits joined (each instance's generators are its
 // own); nil without an update stream.
 func updates(ins []Input, i int) *results.Updates {
-	if ins[0].Result.Endpoints()[i].Updates == nil {
+	if ins[0].Result.Endpoints[i].Updates == nil {
 		return nil
 	}
 	u := &results.Updates{Freshness: newFreshness(), Visibility: newVisibility()}
 	var audit []string
 	for _, in := range ins {
-		x := in.Result.Endpoints()[i].Updates
+		x := in.Result.Endpoints[i].Updates
 		if x == nil {
 			continue
 		}
@@ -489,27 +499,6 @@ func updates(ins []Input, i int) *results.Updates {
 	u.Visibility.SetResolution()
 	u.AuditError = strings.Join(audit, "; ")
 	return u
-}
-
-// readEndpoints merges each read endpoint of the instances, with its
-// audit: the instances' generators are their own, so their audits join.
-func readEndpoints(ins []Input) []*results.ReadEndpoint {
-	var out []*results.ReadEndpoint
-	for i := range ins[0].Result.ReadEndpoints {
-		e := endpoint(ins, i+1)
-		var audit []string
-		for _, in := range ins {
-			x := in.Result.ReadEndpoints[i]
-			e.Completeness = append(e.Completeness, x.Completeness...)
-			if x.AuditError != "" {
-				audit = append(audit, fmt.Sprintf("instance %d (%s): %s", in.Result.Experiment.Instance, in.Name, x.AuditError))
-			}
-		}
-		e.AuditError = strings.Join(audit, "; ")
-		e.Series = series(ins, func(r *results.Result) []stats.Point { return r.ReadEndpoints[i].Series })
-		out = append(out, e)
-	}
-	return out
 }
 
 // everywhere adds up the instances' probes visible everywhere (of

@@ -55,18 +55,18 @@ func TestMergeHistogramsExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]*stats.Histogram{
-		"freshness lag": res.Freshness.Lag, "freshness query service": res.Freshness.QueryService,
-		"freshness censored lag": res.Freshness.CensoredLag,
-		"visibility latency":     res.Visibility.Latency, "probe query service": res.Visibility.QueryService,
-		"visibility gap":    res.Visibility.Gap,
-		"query all latency": res.Queries.Total.LatencyHistogram, "query all service time": res.Queries.Total.ServiceTimeHistogram,
+		"freshness lag": res.Target().Freshness.Lag, "freshness query service": res.Target().Freshness.QueryService,
+		"freshness censored lag": res.Target().Freshness.CensoredLag,
+		"visibility latency":     res.Target().Visibility.Latency, "probe query service": res.Target().Visibility.QueryService,
+		"visibility gap":    res.Target().Visibility.Gap,
+		"query all latency": res.Target().Queries.Total.LatencyHistogram, "query all service time": res.Target().Queries.Total.ServiceTimeHistogram,
 	}
 	for _, p := range []string{results.PhaseWarmup, results.PhaseMeasured} {
 		ph := res.Phase(p)
 		got[p+" write latency"], got[p+" service time"] = ph.WriteLatency, ph.ServiceTime
 		got[p+" lateness"], got[p+" unsent wait"] = ph.Lateness, ph.UnsentWait
 	}
-	for _, k := range res.Queries.Kinds {
+	for _, k := range res.Target().Queries.Kinds {
 		got["query "+k.Kind+" latency"], got["query "+k.Kind+" service time"] = k.LatencyHistogram, k.ServiceTimeHistogram
 	}
 	if len(got) != len(tr) {
@@ -86,7 +86,7 @@ func TestMergeHistogramsExact(t *testing.T) {
 		{"freshness lag", s.FreshnessLag, tr["freshness lag"]},
 		{"visibility latency", s.VisibilityLatency, tr["visibility latency"]},
 		{"unsent wait", s.UnsentWait, tr["measured unsent wait"]},
-		{"query latency", res.Queries.Total.Latency, tr["query all latency"]},
+		{"query latency", res.Target().Queries.Total.Latency, tr["query all latency"]},
 	} {
 		want := c.h.Summarize()
 		if c.name == "freshness lag" {
@@ -97,8 +97,8 @@ func TestMergeHistogramsExact(t *testing.T) {
 			t.Errorf("summary of %s: %+v, want %+v", c.name, c.got, want)
 		}
 	}
-	if want := float64(tr["visibility gap"].Quantile(0.99).Microseconds()) / 1000; s.VisibilityResolution != want || res.Visibility.ResolutionMs != want {
-		t.Errorf("visibility resolution %g ms (summary %g), want the merged gap's p99 %g", res.Visibility.ResolutionMs, s.VisibilityResolution, want)
+	if want := float64(tr["visibility gap"].Quantile(0.99).Microseconds()) / 1000; s.VisibilityResolution != want || res.Target().Visibility.ResolutionMs != want {
+		t.Errorf("visibility resolution %g ms (summary %g), want the merged gap's p99 %g", res.Target().Visibility.ResolutionMs, s.VisibilityResolution, want)
 	}
 	if s.UnsentWait.Clamped != 1 {
 		t.Errorf("unsent wait: %d clamped at an hour, want the 1 of instance 1", s.UnsentWait.Clamped)
@@ -119,22 +119,22 @@ func TestMergeReadEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.ReadEndpoints) != 1 || res.VisibleEverywhere == nil {
-		t.Fatalf("%d read endpoints, everywhere %v; want 1 and set", len(res.ReadEndpoints), res.VisibleEverywhere)
+	if len(res.Reads()) != 1 || res.VisibleEverywhere == nil {
+		t.Fatalf("%d read endpoints, everywhere %v; want 1 and set", len(res.Reads()), res.VisibleEverywhere)
 	}
-	e, every := res.ReadEndpoints[0], res.VisibleEverywhere
+	e, every := res.Reads()[0], res.VisibleEverywhere
 	for name, got := range map[string]*stats.Histogram{
 		"read1 freshness lag": e.Freshness.Lag, "read1 freshness query service": e.Freshness.QueryService,
 		"read1 freshness censored lag": e.Freshness.CensoredLag,
 		"read1 visibility latency":     e.Visibility.Latency, "read1 probe query service": e.Visibility.QueryService,
 		"read1 visibility gap": e.Visibility.Gap, "everywhere latency": every.Latency, "everywhere gap": every.Gap,
-		"visibility latency": res.Visibility.Latency,
+		"visibility latency": res.Target().Visibility.Latency,
 	} {
 		sameHistogram(t, name, got, tr[name])
 	}
 	var censored, before, missing, probes int64
 	for _, r := range rs {
-		x := r.ReadEndpoints[0]
+		x := r.Reads()[0]
 		censored += x.Freshness.Censored
 		before += x.Visibility.BeforeTarget
 		missing += r.Summary.ReadEndpoints[0].Missing
@@ -153,27 +153,27 @@ func TestMergeReadEndpoints(t *testing.T) {
 	if !strings.Contains(e.URL, "standby-0") || !strings.Contains(e.URL, "standby-1") {
 		t.Errorf("read1's URL %q does not name both instances'", e.URL)
 	}
-	if e.Queries == nil || e.Queries.Total.Queries != rs[0].ReadEndpoints[0].Queries.Total.Queries+rs[1].ReadEndpoints[0].Queries.Total.Queries {
+	if e.Queries == nil || e.Queries.Total.Queries != rs[0].Reads()[0].Queries.Total.Queries+rs[1].Reads()[0].Queries.Total.Queries {
 		t.Errorf("read1's queries not summed: %+v", e.Queries)
 	}
 
 	// read1's own series joins read1's, interval by interval (the
 	// instances start at the same second here).
-	if len(e.Series) != len(rs[0].ReadEndpoints[0].Series) {
-		t.Fatalf("read1's merged series has %d intervals, want %d", len(e.Series), len(rs[0].ReadEndpoints[0].Series))
+	if len(e.Series) != len(rs[0].Reads()[0].Series) {
+		t.Fatalf("read1's merged series has %d intervals, want %d", len(e.Series), len(rs[0].Reads()[0].Series))
 	}
 	for i, p := range e.Series {
-		a, b := rs[0].ReadEndpoints[0].Series[i], rs[1].ReadEndpoints[0].Series[i]
+		a, b := rs[0].Reads()[0].Series[i], rs[1].Reads()[0].Series[i]
 		if p.FreshnessN != a.FreshnessN+b.FreshnessN || p.FreshnessLagMs != max(a.FreshnessLagMs, b.FreshnessLagMs) || p.FreshnessLagMinMs != min(a.FreshnessLagMinMs, b.FreshnessLagMinMs) {
 			t.Fatalf("read1's interval %d: %+v, want the join of %+v and %+v", i, p, a, b)
 		}
 	}
 
-	rs[1].ReadEndpoints[0].Name = "read2"
+	rs[1].Reads()[0].Name = "read2"
 	if msg := refused(t, roundTrip(t, rs)); !strings.Contains(msg, `read endpoints differs: "read1" in`) {
 		t.Errorf("endpoints read1 and read2 merged: %s", msg)
 	}
-	rs[1].ReadEndpoints, rs[1].VisibleEverywhere = nil, nil
+	rs[1].Endpoints, rs[1].VisibleEverywhere = []*results.Endpoint{rs[1].Target()}, nil
 	if msg := refused(t, roundTrip(t, rs)); !strings.Contains(msg, `read endpoints differs`) {
 		t.Errorf("an instance without read endpoints merged with one with: %s", msg)
 	}
@@ -193,13 +193,13 @@ func TestMergeCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSums(t, res, ins)
-	if got, want := res.Queries.Total.Queries, rs[0].Queries.Total.Queries+rs[1].Queries.Total.Queries+rs[2].Queries.Total.Queries; got != want {
+	if got, want := res.Target().Queries.Total.Queries, rs[0].Target().Queries.Total.Queries+rs[1].Target().Queries.Total.Queries+rs[2].Target().Queries.Total.Queries; got != want {
 		t.Errorf("queries: %d, want %d", got, want)
 	}
-	if got := res.Queries.TargetQPS; got != 300 {
+	if got := res.Target().Queries.TargetQPS; got != 300 {
 		t.Errorf("target QPS %g, want the sum 300", got)
 	}
-	if b := res.Queries.Beside; b == nil || b.AchievedEventsPerSec != res.Summary.AchievedEventsPerSec {
+	if b := res.Target().Queries.Beside; b == nil || b.AchievedEventsPerSec != res.Summary.AchievedEventsPerSec {
 		t.Errorf("queries beside the ingest: %+v, want the merged ingest's figures", b)
 	}
 	if res.Config.Rate != "3000 events/s" || res.Config.Generators != 6 {
@@ -233,7 +233,7 @@ func checkSums(t *testing.T, res *results.Result, ins []merge.Input) {
 		mb += s.AchievedMBPerSec
 		longest = max(longest, s.MeasuredS)
 		gens += len(in.Result.Generators)
-		for _, c := range in.Result.Completeness {
+		for _, c := range in.Result.Target().Completeness {
 			acked += int(c.Acknowledged)
 		}
 	}
@@ -243,11 +243,11 @@ func checkSums(t *testing.T, res *results.Result, ins []merge.Input) {
 			s.AchievedEventsPerSec, s.AchievedMBPerSec, s.TargetEventsPerSec, s.MeasuredS, achieved, mb, target, longest)
 	}
 	var mergedAcked int
-	for _, c := range res.Completeness {
+	for _, c := range res.Target().Completeness {
 		mergedAcked += int(c.Acknowledged)
 	}
-	if len(res.Generators) != gens || len(res.Completeness) != gens || mergedAcked != acked {
-		t.Errorf("%d generators, %d audited with %d acknowledged; want %d, %d and %d", len(res.Generators), len(res.Completeness), mergedAcked, gens, gens, acked)
+	if len(res.Generators) != gens || len(res.Target().Completeness) != gens || mergedAcked != acked {
+		t.Errorf("%d generators, %d audited with %d acknowledged; want %d, %d and %d", len(res.Generators), len(res.Target().Completeness), mergedAcked, gens, gens, acked)
 	}
 	for _, p := range res.Phases {
 		if p.Due != p.Dispatched+p.Unsent || p.Dispatched != p.Acked+p.Failed {
@@ -329,8 +329,8 @@ func testMergeRuns(t *testing.T) {
 		if err != nil {
 			t.Fatalf("instance %d: %v", i, err)
 		}
-		if rs[i].Visibility.Censored > 0 {
-			t.Fatalf("instance %d: %d probes never seen after the drain; the comparison needs every probe seen", i, rs[i].Visibility.Censored)
+		if rs[i].Target().Visibility.Censored > 0 {
+			t.Fatalf("instance %d: %d probes never seen after the drain; the comparison needs every probe seen", i, rs[i].Target().Visibility.Censored)
 		}
 	}
 	ins := roundTrip(t, rs)
@@ -347,7 +347,7 @@ func testMergeRuns(t *testing.T) {
 	m := res.Phase(results.PhaseMeasured)
 	sameHistogram(t, "write latency", m.WriteLatency, want["write latency"])
 	sameHistogram(t, "service time", m.ServiceTime, want["service time"])
-	sameHistogram(t, "visibility latency", res.Visibility.Latency, want["visibility latency"])
+	sameHistogram(t, "visibility latency", res.Target().Visibility.Latency, want["visibility latency"])
 	checkSums(t, res, ins)
 	if !res.Summary.Audited || res.Summary.Missing != 0 {
 		t.Errorf("merged audit: audited %v, missing %d; want every instance's clean audit", res.Summary.Audited, res.Summary.Missing)
@@ -363,13 +363,13 @@ func testMergeRuns(t *testing.T) {
 	updVis := stats.NewHistogram()
 	var updAcked, audited int64
 	for _, r := range rs {
-		updVis.Merge(r.Updates.Visibility.Latency)
+		updVis.Merge(r.Target().Updates.Visibility.Latency)
 		updAcked += r.Phase(results.PhaseMeasured).UpdatesAcked
-		audited += int64(len(r.Updates.Audit))
+		audited += int64(len(r.Target().Updates.Audit))
 	}
-	sameHistogram(t, "update visibility", res.Updates.Visibility.Latency, updVis)
-	if u := res.Summary.Updates; u == nil || u.Acked != updAcked || updAcked == 0 || !u.Audited || u.Lost != 0 || int64(len(res.Updates.Audit)) != audited {
-		t.Errorf("merged updates %+v (%d audits), want %d acknowledged over %d audited generators, none lost", u, len(res.Updates.Audit), updAcked, audited)
+	sameHistogram(t, "update visibility", res.Target().Updates.Visibility.Latency, updVis)
+	if u := res.Summary.Updates; u == nil || u.Acked != updAcked || updAcked == 0 || !u.Audited || u.Lost != 0 || int64(len(res.Target().Updates.Audit)) != audited {
+		t.Errorf("merged updates %+v (%d audits), want %d acknowledged over %d audited generators, none lost", u, len(res.Target().Updates.Audit), updAcked, audited)
 	}
 }
 
@@ -495,9 +495,9 @@ func TestMergeMissingAndPartial(t *testing.T) {
 	})
 	t.Run("partial", func(t *testing.T) {
 		rs := instances(3, 3)
-		rs[1].EndedEarly, rs[1].EndReason, rs[1].Completeness = true, "interrupted", nil
+		rs[1].EndedEarly, rs[1].EndReason, rs[1].Target().Completeness = true, "interrupted", nil
 		rs[1].Summary = results.Summarize(rs[1], rs[1].Summary.MeasuredS)
-		rs[2].AuditError = "count generator gen-2-a: connection refused"
+		rs[2].Target().AuditError = "count generator gen-2-a: connection refused"
 		ins := roundTrip(t, rs)
 		res, err := merge.Merge(ins)
 		if err != nil {
@@ -512,8 +512,8 @@ func TestMergeMissingAndPartial(t *testing.T) {
 				t.Errorf("end reason %q does not contain %q", res.EndReason, want)
 			}
 		}
-		if !res.EndedEarly || res.Summary.Audited || !strings.Contains(res.AuditError, "instance 2 (") {
-			t.Errorf("ended early %v, audited %v, audit error %q; want a partial, unaudited merge naming instance 2", res.EndedEarly, res.Summary.Audited, res.AuditError)
+		if !res.EndedEarly || res.Summary.Audited || !strings.Contains(res.Target().AuditError, "instance 2 (") {
+			t.Errorf("ended early %v, audited %v, audit error %q; want a partial, unaudited merge naming instance 2", res.EndedEarly, res.Summary.Audited, res.Target().AuditError)
 		}
 	})
 }

@@ -109,44 +109,44 @@ func synthetic(rng *rand.Rand, s shape, tr truth) *results.Result {
 	if s.instance == 1 {
 		tr.record(results.PhaseMeasured+" unsent wait", r.Phases[1].UnsentWait, 2*time.Hour)
 	}
-	r.Freshness = results.Freshness{Lag: stats.NewHistogram(), QueryService: stats.NewHistogram(), Errors: map[string]*stats.ErrorCount{}}
+	r.Target().Freshness = results.Freshness{Lag: stats.NewHistogram(), QueryService: stats.NewHistogram(), Errors: map[string]*stats.ErrorCount{}}
 	for range n() {
-		tr.record("freshness lag", r.Freshness.Lag, logNormal(rng, 300*time.Millisecond, 0.6))
-		tr.record("freshness query service", r.Freshness.QueryService, logNormal(rng, 3*time.Millisecond, 0.4))
-		r.Freshness.Samples++
+		tr.record("freshness lag", r.Target().Freshness.Lag, logNormal(rng, 300*time.Millisecond, 0.6))
+		tr.record("freshness query service", r.Target().Freshness.QueryService, logNormal(rng, 3*time.Millisecond, 0.4))
+		r.Target().Freshness.Samples++
 	}
 	// Failed polls: each enters the lag as a lower bound, and apart.
-	r.Freshness.Censored = int64(1 + rng.IntN(3))
-	stats.AddError(r.Freshness.Errors, "timeout", r.Freshness.Censored, "freshness query of generator: timeout")
-	r.Freshness.CensoredLag = stats.NewHistogram()
-	for range r.Freshness.Censored {
+	r.Target().Freshness.Censored = int64(1 + rng.IntN(3))
+	stats.AddError(r.Target().Freshness.Errors, "timeout", r.Target().Freshness.Censored, "freshness query of generator: timeout")
+	r.Target().Freshness.CensoredLag = stats.NewHistogram()
+	for range r.Target().Freshness.Censored {
 		d := logNormal(rng, 300*time.Millisecond, 0.6)
-		tr.record("freshness lag", r.Freshness.Lag, d)
-		tr.record("freshness censored lag", r.Freshness.CensoredLag, d)
+		tr.record("freshness lag", r.Target().Freshness.Lag, d)
+		tr.record("freshness censored lag", r.Target().Freshness.CensoredLag, d)
 	}
-	r.Visibility = results.Visibility{
+	r.Target().Visibility = results.Visibility{
 		Latency: stats.NewHistogram(), QueryService: stats.NewHistogram(), Gap: stats.NewHistogram(),
 		Errors: map[string]*stats.ErrorCount{},
 	}
 	for range n() {
-		tr.record("visibility latency", r.Visibility.Latency, logNormal(rng, 400*time.Millisecond, 0.5))
-		tr.record("probe query service", r.Visibility.QueryService, logNormal(rng, 4*time.Millisecond, 0.4))
-		tr.record("visibility gap", r.Visibility.Gap, logNormal(rng, 200*time.Millisecond, 0.3))
-		r.Visibility.Probes++
-		r.Visibility.Seen++
+		tr.record("visibility latency", r.Target().Visibility.Latency, logNormal(rng, 400*time.Millisecond, 0.5))
+		tr.record("probe query service", r.Target().Visibility.QueryService, logNormal(rng, 4*time.Millisecond, 0.4))
+		tr.record("visibility gap", r.Target().Visibility.Gap, logNormal(rng, 200*time.Millisecond, 0.3))
+		r.Target().Visibility.Probes++
+		r.Target().Visibility.Seen++
 	}
-	r.Visibility.SetResolution()
+	r.Target().Visibility.SetResolution()
 	m := r.Phases[1]
 	for i, g := range gens {
 		acked := m.Acked / 2
 		if i == 0 {
 			acked = m.Acked - acked
 		}
-		r.Completeness = append(r.Completeness, results.Completeness{Generator: g, Acknowledged: acked, Visible: acked})
+		r.Target().Completeness = append(r.Target().Completeness, results.Completeness{Generator: g, Acknowledged: acked, Visible: acked})
 	}
 	if s.queries {
 		r.Kind = results.KindQuery
-		r.Queries = syntheticQueries(rng, s, n, tr)
+		r.Target().Queries = syntheticQueries(rng, s, n, tr)
 	}
 	if s.readEndpoint {
 		syntheticEndpoint(rng, s, n, tr, r)
@@ -161,7 +161,7 @@ func synthetic(rng *rand.Rand, s shape, tr truth) *results.Result {
 		})
 	}
 	r.Summary = results.Summarize(r, float64(s.seconds))
-	for _, e := range r.Endpoints() {
+	for _, e := range r.Endpoints {
 		if e.Queries != nil {
 			e.Queries.Beside = r.Summary.Beside()
 		}
@@ -172,7 +172,7 @@ func synthetic(rng *rand.Rand, s shape, tr truth) *results.Result {
 // syntheticEndpoint gives r a read endpoint, read1, with figures of its
 // own (named "read1 …" in tr), and the probes visible everywhere.
 func syntheticEndpoint(rng *rand.Rand, s shape, n func() int, tr truth, r *results.Result) {
-	e := &results.ReadEndpoint{
+	e := &results.Endpoint{
 		Name: "read1", URL: fmt.Sprintf("postgres://bench@standby-%d:5432/db", s.instance),
 		Freshness: results.Freshness{Lag: stats.NewHistogram(), QueryService: stats.NewHistogram(), Errors: map[string]*stats.ErrorCount{}},
 		Visibility: results.Visibility{
@@ -194,7 +194,7 @@ func syntheticEndpoint(rng *rand.Rand, s shape, n func() int, tr truth, r *resul
 		tr.record("read1 freshness censored lag", e.Freshness.CensoredLag, d)
 	}
 	every := results.Visibility{Latency: stats.NewHistogram(), QueryService: stats.NewHistogram(), Gap: stats.NewHistogram()}
-	for range r.Visibility.Probes {
+	for range r.Target().Visibility.Probes {
 		tr.record("read1 visibility latency", e.Visibility.Latency, logNormal(rng, 600*time.Millisecond, 0.5))
 		tr.record("read1 probe query service", e.Visibility.QueryService, logNormal(rng, 4*time.Millisecond, 0.4))
 		tr.record("read1 visibility gap", e.Visibility.Gap, logNormal(rng, 200*time.Millisecond, 0.3))
@@ -208,7 +208,7 @@ func syntheticEndpoint(rng *rand.Rand, s shape, n func() int, tr truth, r *resul
 	e.Visibility.BeforeTarget = int64(rng.IntN(4))
 	e.Visibility.SetResolution()
 	every.SetResolution()
-	e.Completeness = append(e.Completeness, r.Completeness...)
+	e.Completeness = append(e.Completeness, r.Target().Completeness...)
 	for i := range s.seconds + 10 {
 		e.Series = append(e.Series, stats.Point{
 			StartS: float64(i), WidthS: 1,
@@ -219,7 +219,7 @@ func syntheticEndpoint(rng *rand.Rand, s shape, n func() int, tr truth, r *resul
 	if s.queries {
 		e.Queries = syntheticQueries(rng, s, n, nil)
 	}
-	r.ReadEndpoints, r.VisibleEverywhere = []*results.ReadEndpoint{e}, &every
+	r.Endpoints, r.VisibleEverywhere = []*results.Endpoint{r.Target(), e}, &every
 }
 
 func syntheticQueries(rng *rand.Rand, s shape, n func() int, tr truth) *results.Queries {

@@ -182,9 +182,9 @@ func TestPrometheusExperiment(t *testing.T) {
 		if e := r.Experiment; e == nil || e.Name != experiment || e.Instance != i {
 			t.Fatalf("instance %d's results file places it as %v", i, e)
 		}
-		if r.Summary.EventsFailed != 0 || r.Summary.Missing != 0 || r.Visibility.Censored != 0 || r.Visibility.Seen == 0 {
+		if r.Summary.EventsFailed != 0 || r.Summary.Missing != 0 || r.Target().Visibility.Censored != 0 || r.Target().Visibility.Seen == 0 {
 			t.Fatalf("instance %d went wrong: %d failed, %d missing, %d probes censored, %d seen", i,
-				r.Summary.EventsFailed, r.Summary.Missing, r.Visibility.Censored, r.Visibility.Seen)
+				r.Summary.EventsFailed, r.Summary.Missing, r.Target().Visibility.Censored, r.Target().Visibility.Seen)
 		}
 		for _, p := range r.Phases {
 			perInstance[strconv.Itoa(i)] += p.Acked
@@ -195,7 +195,7 @@ func TestPrometheusExperiment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writes, fresh, vis := stats.NewHistogram(), merged.Freshness.Lag, merged.Visibility.Latency
+	writes, fresh, vis := stats.NewHistogram(), merged.Target().Freshness.Lag, merged.Target().Visibility.Latency
 	var acked, ackedBytes, batches, unsent int64
 	for _, p := range merged.Phases {
 		writes.Merge(p.WriteLatency)

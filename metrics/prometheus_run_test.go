@@ -98,12 +98,12 @@ func TestPrometheusScrapesRun(t *testing.T) {
 	}
 	if err := waitFor(ctx, 15*time.Second, func() (bool, error) {
 		v, err := prom.scalar(ctx, `sum(freshbench_visibility_latency_seconds_count)`)
-		return err == nil && v == float64(res.Visibility.Latency.Count()), nil
+		return err == nil && v == float64(res.Target().Visibility.Latency.Count()), nil
 	}); err != nil {
-		t.Fatalf("visibility samples in prometheus never reached the run's %d: %v", res.Visibility.Latency.Count(), err)
+		t.Fatalf("visibility samples in prometheus never reached the run's %d: %v", res.Target().Visibility.Latency.Count(), err)
 	}
-	if res.Summary.EventsFailed != 0 || res.Summary.Missing != 0 || res.Visibility.Seen == 0 {
-		t.Fatalf("the run itself went wrong: %d failed, %d missing, %d probes seen", res.Summary.EventsFailed, res.Summary.Missing, res.Visibility.Seen)
+	if res.Summary.EventsFailed != 0 || res.Summary.Missing != 0 || res.Target().Visibility.Seen == 0 {
+		t.Fatalf("the run itself went wrong: %d failed, %d missing, %d probes seen", res.Summary.EventsFailed, res.Summary.Missing, res.Target().Visibility.Seen)
 	}
 
 	for _, c := range []struct {
@@ -154,9 +154,9 @@ func TestPrometheusScrapesRun(t *testing.T) {
 	// The results file keeps the freshness samples of the measured window;
 	// the live metrics also count the few taken just before the start and
 	// after the schedule: a couple per generator.
-	extraFresh := int64(fresh) - res.Freshness.Lag.Count()
+	extraFresh := int64(fresh) - res.Target().Freshness.Lag.Count()
 	if extraFresh < 0 || extraFresh > int64(4*len(gens)) {
-		t.Errorf("prometheus counted %g freshness samples, the run %d in its window", fresh, res.Freshness.Lag.Count())
+		t.Errorf("prometheus counted %g freshness samples, the run %d in its window", fresh, res.Target().Freshness.Lag.Count())
 	}
 
 	for _, h := range []struct {
@@ -165,8 +165,8 @@ func TestPrometheusScrapesRun(t *testing.T) {
 		extra  int64
 	}{
 		{"freshbench_write_latency_seconds", writes, 0},
-		{"freshbench_visibility_latency_seconds", res.Visibility.Latency, 0},
-		{"freshbench_freshness_lag_seconds", res.Freshness.Lag, extraFresh},
+		{"freshbench_visibility_latency_seconds", res.Target().Visibility.Latency, 0},
+		{"freshbench_freshness_lag_seconds", res.Target().Freshness.Lag, extraFresh},
 	} {
 		for _, q := range []float64{0.5, 0.9, 0.99} {
 			pq := fmt.Sprintf(`histogram_quantile(%g, sum by (le) (%s_bucket))`, q, h.metric)
@@ -178,7 +178,7 @@ func TestPrometheusScrapesRun(t *testing.T) {
 		}
 	}
 	// The headline figures of the summary are the same HDR histograms.
-	if s, v := res.Summary.VisibilityLatency, res.Visibility.Latency.Summarize(); s.P99Ms != v.P99Ms {
+	if s, v := res.Summary.VisibilityLatency, res.Target().Visibility.Latency.Summarize(); s.P99Ms != v.P99Ms {
 		t.Errorf("summary visibility p99 %g ms, histogram %g ms", s.P99Ms, v.P99Ms)
 	}
 }

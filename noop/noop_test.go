@@ -114,22 +114,22 @@ func checkRun(t *testing.T, res *results.Result) {
 	if s.EventsFailed != 0 || s.EventsUnsent != 0 || len(s.Errors) != 0 {
 		t.Errorf("failed %d, unsent %d, errors %v; want none", s.EventsFailed, s.EventsUnsent, s.Errors)
 	}
-	if !s.Audited || s.Missing != 0 || s.Unexpected != 0 || s.Duplicates != 0 || res.AuditError != "" {
-		t.Errorf("audit: audited %v, missing %d, unexpected %d, duplicates %d, error %q; want clean", s.Audited, s.Missing, s.Unexpected, s.Duplicates, res.AuditError)
+	if !s.Audited || s.Missing != 0 || s.Unexpected != 0 || s.Duplicates != 0 || res.Target().AuditError != "" {
+		t.Errorf("audit: audited %v, missing %d, unexpected %d, duplicates %d, error %q; want clean", s.Audited, s.Missing, s.Unexpected, s.Duplicates, res.Target().AuditError)
 	}
-	for _, c := range res.Completeness {
+	for _, c := range res.Target().Completeness {
 		if c.Visible != c.Acknowledged {
 			t.Errorf("generator %s: %d visible of %d acknowledged", c.Generator, c.Visible, c.Acknowledged)
 		}
 	}
-	if res.Freshness.NotMeasured != "" || s.FreshnessLag.Count == 0 || len(res.Freshness.Errors) != 0 {
-		t.Errorf("freshness: not measured %q, %d samples, errors %v", res.Freshness.NotMeasured, s.FreshnessLag.Count, res.Freshness.Errors)
+	if res.Target().Freshness.NotMeasured != "" || s.FreshnessLag.Count == 0 || len(res.Target().Freshness.Errors) != 0 {
+		t.Errorf("freshness: not measured %q, %d samples, errors %v", res.Target().Freshness.NotMeasured, s.FreshnessLag.Count, res.Target().Freshness.Errors)
 	}
-	v := res.Visibility
+	v := res.Target().Visibility
 	if v.NotMeasured != "" || v.Seen == 0 || v.NeverSeen != 0 || len(v.Errors) != 0 {
 		t.Errorf("visibility: not measured %q, %d seen, %d never seen, errors %v", v.NotMeasured, v.Seen, v.NeverSeen, v.Errors)
 	}
-	q := res.Queries
+	q := res.Target().Queries
 	if q == nil {
 		t.Fatal("no query results")
 	}
@@ -176,7 +176,7 @@ func TestRunAgainstNoop(t *testing.T) {
 			if err != nil {
 				t.Fatalf("queries alone: %v", err)
 			}
-			if a := alone.Queries.Total; a.Queries == 0 || a.Failed != 0 {
+			if a := alone.Target().Queries.Total; a.Queries == 0 || a.Failed != 0 {
 				t.Errorf("queries alone: %d sent, %d failed: %v", a.Queries, a.Failed, a.Errors)
 			}
 		})

@@ -22,7 +22,7 @@ func censoredResult(seed uint64) *results.Result {
 		v.RecordUnseen(start, start.Add(5*time.Second))
 	}
 	v.SetResolution()
-	r.Visibility = v
+	r.Target().Visibility = v
 	r.Summary.VisibilityLatency, r.Summary.VisibilityMidpoint = v.LatencySummary(), v.MidpointSummary()
 	return r
 }

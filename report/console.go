@@ -48,7 +48,7 @@ func Console(w io.Writer, r *results.Result) {
 // targetSuffix marks the target's rows when read endpoints have rows of
 // their own.
 func targetSuffix(r *results.Result) string {
-	if len(r.ReadEndpoints) > 0 {
+	if len(r.Reads()) > 0 {
 		return " (target)"
 	}
 	return ""
@@ -93,15 +93,15 @@ func consoleLatencies(w io.Writer, r *results.Result, on string) {
 	}
 	row("write latency", s.WriteLatency, "")
 	row("write service time", s.ServiceTime, "")
-	row("freshness lag"+on, s.FreshnessLag, r.Freshness.NotMeasured)
-	row("visibility latency"+on, s.VisibilityLatency, r.Visibility.NotMeasured)
+	row("freshness lag"+on, s.FreshnessLag, r.Target().Freshness.NotMeasured)
+	row("visibility latency"+on, s.VisibilityLatency, r.Target().Visibility.NotMeasured)
 	if s.VisibilityMidpoint.Count > 0 {
-		row("  interval midpoint"+on, s.VisibilityMidpoint, r.Visibility.NotMeasured)
+		row("  interval midpoint"+on, s.VisibilityMidpoint, r.Target().Visibility.NotMeasured)
 	}
-	row("probe query service"+on, s.ProbeQueryService, r.Visibility.NotMeasured)
+	row("probe query service"+on, s.ProbeQueryService, r.Target().Visibility.NotMeasured)
 	if u := s.Updates; u != nil {
-		row("update freshness lag"+on, u.FreshnessLag, r.Updates.Freshness.NotMeasured)
-		row("update visibility"+on, u.VisibilityLatency, r.Updates.Visibility.NotMeasured)
+		row("update freshness lag"+on, u.FreshnessLag, r.Target().Updates.Freshness.NotMeasured)
+		row("update visibility"+on, u.VisibilityLatency, r.Target().Updates.Visibility.NotMeasured)
 	}
 	tw.Flush()
 }
@@ -124,7 +124,7 @@ func consoleLatencyRow(tw io.Writer, name string, h stats.Summary, notMeasured s
 func consoleCompleteness(w io.Writer, r *results.Result, on string) {
 	s := r.Summary
 	notAudited := ""
-	for _, c := range r.Completeness {
+	for _, c := range r.Target().Completeness {
 		if c.NotMeasured != "" {
 			notAudited = c.NotMeasured
 		}
@@ -134,15 +134,15 @@ func consoleCompleteness(w io.Writer, r *results.Result, on string) {
 		fmt.Fprintf(w, "completeness%s: not measured: %s\n", on, notAudited)
 	case s.Audited:
 		var acked, visible int64
-		for _, c := range r.Completeness {
+		for _, c := range r.Target().Completeness {
 			acked += c.Acknowledged
 			visible += c.Visible
 		}
 		fmt.Fprintf(w, "completeness%s: %d acknowledged, %d visible, %s%d missing (lost), %d unexpected, %d duplicates\n",
 			on, acked, visible, lateText(s.Late, r.Drain), s.Missing, s.Unexpected, s.Duplicates)
-		consoleRecheck(w, r.Completeness)
-	case r.AuditError != "":
-		fmt.Fprintf(w, "completeness%s: not audited: %s\n", on, r.AuditError)
+		consoleRecheck(w, r.Target().Completeness)
+	case r.Target().AuditError != "":
+		fmt.Fprintf(w, "completeness%s: not audited: %s\n", on, r.Target().AuditError)
 	default:
 		fmt.Fprintf(w, "completeness%s: not audited (run ended early)\n", on)
 	}
@@ -155,9 +155,9 @@ func consoleErrors(w io.Writer, r *results.Result) {
 	for k, e := range r.Summary.Errors {
 		errs["write "+k] = e
 	}
-	for _, ep := range r.Endpoints() {
+	for _, ep := range r.Endpoints {
 		on := ""
-		if len(r.ReadEndpoints) > 0 {
+		if len(r.Reads()) > 0 {
 			on = " on " + ep.Name
 		}
 		for k, e := range ep.Freshness.Errors {
@@ -192,15 +192,15 @@ func consoleUpdates(w io.Writer, r *results.Result) {
 	if u == nil {
 		return
 	}
-	v := r.Updates.Visibility
+	v := r.Target().Updates.Visibility
 	fmt.Fprintf(w, "updates: %d of the events due (%s): %d acknowledged, %d failed; %d probes, %d seen, %d never seen, %d dropped\n",
 		u.Dispatched, updateKeysText(r.Config), u.Acked, u.Failed, v.Probes, v.Seen, v.NeverSeen, v.Dropped)
-	for _, ep := range r.Endpoints() {
+	for _, ep := range r.Endpoints {
 		if ep.Updates == nil {
 			continue
 		}
 		on := ""
-		if len(r.ReadEndpoints) > 0 {
+		if len(r.Reads()) > 0 {
 			on = " on " + ep.Name
 		}
 		audit := ep.Updates.Audit
@@ -260,7 +260,7 @@ func updateKeysText(c results.Config) string {
 // consoleProbes says how the freshness and visibility figures were taken
 // and which of their values are lower bounds.
 func consoleProbes(w io.Writer, r *results.Result) {
-	f, v := r.Freshness, r.Visibility
+	f, v := r.Target().Freshness, r.Target().Visibility
 	if f.NotMeasured != "" {
 		fmt.Fprintf(w, "freshness: not measured: %s\n", f.NotMeasured)
 	} else if f.Censored > 0 {

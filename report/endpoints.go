@@ -32,11 +32,11 @@ type endpointRow struct {
 // endpointRows lists r's endpoints, the target first, and the probes
 // visible everywhere last; nil without read endpoints.
 func endpointRows(r *results.Result) []endpointRow {
-	if len(r.ReadEndpoints) == 0 {
+	if len(r.Reads()) == 0 {
 		return nil
 	}
 	var rows []endpointRow
-	for i, e := range r.Endpoints() {
+	for i, e := range r.Endpoints {
 		s := endpointSummary(r, i)
 		row := endpointRow{
 			Name: e.Name, URL: redact.URL(e.URL), Freshness: s.FreshnessLag, Visibility: s.VisibilityLatency,
@@ -72,7 +72,7 @@ func endpointSummary(r *results.Result, i int) results.EndpointSummary {
 	if i-1 < len(s.ReadEndpoints) {
 		return s.ReadEndpoints[i-1]
 	}
-	return results.EndpointSummary{Name: r.ReadEndpoints[i-1].Name}
+	return results.EndpointSummary{Name: r.Reads()[i-1].Name}
 }
 
 // resolution is a visibility resolution, – when no probe was seen to
@@ -93,7 +93,7 @@ func errorCount(m map[string]*stats.ErrorCount) int64 {
 }
 
 // auditText says what the audit of one endpoint found, in a few words.
-func auditText(s results.EndpointSummary, e *results.ReadEndpoint) string {
+func auditText(s results.EndpointSummary, e *results.Endpoint) string {
 	for _, c := range e.Completeness {
 		if c.NotMeasured != "" {
 			return "not measured"

@@ -15,7 +15,7 @@ import (
 // password in its URL, and the probes visible everywhere.
 func endpointResult(seed uint64) *results.Result {
 	res := runResult(2000, seed)
-	e := &results.ReadEndpoint{
+	e := &results.Endpoint{
 		Name: "read1", URL: "postgres://bench:s3cret@standby:5434/db?table=events",
 		Freshness: results.Freshness{
 			Lag: histogram(110, 900*time.Millisecond, seed+20), QueryService: histogram(110, 2*time.Millisecond, seed+21), Samples: 110, Censored: 15,
@@ -27,13 +27,13 @@ func endpointResult(seed uint64) *results.Result {
 			Unseen: histogram(20, 6*time.Second, seed+27),
 			Errors: map[string]*stats.ErrorCount{"connection_refused": {Count: 12, Sample: "dial tcp 127.0.0.1:15434: connection refused"}},
 		},
-		Completeness: res.Completeness,
+		Completeness: res.Target().Completeness,
 	}
 	e.Visibility.SetResolution()
 	every := &results.Visibility{Latency: histogram(500, 990*time.Millisecond, seed+25), Gap: histogram(480, 250*time.Millisecond, seed+26), Probes: 500, Seen: 480, NeverSeen: 20, Censored: 20,
 		Unseen: histogram(20, 6*time.Second, seed+28)}
 	every.SetResolution()
-	res.ReadEndpoints, res.VisibleEverywhere = []*results.ReadEndpoint{e}, every
+	res.Endpoints, res.VisibleEverywhere = []*results.Endpoint{res.Target(), e}, every
 	res.Phase(results.PhaseMeasured).UnsentWait = stats.NewHistogram()
 	res.Summary = results.Summarize(res, res.Summary.MeasuredS)
 	return res

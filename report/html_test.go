@@ -72,18 +72,21 @@ func runResult(rate float64, seed uint64) *results.Result {
 		EndedAt:    time.Date(2025, 3, 1, 12, 1, 0, 0, time.UTC),
 		Generators: []string{"111", "222"},
 		Phases:     []*results.Phase{warm, measured},
-		Freshness: results.Freshness{
-			Lag: histogram(125, 310*time.Millisecond, seed+4), QueryService: histogram(125, 2*time.Millisecond, seed+5), Samples: 125,
-			Errors: map[string]*stats.ErrorCount{"connection_refused": {Count: 3, Sample: "dial tcp: connection refused"}},
-		},
-		Visibility: results.Visibility{
-			Latency: histogram(500, 420*time.Millisecond, seed+6), QueryService: histogram(500, 3*time.Millisecond, seed+7),
-			ResolutionMs: 200, Probes: 500, Seen: 498, NeverSeen: 2,
-		},
-		Completeness: []results.Completeness{
-			{Generator: "111", Acknowledged: 29000, Visible: 28998, Missing: 2, MissingSample: []int64{17, 4242}},
-			{Generator: "222", Acknowledged: 29000, Visible: 29000},
-		},
+		Endpoints: []*results.Endpoint{{
+			Name: results.TargetEndpoint, URL: "elasticsearch://es-test:9200/events",
+			Freshness: results.Freshness{
+				Lag: histogram(125, 310*time.Millisecond, seed+4), QueryService: histogram(125, 2*time.Millisecond, seed+5), Samples: 125,
+				Errors: map[string]*stats.ErrorCount{"connection_refused": {Count: 3, Sample: "dial tcp: connection refused"}},
+			},
+			Visibility: results.Visibility{
+				Latency: histogram(500, 420*time.Millisecond, seed+6), QueryService: histogram(500, 3*time.Millisecond, seed+7),
+				ResolutionMs: 200, Probes: 500, Seen: 498, NeverSeen: 2,
+			},
+			Completeness: []results.Completeness{
+				{Generator: "111", Acknowledged: 29000, Visible: 28998, Missing: 2, MissingSample: []int64{17, 4242}},
+				{Generator: "222", Acknowledged: 29000, Visible: 29000},
+			},
+		}},
 		Series: series,
 	}
 	res.Summary = results.Summary{
@@ -91,8 +94,8 @@ func runResult(rate float64, seed uint64) *results.Result {
 		TargetMBPerSec: rate / 1000, AchievedMBPerSec: rate * 0.92 / 1000,
 		EventsAcked: 58000, EventsFailed: 2000, Batches: 1000, LateBatches: 4,
 		WriteLatency: measured.WriteLatency.Summarize(), ServiceTime: measured.ServiceTime.Summarize(),
-		FreshnessLag: res.Freshness.Lag.Summarize(), VisibilityLatency: res.Visibility.Latency.Summarize(),
-		VisibilityResolution: 200, ProbeQueryService: res.Visibility.QueryService.Summarize(),
+		FreshnessLag: res.Target().Freshness.Lag.Summarize(), VisibilityLatency: res.Target().Visibility.Latency.Summarize(),
+		VisibilityResolution: 200, ProbeQueryService: res.Target().Visibility.QueryService.Summarize(),
 		Errors: measured.Errors, Missing: 2, Audited: true,
 	}
 	return res
@@ -225,7 +228,7 @@ func TestHTMLEmpty(t *testing.T) {
 func TestHTMLEndedEarly(t *testing.T) {
 	res := runResult(1000, 3)
 	res.EndedEarly, res.EndReason = true, "interrupted"
-	res.Completeness, res.Summary.Audited = nil, false
+	res.Target().Completeness, res.Summary.Audited = nil, false
 	out := render(t, res)
 	if !strings.Contains(out, "ended early (interrupted)") || !strings.Contains(out, "Not audited: the run ended early.") {
 		t.Error("an interrupted run is not flagged")
@@ -382,7 +385,7 @@ func TestHTMLQueriesAlone(t *testing.T) {
 		Environment: results.Environment{Target: "sqlite", TargetURL: "sqlite:///tmp/q.db", TargetVersion: "SQLite 3.50.0", Host: "bench-host-2"},
 		Config:      results.Config{DurationS: 20, WarmupS: 2, TargetSettings: map[string]string{"synchronous": "NORMAL"}},
 		Series:      []stats.Point{{StartS: 0, WidthS: 1, QueryCount: 100, QueryP99Ms: 9}, {StartS: 1, WidthS: 1, QueryCount: 98, QueryP99Ms: 11}},
-		Queries:     q,
+		Endpoints:   []*results.Endpoint{{Name: results.TargetEndpoint, URL: "sqlite:///tmp/q.db", Queries: q}},
 	}
 	out := render(t, res)
 	for _, want := range []string{
@@ -414,7 +417,7 @@ func TestHTMLQueriesAlone(t *testing.T) {
 
 	// With an ingest beside, the queries join the ingest's sections.
 	run := runResult(5000, 1)
-	run.Kind, run.Queries = results.KindQuery, queryResult(100, 9)
+	run.Kind, run.Target().Queries = results.KindQuery, queryResult(100, 9)
 	out = render(t, run)
 	for _, want := range []string{"Throughput over time", "Achieved rate", `id="completeness"`, `<section id="queries">`} {
 		if !strings.Contains(out, want) {

@@ -177,7 +177,7 @@ func levelIssues(ls *results.Levels) []string {
 			}
 			s := t.Summary
 			failed, unsent, missing = failed+s.EventsFailed, unsent+s.EventsUnsent, missing+s.Missing
-			if q := t.Queries; q != nil && q.Total != nil {
+			if q := t.Target().Queries; q != nil && q.Total != nil {
 				qFailed, qUnsent = qFailed+q.Total.Failed, qUnsent+q.Unsent
 			}
 		}

@@ -15,8 +15,8 @@ import (
 // level and twice that at the second.
 func levelsResult() *results.Result {
 	res := runResult(1000, 1)
-	res.Kind, res.Phases, res.Series, res.Completeness = results.KindLevels, nil, nil, nil
-	res.Summary, res.Freshness, res.Visibility = results.Summary{}, results.Freshness{}, results.Visibility{}
+	res.Kind, res.Phases, res.Series, res.Target().Completeness = results.KindLevels, nil, nil, nil
+	res.Summary, res.Target().Freshness, res.Target().Visibility = results.Summary{}, results.Freshness{}, results.Visibility{}
 	res.Config.Rate, res.Config.RatePerSecond = "1000 events/s, 2000 events/s", 0
 	ls := &results.Levels{Unit: results.UnitEvents, Trials: 3, WarmupTrials: 1}
 	for i, rate := range []float64{1000, 2000} {

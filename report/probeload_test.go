@@ -25,7 +25,7 @@ func TestProbeLoad(t *testing.T) {
 		}
 	}
 	off := runResult(2000, 2)
-	off.Freshness.Samples, off.Visibility.QueryService = 5, nil
+	off.Target().Freshness.Samples, off.Target().Visibility.QueryService = 5, nil
 	var cmp bytes.Buffer
 	Compare(&cmp, []string{"default", "off"}, []*results.Result{res, off})
 	rows := map[string]string{}

@@ -18,7 +18,7 @@ import (
 // beside; for a sweep, one row per step first. It writes nothing when r
 // has no query results.
 func ConsoleQueries(w io.Writer, r *results.Result) {
-	q := r.Queries
+	q := r.Target().Queries
 	if q == nil {
 		return
 	}
@@ -92,13 +92,13 @@ func kindRow(name string, k *results.QueryKind, total bool) queryRow {
 // each named by its endpoint when there are read endpoints.
 func endpointQueryErrors(r *results.Result) []errorRow {
 	var errs []errorRow
-	for _, e := range r.Endpoints() {
+	for _, e := range r.Endpoints {
 		if e.Queries == nil {
 			continue
 		}
 		rows := queryErrors(e.Queries)
 		for i := range rows {
-			if len(r.ReadEndpoints) > 0 {
+			if len(r.Reads()) > 0 {
 				rows[i].Source += " on " + e.Name
 			}
 		}
@@ -111,13 +111,13 @@ func endpointQueryErrors(r *results.Result) []errorRow {
 // each endpoint side by side, all kinds together (the table by kind
 // above is the target's).
 func consoleEndpointQueries(w io.Writer, r *results.Result) {
-	if len(r.ReadEndpoints) == 0 {
+	if len(r.Reads()) == 0 {
 		return
 	}
 	fmt.Fprintln(w, "\nthe same load on each endpoint (the table above is the target's), all kinds, ms:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "endpoint\tachieved QPS\tqueries\tfailed\tlatency p50\tp95\tp99\tmax\tservice p50\tp99\t\n")
-	for _, e := range r.Endpoints() {
+	for _, e := range r.Endpoints {
 		if e.Queries == nil || e.Queries.Total == nil {
 			fmt.Fprintf(tw, "%s\tnone\t\t\t\t\t\t\t\t\t\n", e.Name)
 			continue
@@ -134,7 +134,7 @@ func consoleEndpointQueries(w io.Writer, r *results.Result) {
 // measurement or a sweep) that ran without an ingest beside it (it has no
 // generators): there were no writes to report.
 func queriesAlone(r *results.Result) bool {
-	return (r.Kind == results.KindQuery || r.Kind == results.KindSweep) && len(r.Generators) == 0 && r.Queries != nil
+	return (r.Kind == results.KindQuery || r.Kind == results.KindSweep) && len(r.Generators) == 0 && r.Target().Queries != nil
 }
 
 // QueryStepLine writes one line about the i-th step (from 0) of a QPS
@@ -259,7 +259,7 @@ type sweepRow struct {
 
 // queryLoad renders the query-load results of res, or nil when it has none.
 func queryLoad(res *results.Result) *queriesView {
-	q := res.Queries
+	q := res.Target().Queries
 	if q == nil {
 		return nil
 	}
@@ -280,8 +280,8 @@ func queryLoad(res *results.Result) *queriesView {
 			v.Texts = append(v.Texts, queryText{Kind: k.Kind, Text: k.Text})
 		}
 	}
-	if len(res.ReadEndpoints) > 0 {
-		for _, e := range res.Endpoints() {
+	if len(res.Reads()) > 0 {
+		for _, e := range res.Endpoints {
 			if e.Queries != nil && e.Queries.Total != nil {
 				v.Endpoints = append(v.Endpoints, kindRow(e.Name, e.Queries.Total, false))
 			}

@@ -44,8 +44,8 @@ func queryResult(qps float64, seed uint64) *results.Queries {
 
 func TestQueriesInReports(t *testing.T) {
 	res := runResult(5000, 1)
-	res.Queries = queryResult(200, 7)
-	best := res.Queries
+	res.Target().Queries = queryResult(200, 7)
+	best := res.Target().Queries
 	best.Verdict = &results.QueryVerdict{Met: true, LatencyMs: 9.5}
 	worse := queryResult(400, 8)
 	worse.Verdict = &results.QueryVerdict{LatencyMs: 250, Reason: "p95 latency 250.0 ms is not under 200ms"}
@@ -61,9 +61,9 @@ func TestQueriesInReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q := back.Queries; q == nil || q.Kinds[0].LatencyHistogram.Count() != 400 || q.Kinds[0].Text != res.Queries.Kinds[0].Text ||
+	if q := back.Target().Queries; q == nil || q.Kinds[0].LatencyHistogram.Count() != 400 || q.Kinds[0].Text != res.Target().Queries.Kinds[0].Text ||
 		back.QuerySweep == nil || len(back.QuerySweep.Steps) != 2 || back.QuerySweep.Steps[1].Total.LatencyHistogram.Count() != 800 {
-		t.Fatalf("queries did not survive the results file: %+v", back.Queries)
+		t.Fatalf("queries did not survive the results file: %+v", back.Target().Queries)
 	}
 
 	var page bytes.Buffer

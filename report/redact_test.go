@@ -21,8 +21,8 @@ func TestRenderedTargetURLHidesCredentials(t *testing.T) {
 		res := runResult(1000, 1)
 		res.Environment.TargetURL = raw
 		q := runResult(1000, 2)
-		q.Queries = queryResult(100, 3)
-		q.Queries.Beside = nil
+		q.Target().Queries = queryResult(100, 3)
+		q.Target().Queries.Beside = nil
 		q.Kind, q.Command, q.Environment.TargetURL = results.KindQuery, "query", raw
 		peak := peakResult()
 		peak.Environment.TargetURL = raw

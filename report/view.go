@@ -123,7 +123,7 @@ func buildView(res *results.Result) *htmlView {
 	v.Queries = queryLoad(detail)
 	v.Config = configFacts(res)
 	if !v.Ingest {
-		v.Cards = queryCards(res.Queries)
+		v.Cards = queryCards(res.Target().Queries)
 		return v
 	}
 	if res.Kind == results.KindPeak {
@@ -172,16 +172,16 @@ func percentileCharts(detail *results.Result) []chartView {
 	charts := []chartView{
 		percentileChart("Write latency", "intended time → acknowledged", "c-write", writeH),
 		percentileChart("Write service time", "request sent → acknowledged", "c-service", serviceH),
-		percentileChart("Freshness lag", "query return − newest visible event", "c-fresh", detail.Freshness.Lag),
-		percentileChart("Visibility latency", visibilityNote(detail.Summary), "c-vis", detail.Visibility.Latency),
+		percentileChart("Freshness lag", "query return − newest visible event", "c-fresh", detail.Target().Freshness.Lag),
+		percentileChart("Visibility latency", visibilityNote(detail.Summary), "c-vis", detail.Target().Visibility.Latency),
 	}
-	for _, e := range detail.ReadEndpoints {
+	for _, e := range detail.Reads() {
 		charts = append(charts, percentileChart("Visibility latency on "+e.Name, "event time → first query of "+e.Name+" that saw it", "c-vis", e.Visibility.Latency))
 	}
 	if e := detail.VisibleEverywhere; e != nil && e.NotMeasured == "" {
 		charts = append(charts, percentileChart("Visible everywhere", "event time → seen on every endpoint (the latest)", "c-vis", e.Latency))
 	}
-	if u := detail.Updates; u != nil && u.Visibility.NotMeasured == "" {
+	if u := detail.Target().Updates; u != nil && u.Visibility.NotMeasured == "" {
 		charts = append(charts, percentileChart("Update visibility", "update time → first query that saw that revision or a later one", "c-vis", u.Visibility.Latency))
 	}
 	return charts
@@ -196,7 +196,7 @@ func latencyRows(detail *results.Result) []latencyRow {
 		latency("Write service time", s.ServiceTime),
 		latency("Batch lateness", summarize(latenessH)),
 		latency("Freshness lag", s.FreshnessLag),
-		latency("Freshness query service", summarize(detail.Freshness.QueryService)),
+		latency("Freshness query service", summarize(detail.Target().Freshness.QueryService)),
 		latency("Visibility latency (upper bound, the headline)", s.VisibilityLatency),
 	}
 	if s.VisibilityMidpoint.Count > 0 {
@@ -270,7 +270,7 @@ func headerFacts(res *results.Result) []fact {
 func setupFacts(res *results.Result) []fact {
 	c := res.Config
 	if queriesAlone(res) {
-		q := res.Queries
+		q := res.Target().Queries
 		facts := []fact{
 			{"load", loopText(q)},
 			{"duration", seconds(c.DurationS) + " (warm-up " + seconds(c.WarmupS) + ")"},
@@ -330,22 +330,22 @@ func notices(res, detail *results.Result) []notice {
 	case res.EndedEarly:
 		out = append(out, notice{"bad", "The run ended early (" + orDash(res.EndReason) + "): figures cover the time measured, and completeness was not audited."})
 	}
-	if detail.AuditError != "" {
-		out = append(out, notice{"bad", "Completeness audit failed: " + detail.AuditError})
+	if detail.Target().AuditError != "" {
+		out = append(out, notice{"bad", "Completeness audit failed: " + detail.Target().AuditError})
 	}
 	for _, m := range []struct{ what, why string }{
-		{"Freshness lag", detail.Freshness.NotMeasured},
-		{"Visibility latency", detail.Visibility.NotMeasured},
+		{"Freshness lag", detail.Target().Freshness.NotMeasured},
+		{"Visibility latency", detail.Target().Visibility.NotMeasured},
 		{"Completeness", notAudited(detail)},
 	} {
 		if m.why != "" {
 			out = append(out, notice{"warn", m.what + " not measured: " + m.why + "."})
 		}
 	}
-	if f := detail.Freshness; f.Censored > 0 {
+	if f := detail.Target().Freshness; f.Censored > 0 {
 		out = append(out, notice{"warn", count(f.Censored) + " freshness lag values are lower bounds, from polls that failed or timed out."})
 	}
-	if v := detail.Visibility; v.Censored > 0 {
+	if v := detail.Target().Visibility; v.Censored > 0 {
 		out = append(out, notice{"warn", count(v.Censored) + " visibility latency values are lower bounds: probes never seen, counted at their age when the measurement ended."})
 	}
 	if s := detail.Summary; s.EventsUnsent > 0 {
@@ -446,7 +446,7 @@ func completenessCard(r *results.Result) card {
 		return c
 	}
 	var acked, visible int64
-	for _, g := range r.Completeness {
+	for _, g := range r.Target().Completeness {
 		acked += g.Acknowledged
 		visible += g.Visible
 	}
@@ -471,7 +471,7 @@ func completenessCard(r *results.Result) card {
 
 // notAudited says why the completeness audit measured nothing, if so.
 func notAudited(r *results.Result) string {
-	for _, c := range r.Completeness {
+	for _, c := range r.Target().Completeness {
 		if c.NotMeasured != "" {
 			return c.NotMeasured
 		}
@@ -536,9 +536,9 @@ func errorRows(r *results.Result) []errorRow {
 		}
 	}
 	add("write", r.Summary.Errors)
-	for _, e := range r.Endpoints() {
+	for _, e := range r.Endpoints {
 		on := ""
-		if len(r.ReadEndpoints) > 0 {
+		if len(r.Reads()) > 0 {
 			on = " on " + e.Name
 		}
 		add("freshness query"+on, e.Freshness.Errors)
@@ -551,8 +551,8 @@ func completeness(r *results.Result) completenessView {
 	s := r.Summary
 	v := completenessView{Missing: s.Missing > 0}
 	switch {
-	case r.AuditError != "":
-		v.Status = "The audit failed: " + r.AuditError
+	case r.Target().AuditError != "":
+		v.Status = "The audit failed: " + r.Target().AuditError
 	case s.Audited:
 		v.Status = "After the drain every generator's events were read back and compared with what the target acknowledged."
 	case r.EndedEarly:
@@ -562,7 +562,7 @@ func completeness(r *results.Result) completenessView {
 	}
 	var total completenessRow
 	var acked, visible, missing, unexpected, dups int64
-	for _, c := range r.Completeness {
+	for _, c := range r.Target().Completeness {
 		sample := make([]string, len(c.MissingSample))
 		for i, q := range c.MissingSample {
 			sample[i] = strconv.FormatInt(q, 10)
@@ -578,14 +578,14 @@ func completeness(r *results.Result) completenessView {
 		unexpected += c.Unexpected
 		dups += c.Duplicates
 	}
-	if len(r.Completeness) > 1 {
+	if len(r.Target().Completeness) > 1 {
 		total = completenessRow{
 			Generator: "all", Acknowledged: count(acked), Visible: count(visible), Missing: count(missing),
 			Unexpected: count(unexpected), Duplicates: count(dups), Bad: missing > 0 || unexpected > 0,
 		}
 		v.Total = &total
 	}
-	vis := r.Visibility
+	vis := r.Target().Visibility
 	v.Probes = []fact{
 		{"probes", count(vis.Probes)},
 		{"seen", count(vis.Seen)},
@@ -616,7 +616,7 @@ func configFacts(res *results.Result) []fact {
 			{"duration", seconds(c.DurationS)},
 			{"warm-up", seconds(c.WarmupS)},
 		}
-		facts = append(facts, queryConfigFacts(res.Queries)...)
+		facts = append(facts, queryConfigFacts(res.Target().Queries)...)
 		return append(facts, targetSettingFacts(c, "target setting ")...)
 	}
 	// The rate as given, and in its unit per second when that reads

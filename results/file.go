@@ -111,7 +111,7 @@ func kindOf(res *Result) string {
 		return KindStep
 	case res.QuerySweep != nil:
 		return KindSweep
-	case res.Queries != nil && (len(res.Generators) == 0 || res.Command == "query"):
+	case res.Target().Queries != nil && (len(res.Generators) == 0 || res.Command == "query"):
 		return KindQuery
 	}
 	return KindRun

@@ -134,8 +134,8 @@ func (l *Level) Latency(name string) (LatencySpread, bool) {
 func TrialAchieved(t *Result, unit string) float64 {
 	switch unit {
 	case UnitQPS:
-		if t.Queries != nil {
-			return t.Queries.AchievedQPS
+		if t.Target().Queries != nil {
+			return t.Target().Queries.AchievedQPS
 		}
 		return 0
 	case UnitMB:
@@ -150,8 +150,8 @@ func TrialLatency(t *Result, name string) (stats.Summary, bool) {
 	var s stats.Summary
 	switch name {
 	case LatencyQuery:
-		if t.Queries != nil && t.Queries.Total != nil {
-			s = t.Queries.Total.Latency
+		if t.Target().Queries != nil && t.Target().Queries.Total != nil {
+			s = t.Target().Queries.Total.Latency
 		}
 	case LatencyWrite:
 		s = t.Summary.WriteLatency

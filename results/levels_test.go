@@ -42,7 +42,7 @@ func trial(achieved, p50, p99 float64, qps float64) *Result {
 	}}
 	if qps > 0 {
 		r.Summary = Summary{}
-		r.Queries = &Queries{AchievedQPS: qps, Total: &QueryKind{Latency: stats.Summary{Count: 50, P50Ms: p50, P99Ms: p99}}}
+		r.Target().Queries = &Queries{AchievedQPS: qps, Total: &QueryKind{Latency: stats.Summary{Count: 50, P50Ms: p50, P99Ms: p99}}}
 	}
 	return r
 }

@@ -1,9 +1,11 @@
 package results
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -156,4 +158,116 @@ func TestReadTwoVerdictSteps(t *testing.T) {
 			t.Errorf("version %d: %s, want %s", c.version, got, c.want)
 		}
 	}
+}
+
+// A schema-5 file (written by freshbench at 5d41d24, testdata/*-v5-
+// endpoints.json: a run with a read endpoint and updates, a query beside
+// an ingest with a read endpoint) held the target's figures at the top
+// and the others in read_endpoints. Read now, they are the endpoint list,
+// the target first, each figure as the file held it, and the summary
+// derived from the list is the one the old code stored.
+func TestReadVersion5Endpoints(t *testing.T) {
+	for _, name := range []string{"run-v5-endpoints.json", "query-v5-endpoints.json"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join("testdata", name)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var old map[string]json.RawMessage
+			if err := json.Unmarshal(b, &old); err != nil {
+				t.Fatal(err)
+			}
+			res, err := ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.MigratedFrom != 5 || res.SchemaVersion != SchemaVersion {
+				t.Fatalf("migrated from %d to %d; want 5 to %d", res.MigratedFrom, res.SchemaVersion, SchemaVersion)
+			}
+			var reads []json.RawMessage
+			if err := json.Unmarshal(old["read_endpoints"], &reads); err != nil || len(reads) == 0 {
+				t.Fatalf("testdata holds no read endpoints (%v)", err)
+			}
+			if len(res.Endpoints) != 1+len(reads) {
+				t.Fatalf("%d endpoints; want the target and %d read endpoints", len(res.Endpoints), len(reads))
+			}
+			tgt := res.Endpoints[0]
+			if tgt.Name != TargetEndpoint || tgt.URL != res.Environment.TargetURL || tgt.URL == "" {
+				t.Errorf("endpoint 0: %q at %q; want %q at %q", tgt.Name, tgt.URL, TargetEndpoint, res.Environment.TargetURL)
+			}
+			for field, got := range map[string]any{
+				"freshness": tgt.Freshness, "visibility": tgt.Visibility, "completeness": tgt.Completeness,
+				"queries": tgt.Queries, "updates": tgt.Updates,
+			} {
+				sameJSON(t, "target's "+field, got, old[field])
+			}
+			for i, r := range reads {
+				sameJSON(t, fmt.Sprintf("read endpoint %d", i), res.Endpoints[i+1], r)
+			}
+			if res.Kind == KindRun {
+				sameJSON(t, "summary derived again", Summarize(res, res.Summary.MeasuredS), old["summary"])
+			}
+
+			// Written and read again, the file holds the list alone.
+			again := filepath.Join(t.TempDir(), name)
+			if err := WriteFile(again, res); err != nil {
+				t.Fatal(err)
+			}
+			nb, err := os.ReadFile(again)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var now map[string]json.RawMessage
+			if err := json.Unmarshal(nb, &now); err != nil {
+				t.Fatal(err)
+			}
+			for _, gone := range []string{"freshness", "visibility", "completeness", "queries", "updates", "read_endpoints"} {
+				if _, ok := now[gone]; ok {
+					t.Errorf("written again, the file holds %q at the top", gone)
+				}
+			}
+			back, err := ReadFile(again)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameJSON(t, "endpoints read back", back.Endpoints, now["endpoints"])
+			sameJSON(t, "endpoints written", res.Endpoints, now["endpoints"])
+		})
+	}
+}
+
+// sameJSON fails t unless got encodes to the JSON value want (absent or
+// null: got encodes to null or is empty).
+func sameJSON(t *testing.T, what string, got any, want json.RawMessage) {
+	t.Helper()
+	g, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gv, wv any
+	if err := json.Unmarshal(g, &gv); err != nil {
+		t.Fatal(err)
+	}
+	if len(want) > 0 {
+		if err := json.Unmarshal(want, &wv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if empty(gv) && empty(wv) {
+		return
+	}
+	if !reflect.DeepEqual(gv, wv) {
+		t.Errorf("%s differs:\n got %s\nwant %s", what, g, want)
+	}
+}
+
+func empty(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case []any:
+		return len(v) == 0
+	}
+	return false
 }

@@ -312,7 +312,7 @@ func (r *Result) ProbeLoad() (ProbeLoad, bool) {
 	if s <= 0 {
 		return ProbeLoad{}, false
 	}
-	f, v := r.Freshness, r.Visibility
+	f, v := r.Target().Freshness, r.Target().Visibility
 	var load ProbeLoad
 	load.FreshnessPerSec = float64(f.Samples+f.Censored) / s
 	if f.QueryService != nil {

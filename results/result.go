@@ -37,7 +37,12 @@ import (
 // ReadFile reads such a step, when that was its only reason, as not yet
 // known (see migrateVerdict). Coordinate with issue 27, which may bump
 // the version too: the two bumps are one (5) if they land together.
-const SchemaVersion = 5
+//
+// 6: every endpoint's figures in one list, endpoints, the write target
+// first: older files held the target's (freshness, visibility,
+// completeness, audit_error, queries, updates) at the top and the
+// others in read_endpoints. ReadFile moves them (see legacyEndpoints).
+const SchemaVersion = 6
 
 // Kinds of result. A reader renders a result by its kind rather than
 // guessing from the fields that happen to be set.
@@ -91,41 +96,35 @@ type Result struct {
 	// the workload it ran, as resolved.
 	Workload *Workload `json:"workload,omitempty"`
 
-	Summary      Summary        `json:"summary"`
-	Phases       []*Phase       `json:"phases"`
-	Freshness    Freshness      `json:"freshness"`
-	Visibility   Visibility     `json:"visibility"`
-	Completeness []Completeness `json:"completeness,omitempty"`
-	AuditError   string         `json:"audit_error,omitempty"`
+	Summary Summary  `json:"summary"`
+	Phases  []*Phase `json:"phases"`
+	// Endpoints are what each endpoint read from showed: the write
+	// target first, named TargetEndpoint (see Target), then the read
+	// endpoints apart from it (replicas, standbys, query nodes; see
+	// Reads), in the order given.
+	Endpoints []*Endpoint `json:"endpoints"`
 	// Drain is how the wait for acknowledged events to show ended.
 	Drain *Drain `json:"drain,omitempty"`
-	// ReadEndpoints, when the run read from endpoints apart from the
-	// write target (replicas, standbys, query nodes), are what each one
-	// showed. Freshness, Visibility, Completeness and Queries stay the
-	// write target's, measured beside them as the endpoint "target";
-	// Series too (its freshness lag and queries are the target's).
-	ReadEndpoints []*ReadEndpoint `json:"read_endpoints,omitempty"`
 	// VisibleEverywhere, set with read endpoints, is the visibility
 	// latency of each probe on all of them, the target included: the
 	// latest of its sightings. A probe some endpoint never saw is a
 	// lower bound (Censored), as on one endpoint.
 	VisibleEverywhere *Visibility `json:"visible_everywhere,omitempty"`
-	// Updates, with an update stream (Config.UpdateShare above 0), are
-	// its figures on the write target, kept apart from the inserts':
-	// freshness of updates, visibility of each probed revision, and the
-	// lost-update audit. UpdatesVisibleEverywhere is to updates what
-	// VisibleEverywhere is to inserts.
-	Updates                  *Updates      `json:"updates,omitempty"`
-	UpdatesVisibleEverywhere *Visibility   `json:"updates_visible_everywhere,omitempty"`
-	Series                   []stats.Point `json:"series"`
-	DriverCPU                *DriverCPU    `json:"driver_cpu,omitempty"`
+	// UpdatesVisibleEverywhere, with an update stream and read
+	// endpoints, is to each endpoint's Updates what VisibleEverywhere is
+	// to its Visibility.
+	UpdatesVisibleEverywhere *Visibility `json:"updates_visible_everywhere,omitempty"`
+	// Series is the run's per-interval record: its writes, and the
+	// target's freshness lag and queries (the target endpoint keeps no
+	// series of its own; a read endpoint's is in its Endpoint).
+	Series    []stats.Point `json:"series"`
+	DriverCPU *DriverCPU    `json:"driver_cpu,omitempty"`
 	// ServerAccount is the server's own account of the measured phase,
 	// when the target gives one (see Account).
 	ServerAccount *Account `json:"server_account,omitempty"`
 
-	// The query workload, when one ran (beside the ingest, or alone); a
-	// QPS sweep keeps every step, and Queries is its best step.
-	Queries    *Queries    `json:"queries,omitempty"`
+	// A QPS sweep keeps every step; each endpoint's Queries is its best
+	// step's.
 	QuerySweep *QuerySweep `json:"query_sweep,omitempty"`
 	// Frontier, set on a result of KindFrontier, is the highest QPS
 	// under the latency bound at each ingest rate, with the freshness

@@ -12,12 +12,16 @@ func Summarize(r *Result, measuredS float64) Summary {
 	if m == nil {
 		m = NewPhase(PhaseMeasured)
 	}
+	t := r.Target()
+	// The target's figures are summarized as every endpoint's are.
+	ts := t.summarize(r.Generators)
 	s := Summary{
 		MeasuredS:    measuredS,
 		WriteLatency: m.WriteLatency.Summarize(), ServiceTime: m.ServiceTime.Summarize(),
-		FreshnessLag: r.Freshness.LagSummary(), VisibilityLatency: r.Visibility.LatencySummary(),
-		VisibilityMidpoint:   r.Visibility.MidpointSummary(),
-		VisibilityResolution: r.Visibility.ResolutionMs, ProbeQueryService: r.Visibility.QueryService.Summarize(),
+		FreshnessLag: ts.FreshnessLag, VisibilityLatency: ts.VisibilityLatency,
+		VisibilityMidpoint:   t.Visibility.MidpointSummary(),
+		VisibilityResolution: ts.VisibilityResolution, ProbeQueryService: ts.ProbeQueryService,
+		Missing: ts.Missing, Unexpected: ts.Unexpected, Duplicates: ts.Duplicates, Audited: ts.Audited,
 		Batches: m.Batches, LateBatches: m.LateBatches, Retries: m.Retries,
 		EventsDue: m.Due, EventsAcked: m.Acked, EventsAckedOnRetry: m.AckedOnRetry,
 		EventsFailed: m.Failed, EventsUnsent: m.Unsent, UnsentWait: m.UnsentWait.Summarize(),
@@ -38,12 +42,11 @@ func Summarize(r *Result, measuredS float64) Summary {
 		s.AchievedEventsPerSec = float64(m.Throughput) / s.MeasuredS
 		s.AchievedMBPerSec = float64(m.ThroughputBytes) / s.MeasuredS / 1e6
 	}
-	s.Missing, s.Unexpected, s.Duplicates, s.Audited = audit(r.Completeness, r.Generators, r.AuditError)
-	for _, c := range r.Completeness {
+	for _, c := range t.Completeness {
 		s.Late += c.Late
 	}
-	s.Updates = summarizeUpdates(r.Updates, m, r.Generators)
-	for _, e := range r.ReadEndpoints {
+	s.Updates = summarizeUpdates(t.Updates, m, r.Generators)
+	for _, e := range r.Reads() {
 		s.ReadEndpoints = append(s.ReadEndpoints, e.summarize(r.Generators))
 	}
 	if v := r.VisibleEverywhere; v != nil && v.NotMeasured == "" {

@@ -16,9 +16,12 @@ func summarizable(rate float64, unit string) *Result {
 	r := &Result{
 		Config:     Config{RatePerSecond: rate, RateUnit: unit, DocSize: 1000},
 		Generators: []string{"g"}, Phases: []*Phase{NewPhase(PhaseWarmup), m},
-		Freshness:    Freshness{Lag: stats.NewHistogram(), QueryService: stats.NewHistogram()},
-		Visibility:   Visibility{Latency: stats.NewHistogram(), QueryService: stats.NewHistogram(), Gap: stats.NewHistogram()},
-		Completeness: []Completeness{{Generator: "g", Acknowledged: 2000, Visible: 2000}},
+		Endpoints: []*Endpoint{{
+			Name:         TargetEndpoint,
+			Freshness:    Freshness{Lag: stats.NewHistogram(), QueryService: stats.NewHistogram()},
+			Visibility:   Visibility{Latency: stats.NewHistogram(), QueryService: stats.NewHistogram(), Gap: stats.NewHistogram()},
+			Completeness: []Completeness{{Generator: "g", Acknowledged: 2000, Visible: 2000}},
+		}},
 	}
 	return r
 }
@@ -48,7 +51,7 @@ func TestSummarizeRates(t *testing.T) {
 		t.Errorf("no measured window: target %g, achieved %g; want no rates", s.TargetEventsPerSec, s.AchievedEventsPerSec)
 	}
 	r := summarizable(1000, "events/s")
-	r.AuditError = "count: connection refused"
+	r.Target().AuditError = "count: connection refused"
 	if Summarize(r, 2).Audited {
 		t.Error("a result whose audit failed is summarized as audited")
 	}

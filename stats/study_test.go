@@ -45,7 +45,7 @@ type studyOutcome struct {
 	undecided                        int // steps not yet known at the maximum hold
 	missed                           int // searches whose interval does not hold the capacity, or is wider than 5 %
 	missedBeyond                     int // of them, by more than the rule's resolution (MaxGrowth: 0.5 %)
-	heldS, fixedS                    float64
+	heldS                            float64
 }
 
 // searchModel runs one peak search at the level of the judge: steps

@@ -52,7 +52,7 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	report.Console(stdout, res)
-	if res.Queries != nil {
+	if res.Target().Queries != nil {
 		fmt.Fprintln(stdout)
 		report.ConsoleQueries(stdout, res)
 	}

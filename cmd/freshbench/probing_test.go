@@ -30,7 +30,7 @@ func testDefaultRunProbesAtTheTargetsPace(t *testing.T) {
 	const delay = 50 * time.Millisecond
 	r, _ := runResult(t, out, "--duration", "3s", "--warmup", "1s", "--drain", "2s", "--quiet",
 		"--metrics-addr", "", "--target", "sim://?visibility_delay="+delay.String())
-	v := r.Visibility
+	v := r.Target().Visibility
 	if v.Seen == 0 {
 		t.Fatalf("no probe seen: %+v", v)
 	}
@@ -56,8 +56,8 @@ func TestCensoredPercentilesAreLowerBounds(t *testing.T) {
 	r, stdout := runResult(t, out, "--duration", "2s", "--warmup", "1s", "--drain", "500ms", "--drain-max", "500ms", "--quiet",
 		"--metrics-addr", "127.0.0.1:0", "--target", "sim://?visibility_delay=3s")
 	v := r.Summary.VisibilityLatency
-	if r.Visibility.NeverSeen == 0 || r.Visibility.Seen > 0 {
-		t.Fatalf("%d probes seen, %d never: want none seen within a 0.5 s drain of a 3 s delay", r.Visibility.Seen, r.Visibility.NeverSeen)
+	if r.Target().Visibility.NeverSeen == 0 || r.Target().Visibility.Seen > 0 {
+		t.Fatalf("%d probes seen, %d never: want none seen within a 0.5 s drain of a 3 s delay", r.Target().Visibility.Seen, r.Target().Visibility.NeverSeen)
 	}
 	for _, p := range []struct {
 		name string
@@ -91,7 +91,7 @@ func TestLateIsNotLost(t *testing.T) {
 	r, stdout := runResult(t, out, "--duration", "2s", "--warmup", "1s", "--drain", "500ms", "--drain-max", "500ms", "--recheck", "2s", "--quiet",
 		"--metrics-addr", "127.0.0.1:0", "--target", "sim://?visibility_delay=2s")
 	var acked, visible, late, lost, turnedUp int64
-	for _, c := range r.Completeness {
+	for _, c := range r.Target().Completeness {
 		acked, visible, late, lost = acked+c.Acknowledged, visible+c.Visible, late+c.Late, lost+c.Missing
 		if c.Recheck != nil {
 			turnedUp += c.Recheck.TurnedUp
@@ -116,7 +116,7 @@ func TestLostEventsCountedExactly(t *testing.T) {
 	r, _ := runResult(t, out, "--duration", "2s", "--warmup", "0s", "--drain", "500ms", "--drain-max", "20s", "--quiet",
 		"--metrics-addr", "127.0.0.1:0", "--target", "sim://?drop_every=100")
 	var acked, late, lost int64
-	for _, c := range r.Completeness {
+	for _, c := range r.Target().Completeness {
 		acked, late, lost = acked+c.Acknowledged, late+c.Late, lost+c.Missing
 	}
 	if want := acked / 100; lost != want || late != 0 {
@@ -134,10 +134,10 @@ func TestAuditRechecksLateEvents(t *testing.T) {
 	out := filepath.Join(dir, "r.json")
 	r, _ := runResult(t, out, "--duration", "1s", "--warmup", "0s", "--drain", "1s", "--quiet",
 		"--metrics-addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"))
-	if len(r.Completeness) != 1 || r.Completeness[0].Acknowledged < 10 {
-		t.Fatalf("completeness %+v: want one generator with 10 events or more", r.Completeness)
+	if len(r.Target().Completeness) != 1 || r.Target().Completeness[0].Acknowledged < 10 {
+		t.Fatalf("completeness %+v: want one generator with 10 events or more", r.Target().Completeness)
 	}
-	c := &r.Completeness[0]
+	c := &r.Target().Completeness[0]
 	c.Late, c.NotVisible = 15, []results.SeqRange{{From: 0, To: 9}, {From: 1 << 40, To: 1<<40 + 4}}
 	if err := results.WriteFile(out, r); err != nil {
 		t.Fatal(err)

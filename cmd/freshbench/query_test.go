@@ -57,7 +57,7 @@ func TestQueryCommand(t *testing.T) {
 
 	code, out, errOut := freshbench(t, "query", "--data-dir", data, "--qps", "10", "--duration", "1s", "--warmup", "0s", "--metrics-addr=")
 	if code != 1 || !strings.Contains(errOut, "no stored document") || !strings.Contains(errOut, "--rate") {
-		t.Errorf("query on an empty database: exit code %d, stderr %q; want 1 and a hint", code, errOut)
+		t.Errorf("query on an empty database: exit code %d, stderr %q, stdout %q; want 1 and a hint", code, errOut, out)
 	}
 
 	beside := filepath.Join(dir, "beside.json")
@@ -78,8 +78,8 @@ func TestQueryCommand(t *testing.T) {
 	if res.Kind != results.KindQuery {
 		t.Errorf("query beside an ingest: kind %q, want %q", res.Kind, results.KindQuery)
 	}
-	if q := res.Queries; res.Command != "query" || q == nil || q.Total.Queries < 30 || q.Beside == nil || len(q.Kinds) != 4 || res.Summary.EventsAcked == 0 {
-		t.Fatalf("results of a query run beside an ingest: command %q, queries %+v", res.Command, res.Queries)
+	if q := res.Target().Queries; res.Command != "query" || q == nil || q.Total.Queries < 30 || q.Beside == nil || len(q.Kinds) != 4 || res.Summary.EventsAcked == 0 {
+		t.Fatalf("results of a query run beside an ingest: command %q, queries %+v", res.Command, res.Target().Queries)
 	}
 
 	// Alone, on what the first run wrote, stopped early: what was
@@ -101,8 +101,8 @@ func TestQueryCommand(t *testing.T) {
 	if res.Kind != results.KindQuery {
 		t.Errorf("query alone: kind %q, want %q", res.Kind, results.KindQuery)
 	}
-	if q := res.Queries; !res.EndedEarly || q == nil || q.Mode != "closed" || q.Total.Queries == 0 || q.Total.Empty != 0 || q.Beside != nil || len(res.Generators) != 0 {
-		t.Fatalf("results of an interrupted query run alone: ended early %v, queries %+v", res.EndedEarly, res.Queries)
+	if q := res.Target().Queries; !res.EndedEarly || q == nil || q.Mode != "closed" || q.Total.Queries == 0 || q.Total.Empty != 0 || q.Beside != nil || len(res.Generators) != 0 {
+		t.Fatalf("results of an interrupted query run alone: ended early %v, queries %+v", res.EndedEarly, res.Target().Queries)
 	}
 	if !strings.Contains(stdout.String(), "freshbench query: sqlite://") || !strings.Contains(stdout.String(), "ended early") {
 		t.Errorf("stdout does not introduce the run:\n%s", stdout.String())
@@ -152,7 +152,7 @@ func testQuerySweepCommand(t *testing.T) {
 		t.Errorf("sweep: kind %q, want %q", res.Kind, results.KindSweep)
 	}
 	sw := res.QuerySweep
-	if sw == nil || !sw.Found || sw.QPS != 20 || len(sw.Steps) != 2 || res.Queries.TargetQPS != 20 {
+	if sw == nil || !sw.Found || sw.QPS != 20 || len(sw.Steps) != 2 || res.Target().Queries.TargetQPS != 20 {
 		t.Fatalf("sweep %+v, want the best step at 20 QPS and a stop at 160", sw)
 	}
 	for _, want := range []string{"step 1  20 QPS", "step 2  160 QPS", "missed", "highest QPS with p95<100ms (*): 20"} {
@@ -190,7 +190,7 @@ func testQuerySweepWritesEachStep(t *testing.T) {
 		if err == nil {
 			sw := res.QuerySweep
 			if sw == nil || len(sw.Steps) == 0 || sw.Reason != query.SweepUnderWay || !sw.Found || sw.QPS != 20 ||
-				res.Queries.TargetQPS != 20 || res.Command != "query" || res.Kind != results.KindSweep || res.Environment.Target != "sim" {
+				res.Target().Queries.TargetQPS != 20 || res.Command != "query" || res.Kind != results.KindSweep || res.Environment.Target != "sim" {
 				t.Fatalf("results file during the sweep: command %q, target %q, sweep %+v; want the step at 20 QPS as the best, under way",
 					res.Command, res.Environment.Target, sw)
 			}
@@ -295,7 +295,7 @@ func TestNestedShapeQueried(t *testing.T) {
 				// before; SQLite shows it at once, a search engine after its
 				// next refresh, which a busy machine may delay past the
 				// settle: there most queries, not all, must find theirs.
-				for _, k := range r.Queries.Kinds {
+				for _, k := range r.Target().Queries.Kinds {
 					found := k.Queries - k.Empty
 					if k.Queries == 0 || k.Failed > 0 || name == "sqlite" && k.Empty > 0 || found < k.Queries/2 {
 						t.Errorf("%s: %d queries, %d failed, %d found nothing: want the queries to find the documents they were drawn from", k.Kind, k.Queries, k.Failed, k.Empty)

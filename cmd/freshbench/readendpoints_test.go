@@ -72,14 +72,14 @@ func testRunReadEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.ReadEndpoints) != 1 || res.VisibleEverywhere == nil {
-		t.Fatalf("results: %d read endpoints, everywhere %v", len(res.ReadEndpoints), res.VisibleEverywhere)
+	if len(res.Reads()) != 1 || res.VisibleEverywhere == nil {
+		t.Fatalf("results: %d read endpoints, everywhere %v", len(res.Reads()), res.VisibleEverywhere)
 	}
-	e, s := res.ReadEndpoints[0], res.Summary
+	e, s := res.Reads()[0], res.Summary
 	if e.Name != "read1" || e.Visibility.Seen != 0 || e.Visibility.NeverSeen == 0 || s.ReadEndpoints[0].Missing != s.EventsAcked+res.Phase(results.PhaseWarmup).Acked {
 		t.Errorf("read1 %q: %d seen, %d never seen, %d missing of %d acknowledged", e.Name, e.Visibility.Seen, e.Visibility.NeverSeen, s.ReadEndpoints[0].Missing, s.EventsAcked)
 	}
-	if !s.Audited || s.Missing != 0 || res.Visibility.NeverSeen != 0 {
-		t.Errorf("target: audited %v, missing %d, %d never seen: the read endpoint's figures reached it", s.Audited, s.Missing, res.Visibility.NeverSeen)
+	if !s.Audited || s.Missing != 0 || res.Target().Visibility.NeverSeen != 0 {
+		t.Errorf("target: audited %v, missing %d, %d never seen: the read endpoint's figures reached it", s.Audited, s.Missing, res.Target().Visibility.NeverSeen)
 	}
 }

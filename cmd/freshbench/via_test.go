@@ -78,8 +78,8 @@ func TestRunVia(t *testing.T) {
 	if k, err := via.AccountOf(a.End); err != nil || k == nil || len(k.EndOffsets) != 2 {
 		t.Fatalf("server account %+v (%v): want Kafka's, with 2 partitions", k, err)
 	}
-	if acked := s.EventsAcked + res.Phase(results.PhaseWarmup).Acked; res.Completeness[0].Missing != acked {
-		t.Errorf("completeness %+v: no sink, so want all %d missing\n%s", res.Completeness[0], acked, stdout)
+	if acked := s.EventsAcked + res.Phase(results.PhaseWarmup).Acked; res.Target().Completeness[0].Missing != acked {
+		t.Errorf("completeness %+v: no sink, so want all %d missing\n%s", res.Target().Completeness[0], acked, stdout)
 	}
 }
 
@@ -100,7 +100,7 @@ func TestQueryVia(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Config.Via == "" || res.Queries == nil || res.Summary.EventsAcked == 0 {
-		t.Errorf("via %q, queries %v, %d acknowledged: want the queries beside an ingest through Kafka", res.Config.Via, res.Queries != nil, res.Summary.EventsAcked)
+	if res.Config.Via == "" || res.Target().Queries == nil || res.Summary.EventsAcked == 0 {
+		t.Errorf("via %q, queries %v, %d acknowledged: want the queries beside an ingest through Kafka", res.Config.Via, res.Target().Queries != nil, res.Summary.EventsAcked)
 	}
 }

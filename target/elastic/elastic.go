@@ -230,7 +230,7 @@ func validIndexName(name string) error {
 	case strings.ToLower(name) != name:
 		return fmt.Errorf("index name %q must be lowercase", name)
 	case strings.ContainsAny(name, `\/*?"<>| ,#:`):
-		return fmt.Errorf(`index name %q must not contain any of \ / * ? " < > | space , # :`, name)
+		return fmt.Errorf(`index name %q must not contain any of \ / * ? " < > | , # : or a space`, name)
 	}
 	return nil
 }

@@ -143,7 +143,7 @@ func checkWALCommits(a *results.Account, r *results.Result, table string) result
 	case w == nil:
 		f.Detail = fmt.Sprintf("the account has no window of table %s (absent at one end, or dropped and made again)", table)
 		return f
-	case r.Updates != nil:
+	case r.Target().Updates != nil:
 		f.Detail = fmt.Sprintf("%d commits; the updates commit too, so the batches written do not bound them", w.Committed)
 		return f
 	case s.MeasuredS <= 0:

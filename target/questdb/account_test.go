@@ -31,7 +31,7 @@ func TestCheckWALCommits(t *testing.T) {
 			WriteLatency: stats.Summary{MaxMs: 100}}}
 	}
 	updates := run(0)
-	updates.Updates = &results.Updates{}
+	updates.Target().Updates = &results.Updates{}
 	for _, c := range []struct {
 		name      string
 		table     string

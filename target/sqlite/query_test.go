@@ -90,7 +90,7 @@ func testQueriesBesideIngest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := res.Queries
+	q := res.Target().Queries
 	if q == nil || q.Total.Queries < 60 {
 		t.Fatalf("query results %+v, want about 80 queries", q)
 	}

@@ -186,7 +186,7 @@ func testRunEndToEnd(t *testing.T) {
 	s := res.Summary
 	if !s.Audited || s.Missing != 0 || s.Unexpected != 0 || s.Duplicates != 0 || s.EventsAcked != 4000 {
 		// The summary is of the measured 2 s after the warm-up: 4000 events.
-		t.Fatalf("audit %+v, acked %d", res.Completeness, s.EventsAcked)
+		t.Fatalf("audit %+v, acked %d", res.Target().Completeness, s.EventsAcked)
 	}
 	if s.AchievedEventsPerSec < 1900 || s.AchievedEventsPerSec > 2100 {
 		t.Fatalf("achieved %v events/s, want about 2000", s.AchievedEventsPerSec)
