@@ -61,4 +61,5 @@ const (
 	StartRate         Field = "start rate"
 	Refinement        Field = "refinement"
 	MaxDuration       Field = "maximum duration"
+	Corpus            Field = "corpus"
 )

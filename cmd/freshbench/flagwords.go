@@ -68,6 +68,7 @@ var flagOf = map[invalid.Field]string{
 	invalid.StartRate:         "--start",
 	invalid.Refinement:        "--refine",
 	invalid.MaxDuration:       "--max-duration",
+	invalid.Corpus:            "--events",
 }
 
 func isInvalid(err error) bool {
