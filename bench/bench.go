@@ -206,6 +206,9 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	}
 	r.poll(ctx)
 	acct, queries := r.ingest(ctx, res)
+	if c := res.Config.Corpus; c != nil {
+		c.Replayed, c.Passes = cfg.Ingest.Corpus.Passes()
+	}
 	interrupted := r.drain(ctx, res)
 	r.collect(ctx, res, acct, queries, interrupted)
 	return res, nil
@@ -338,7 +341,7 @@ func (r *run) ingest(ctx context.Context, res *results.Result) (*ingest.Accounti
 	go func() { account <- serverAccount(ctx, sched, r.tgt, r.tl.MeasuredFrom(), r.tl.End()) }()
 	acctCh := make(chan *ingest.Accounting, 1)
 	cpuBefore, cpuOK := processCPU()
-	r.obs.TargetRate(r.cfg.Ingest.Rate.EventsPerSecond(r.cfg.Ingest.DocSize))
+	r.obs.TargetRate(r.cfg.Ingest.Rate.EventsPerSecond(r.cfg.Ingest.EventSize()))
 	go func() { acctCh <- r.in.Run(sched, r.tl, r.series) }()
 	acct := watch(r.tl, r.cfg, r.series, r.fresh[0], r.obs, acctCh, endSchedule)
 	r.obs.TargetRate(0)

@@ -214,6 +214,17 @@ type Environment struct {
 	TargetVersion string `json:"target_version"` // as the server reports it
 }
 
+// Corpus is a replayed corpus of the user's events.
+type Corpus struct {
+	Files []string `json:"files"`
+	Lines int64    `json:"lines"`  // events in one pass
+	AtEnd string   `json:"at_end"` // "loop": started over; "stop": the run ended with it
+	// Replayed events over the run, and the passes over the corpus they
+	// make: above 1, the corpus looped and events repeated its lines.
+	Replayed int64   `json:"events_replayed"`
+	Passes   float64 `json:"passes"`
+}
+
 // Config is the run's configuration as written to the results file.
 type Config struct {
 	Rate          string  `json:"rate"`
@@ -226,6 +237,9 @@ type Config struct {
 	MaxInflight   int     `json:"max_inflight"`
 	DocSize       int     `json:"doc_size"`
 	DocShape      string  `json:"doc_shape,omitempty"` // "" is rockbench, the RockBench sample's
+	// Corpus, when the events were a user's corpus replayed, says which
+	// and how often; DocSize is then its mean line stamped.
+	Corpus        *Corpus `json:"corpus,omitempty"`
 	Seed          uint64  `json:"seed"`
 	IDNonce       uint64  `json:"id_nonce,omitempty"` // mixed into the ids; 0 = the ids the seed alone gives
 	WriteTimeoutS float64 `json:"write_timeout_s"`
