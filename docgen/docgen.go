@@ -57,6 +57,10 @@ type Config struct {
 	// the corpus's next line with the head stamped in, and DocSize and
 	// Shape are not used. Generators may share one corpus.
 	Corpus *corpus.Corpus
+
+	// Template, when not nil and without a corpus, writes the payload
+	// instead of the built-in shapes; DocSize and Shape are not used.
+	Template *Template
 }
 
 // HeadSize is the typical size in bytes of the fields stamped at the head
@@ -97,6 +101,7 @@ type Generator struct {
 	ids []byte // arena that Document.ID strings point into
 
 	corpus *corpus.Corpus // nil: generated payloads
+	tmpl   *Template      // nil: the built-in shapes
 
 	// With the nested shape, how many orders and events a document holds.
 	nested         bool
@@ -110,19 +115,15 @@ func New(cfg Config) (*Generator, error) {
 	if size == 0 {
 		size = DefaultDocSize
 	}
-	if cfg.Corpus != nil {
+	switch {
+	case cfg.Corpus != nil:
 		size = cfg.Corpus.MeanLine() + HeadSize
-	} else if size < MinDocSize || size > MaxDocSize {
-		return nil, fmt.Errorf("docgen: document size %d bytes is out of range: accepted %d..%d bytes", size, MinDocSize, MaxDocSize)
-	}
-	switch cfg.Shape {
-	case "", ShapeRockBench:
-	case ShapeNested:
-		if size < MinNestedSize {
-			return nil, fmt.Errorf("docgen: document size %d bytes is too small for the nested shape: at least %d bytes", size, MinNestedSize)
-		}
+	case cfg.Template != nil:
+		size = cfg.Template.MeanSize()
 	default:
-		return nil, fmt.Errorf("docgen: document shape %q: want %s or %s", cfg.Shape, ShapeRockBench, ShapeNested)
+		if err := checkShape(size, cfg.Shape); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.Index < 0 {
 		return nil, fmt.Errorf("docgen: generator index %d is negative", cfg.Index)
@@ -139,7 +140,7 @@ func New(cfg Config) (*Generator, error) {
 	s1 := splitmix64(seed + uint64(cfg.Index)*0x9e3779b97f4a7c15)
 	s2 := splitmix64(s1 ^ 0xda3e39cb94b95bdb)
 
-	g := &Generator{size: size, corpus: cfg.Corpus}
+	g := &Generator{size: size, corpus: cfg.Corpus, tmpl: cfg.Template}
 	g.idRNG.Seed(s1, s2)
 	gen := g.idRNG.Uint64() // the first draw, so that a seed's generators keep their identifiers
 	g.rng.s = g.idRNG.Uint64()
@@ -151,7 +152,7 @@ func New(cfg Config) (*Generator, error) {
 	}
 	g.id = strconv.FormatUint(gen, 10)
 	switch {
-	case cfg.Corpus != nil:
+	case cfg.Corpus != nil || cfg.Template != nil:
 	case cfg.Shape == ShapeNested:
 		g.nested = true
 		g.planNested()
@@ -159,6 +160,23 @@ func New(cfg Config) (*Generator, error) {
 		g.plan()
 	}
 	return g, nil
+}
+
+// checkShape says what is wrong with a built-in shape of size bytes.
+func checkShape(size int, shape string) error {
+	if size < MinDocSize || size > MaxDocSize {
+		return fmt.Errorf("docgen: document size %d bytes is out of range: accepted %d..%d bytes", size, MinDocSize, MaxDocSize)
+	}
+	switch shape {
+	case "", ShapeRockBench:
+	case ShapeNested:
+		if size < MinNestedSize {
+			return fmt.Errorf("docgen: document size %d bytes is too small for the nested shape: at least %d bytes", size, MinNestedSize)
+		}
+	default:
+		return fmt.Errorf("docgen: document shape %q: want %s or %s", shape, ShapeRockBench, ShapeNested)
+	}
+	return nil
 }
 
 // sameDigits maps mix to a number with as many decimal digits as gen. The
@@ -244,6 +262,8 @@ func (g *Generator) appendBody(buf []byte, start int) ([]byte, bool) {
 		if len(buf) == comma+1 { // {}: no members to follow the head
 			buf = buf[:comma]
 		}
+	case g.tmpl != nil:
+		buf = g.tmpl.appendPayload(g, buf)
 	case g.nested:
 		buf = g.appendNested(buf, start+g.size)
 	default:

@@ -62,4 +62,5 @@ const (
 	Refinement        Field = "refinement"
 	MaxDuration       Field = "maximum duration"
 	Corpus            Field = "corpus"
+	Template          Field = "template"
 )

@@ -69,6 +69,7 @@ var flagOf = map[invalid.Field]string{
 	invalid.Refinement:        "--refine",
 	invalid.MaxDuration:       "--max-duration",
 	invalid.Corpus:            "--events",
+	invalid.Template:          "--template",
 }
 
 func isInvalid(err error) bool {
