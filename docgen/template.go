@@ -32,8 +32,12 @@ import (
 // TemplateSyntax lists the expressions.
 type Template struct {
 	root object
-	mean int // mean serialized size of the payload, measured
+	mean int    // mean serialized size of the payload, measured
+	name string // its file, or the shipped template's name
 }
+
+// Name is the template's file, or the name of a shipped template.
+func (t *Template) Name() string { return t.name }
 
 // TemplateSyntax is the expressions a template may use, for help texts.
 const TemplateSyntax = `name, first, last, company, city, state, street, email, phone, uuid, word, ` +
@@ -52,6 +56,7 @@ func ParseTemplateFile(file string) (*Template, error) {
 	if err != nil {
 		return nil, invalid.Wrap(invalid.Template, file, err)
 	}
+	t.name = file
 	return t, nil
 }
 
@@ -862,5 +867,10 @@ func ShippedTemplate(name string) (*Template, error) {
 	if err != nil {
 		return nil, invalid.New(invalid.Template, name, "a template file, or one of "+strings.Join(ShippedTemplates, ", "))
 	}
-	return ParseTemplate(data)
+	t, err := ParseTemplate(data)
+	if err != nil {
+		return nil, err
+	}
+	t.name = name
+	return t, nil
 }

@@ -52,6 +52,9 @@ type Config struct {
 	// Corpus, when not nil, is replayed instead of generated payloads
 	// (docgen.Config.Corpus); DocSize and DocShape are then not used.
 	Corpus *corpus.Corpus
+	// Template, when not nil and without a corpus, writes the payloads
+	// (docgen.Config.Template); DocSize and DocShape are then not used.
+	Template *docgen.Template
 	// FirstGenerator is the seed's index of the first stream (the others
 	// follow it), so that instances of one experiment started with the
 	// same Seed draw generators of their own (see GeneratorsPerInstance).
@@ -85,11 +88,11 @@ func (c Config) Validate() error {
 		return invalid.New(invalid.FirstGenerator, c.FirstGenerator, "0 or more")
 	case c.MaxInflight <= 0:
 		return invalid.New(invalid.Inflight, c.MaxInflight, "1 or more")
-	case c.Corpus == nil && (c.DocSize < docgen.MinDocSize || c.DocSize > docgen.MaxDocSize):
+	case c.builtIn() && (c.DocSize < docgen.MinDocSize || c.DocSize > docgen.MaxDocSize):
 		return invalid.New(invalid.DocSize, c.DocSize, fmt.Sprintf("%d..%d bytes", docgen.MinDocSize, docgen.MaxDocSize))
-	case c.Corpus == nil && !slices.Contains(docgen.Shapes, c.DocShape) && c.DocShape != "":
+	case c.builtIn() && !slices.Contains(docgen.Shapes, c.DocShape) && c.DocShape != "":
 		return invalid.New(invalid.DocShape, c.DocShape, strings.Join(docgen.Shapes, " or "))
-	case c.Corpus == nil && c.DocShape == docgen.ShapeNested && c.DocSize < docgen.MinNestedSize:
+	case c.builtIn() && c.DocShape == docgen.ShapeNested && c.DocSize < docgen.MinNestedSize:
 		return invalid.New(invalid.DocSize, c.DocSize, fmt.Sprintf("at least %d bytes for the nested shape", docgen.MinNestedSize))
 	case c.WriteTimeout <= 0:
 		return invalid.New(invalid.WriteTimeout, c.WriteTimeout, "a positive duration")
@@ -124,13 +127,19 @@ func (c Config) MemoryNeed() int64 {
 }
 
 // EventSize is the nominal serialized size of an event in bytes: the
-// document size, or with a corpus its mean line stamped.
+// document size, or the mean event of a corpus or a template.
 func (c Config) EventSize() int {
-	if c.Corpus != nil {
+	switch {
+	case c.Corpus != nil:
 		return c.Corpus.MeanLine() + docgen.HeadSize
+	case c.Template != nil:
+		return c.Template.MeanSize()
 	}
 	return c.DocSize
 }
+
+// builtIn says whether the events are docgen's built-in shapes.
+func (c Config) builtIn() bool { return c.Corpus == nil && c.Template == nil }
 
 func (c Config) memoryLimit() int64 {
 	if c.MemoryLimit > 0 {
@@ -189,7 +198,7 @@ func New(cfg Config, w target.Writer, probes Probes, ledger Ledger, obs stats.Ob
 	}
 	in := &Ingester{cfg: cfg, w: w, probes: probes, ledger: ledger, obs: obs, slots: dispatch.NewSlots(cfg.MaxInflight)}
 	for i := 0; i < cfg.Generators; i++ {
-		g, err := docgen.New(docgen.Config{DocSize: cfg.DocSize, Shape: cfg.DocShape, Corpus: cfg.Corpus, Seed: cfg.Seed, Nonce: cfg.IDNonce, Index: cfg.FirstGenerator + i})
+		g, err := docgen.New(docgen.Config{DocSize: cfg.DocSize, Shape: cfg.DocShape, Corpus: cfg.Corpus, Template: cfg.Template, Seed: cfg.Seed, Nonce: cfg.IDNonce, Index: cfg.FirstGenerator + i})
 		if err != nil {
 			return nil, invalid.Wrap(invalid.DocSize, cfg.DocSize, err)
 		}

@@ -239,7 +239,10 @@ type Config struct {
 	DocShape      string  `json:"doc_shape,omitempty"` // "" is rockbench, the RockBench sample's
 	// Corpus, when the events were a user's corpus replayed, says which
 	// and how often; DocSize is then its mean line stamped.
-	Corpus        *Corpus `json:"corpus,omitempty"`
+	Corpus *Corpus `json:"corpus,omitempty"`
+	// Template is the template the events were generated from (its
+	// file, or a shipped template's name); DocSize is then its mean event.
+	Template      string  `json:"template,omitempty"`
 	Seed          uint64  `json:"seed"`
 	IDNonce       uint64  `json:"id_nonce,omitempty"` // mixed into the ids; 0 = the ids the seed alone gives
 	WriteTimeoutS float64 `json:"write_timeout_s"`

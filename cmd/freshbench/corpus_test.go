@@ -79,3 +79,41 @@ func TestRunCorpusOnce(t *testing.T) {
 		t.Fatalf("the run lasted %s: it did not end with its corpus", d)
 	}
 }
+
+// A bad template is refused before anything is sent, naming the file, the
+// line and the fix.
+func TestRunBadTemplate(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "t.json")
+	if err := os.WriteFile(bad, []byte("{\n  \"user\": \"{{name}}\",\n  \"age\": \"{{int 90 18}}\"\n}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := func(args ...string) []string {
+		return append(shortRun("--data-dir", filepath.Join(dir, "data"), "--out", filepath.Join(dir, "r.json")), args...)
+	}
+	wantUsageError(t, base("--template", bad), "--template "+bad+": line 3: {{int 90 18}}: int 90 18: want 0 ≤ MIN ≤ MAX")
+	wantUsageError(t, base("--template", "rockbnch"), "--template rockbnch: open rockbnch")
+	wantUsageError(t, base("--template", "rockbench", "--events", bad), "--template and --events: give one")
+}
+
+// The shipped RockBench template streams into SQLite like the built-in
+// shape: every event acknowledged and visible, the results naming it.
+func TestRunTemplate(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	code, stdout, stderr := freshbench(t, append(shortRun("--quiet", "--rate", "500", "--data-dir", filepath.Join(dir, "data"), "--out", out), "--template", "rockbench")...)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	r := readResult(t, out)
+	if r.Config.Template != "rockbench" || r.Config.DocSize < 1000 || r.Config.DocSize > 1300 {
+		t.Fatalf("results say template %q, doc size %d; want rockbench at about 1.25 KB", r.Config.Template, r.Config.DocSize)
+	}
+	var acked, visible int64
+	for _, cp := range r.Completeness {
+		acked, visible = acked+cp.Acknowledged, visible+cp.Visible
+	}
+	if acked == 0 || visible != acked {
+		t.Fatalf("acknowledged %d, visible %d; want all visible", acked, visible)
+	}
+}

@@ -149,7 +149,7 @@ type loadFlags struct {
 	seed                                     uint64
 	repeatIDs                                bool
 	probeRate, probeShare, probeMaxRate      float64
-	events                                   string
+	events, template                         string
 	eventsOnce                               bool
 }
 
@@ -159,6 +159,7 @@ func addLoadFlags(fs *flag.FlagSet) *loadFlags {
 	fs.DurationVar(&f.duration, "duration", 60*time.Second, "how long to stream, warm-up included")
 	fs.StringVar(&f.events, "events", "", "replay your own events instead of generated ones: JSON Lines files or directories, comma-separated, in order (.gz and .zst/.zstd are decompressed); each line, one JSON object, is sent as it is with freshbench's fields stamped in; --doc-size and --doc-shape do not apply")
 	fs.BoolVar(&f.eventsOnce, "events-once", false, "with --events, end the run at the end of the corpus instead of starting it over")
+	fs.StringVar(&f.template, "template", "", "generate the events from a template: a JSON file whose strings may be expressions such as {{name}} or {{int 18 90}} (docs/measurement.md), or a shipped one by name ("+strings.Join(docgen.ShippedTemplates, ", ")+"); --doc-size and --doc-shape do not apply")
 	return f
 }
 
@@ -212,6 +213,9 @@ func (f *loadFlags) config(writeTimeout time.Duration) (bench.Config, error) {
 	if err != nil {
 		return bench.Config{}, usageError{err}
 	}
+	if f.template != "" && f.events != "" {
+		return bench.Config{}, usagef("--template and --events: give one, your template or your corpus")
+	}
 	var events *corpus.Corpus
 	if f.events != "" {
 		if events, err = corpus.Open(strings.Split(f.events, ","), !f.eventsOnce); err != nil {
@@ -220,9 +224,19 @@ func (f *loadFlags) config(writeTimeout time.Duration) (bench.Config, error) {
 	} else if f.eventsOnce {
 		return bench.Config{}, usagef("--events-once: give the corpus with --events")
 	}
+	var tmpl *docgen.Template
+	switch {
+	case slices.Contains(docgen.ShippedTemplates, f.template):
+		tmpl, err = docgen.ShippedTemplate(f.template)
+	case f.template != "":
+		tmpl, err = docgen.ParseTemplateFile(f.template)
+	}
+	if err != nil {
+		return bench.Config{}, usageError{err}
+	}
 	cfg := bench.Config{
 		Ingest: ingest.Config{
-			Corpus:      events,
+			Corpus: events, Template: tmpl,
 			MemoryLimit: int64(memory), UpdateShare: f.updateShare, UpdateKeys: keys,
 			Rate: rate, BatchSize: f.batchSize, DocShape: f.docShape, Duration: f.duration, Warmup: f.warmup,
 			Generators: f.generators, MaxInflight: f.inflight, DocSize: int(size), Seed: f.seed,
