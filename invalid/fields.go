@@ -63,4 +63,5 @@ const (
 	MaxDuration       Field = "maximum duration"
 	Corpus            Field = "corpus"
 	Template          Field = "template"
+	Query             Field = "query"
 )

@@ -70,6 +70,7 @@ var flagOf = map[invalid.Field]string{
 	invalid.MaxDuration:       "--max-duration",
 	invalid.Corpus:            "--events",
 	invalid.Template:          "--template",
+	invalid.Query:             "", // a query of the workload file's own; its error names the file and line
 }
 
 func isInvalid(err error) bool {
