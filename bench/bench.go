@@ -344,9 +344,11 @@ func (r *run) ingest(ctx context.Context, res *results.Result) (*ingest.Accounti
 	r.obs.TargetRate(r.cfg.Ingest.Rate.EventsPerSecond(r.cfg.Ingest.EventSize()))
 	go func() { acctCh <- r.in.Run(sched, r.tl, r.series) }()
 	acct := watch(r.tl, r.cfg, r.series, r.fresh[0], r.obs, acctCh, endSchedule)
-	// The ingest ends with its schedule, or earlier at the end of its
-	// corpus: the queries beside it end with it.
-	endSchedule()
+	if r.tl.StoppedAt().Before(r.tl.End()) {
+		// The ingest stopped early, at the end of its corpus: the queries
+		// beside it end with it.
+		endSchedule()
+	}
 	r.obs.TargetRate(0)
 	if cpuAfter, ok := processCPU(); ok && cpuOK {
 		res.DriverCPU = &results.DriverCPU{Seconds: (cpuAfter - cpuBefore).Seconds(), WallS: time.Since(r.tl.Start()).Seconds()}
