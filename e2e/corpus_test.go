@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/freshbench/freshbench/docgen"
 	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/query"
+	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/workload"
 )
 
@@ -69,6 +71,11 @@ func TestCorpusReplayWithOwnQueries(t *testing.T) {
 				settings = map[string]string{"refresh_interval": "200ms"}
 			}
 			tgt := open(t, urls[name](t), settings)
+			if l, ok := tgt.(target.Layouter); !ok || !strings.Contains(l.Layout(), "mapped") && !strings.Contains(l.Layout(), "column doc") {
+				t.Errorf("%s does not say what it created for the events", name)
+			} else {
+				t.Logf("layout: %s", l.Layout())
+			}
 			c, err := corpus.Open([]string{file}, false)
 			if err != nil {
 				t.Fatal(err)

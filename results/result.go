@@ -250,10 +250,13 @@ type Config struct {
 	ProbeRate     float64 `json:"probe_rate"`
 	// UpdateShare is the share of events that update an event already
 	// written, UpdateKeys how they choose it (ingest.KeyChoice's form).
-	UpdateShare    float64           `json:"update_share,omitempty"`
-	UpdateKeys     string            `json:"update_keys,omitempty"`
-	PollIntervalS  float64           `json:"poll_interval_s"`
-	DrainS         float64           `json:"drain_s"`
+	UpdateShare   float64 `json:"update_share,omitempty"`
+	UpdateKeys    string  `json:"update_keys,omitempty"`
+	PollIntervalS float64 `json:"poll_interval_s"`
+	DrainS        float64 `json:"drain_s"`
+	// TargetLayout says in one line what the target created for the
+	// events: the table's columns or the index's mapping.
+	TargetLayout   string            `json:"target_layout,omitempty"`
 	TargetSettings map[string]string `json:"target_settings,omitempty"`
 	// Via is the intermediary the events passed through on their way to
 	// the target (kafka://host:port/topic, credentials removed), and

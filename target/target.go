@@ -352,6 +352,13 @@ type Describer interface {
 	Settings() map[string]string
 }
 
+// Layouter is implemented by a target that says in one line what it
+// created for the events: the table's columns or the index's mapping, and
+// how a query reaches a field of the user's documents.
+type Layouter interface {
+	Layout() string
+}
+
 // Piped is implemented by a target whose writes pass through an
 // intermediary before the database (a Kafka topic and its sink): Via
 // names it (credentials removed) and its effective settings, for the

@@ -221,7 +221,7 @@ func queries(path string, m *yaml.Node) ([]query.Own, error) {
 			return nil, bad(k, name, "given twice")
 		}
 		if k.Value == "" || strings.ContainsAny(k.Value, ",= ") {
-			return nil, bad(k, name, "a query's name is one word without , or =, as --mix takes it")
+			return nil, bad(k, name, "a query's name is one word without , or =, as the mix names it")
 		}
 		if v.Kind != yaml.MappingNode {
 			return nil, bad(v, name, "want params and a text per database family (%s)", strings.Join(query.Families, ", "))

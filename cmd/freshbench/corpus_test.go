@@ -75,6 +75,10 @@ func TestRunCorpusOnce(t *testing.T) {
 	if acked != lines || visible != lines || missing != 0 {
 		t.Fatalf("acknowledged %d visible %d missing %d, want all %d", acked, visible, missing, lines)
 	}
+	// What the target made of the user's events is said and recorded.
+	if l := r.Config.TargetLayout; !strings.Contains(l, "each event whole in the JSON text column doc") || !strings.Contains(stdout, "layout: "+l) {
+		t.Errorf("layout %q, stdout:\n%s\nwant the table's columns said and recorded", l, stdout)
+	}
 	if d := r.EndedAt.Sub(r.StartedAt); d > 30e9 {
 		t.Fatalf("the run lasted %s: it did not end with its corpus", d)
 	}

@@ -329,6 +329,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	if c := res.Config.Corpus; c != nil {
 		fmt.Fprintf(stdout, "corpus: %d events replayed from %d lines, %.2f passes (at its end: %s)\n", c.Replayed, c.Lines, c.Passes, c.AtEnd)
 	}
+	if l := res.Config.TargetLayout; l != "" && (res.Config.Corpus != nil || res.Config.Template != "") {
+		fmt.Fprintf(stdout, "layout: %s\n", l) // what your events were stored as
+	}
 	fmt.Fprintf(stdout, "results: %s\n", o)
 	if err := corpusErr(cfg); err != nil {
 		sess.close(ctx, false)
