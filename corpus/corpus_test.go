@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -183,5 +184,50 @@ func TestReadErrorEndsReplay(t *testing.T) {
 	}
 	if c.Err() == nil || !strings.Contains(c.Err().Error(), p) {
 		t.Fatalf("Err() = %v, want the file named", c.Err())
+	}
+}
+
+// The corpus is streamed, never loaded: checking and replaying a corpus
+// of 32 MB keeps the heap within a few read buffers of where it began.
+func TestStreamedNotLoaded(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.jsonl")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := []byte("{\"t\":\"" + strings.Repeat("x", 1000) + "\"}\n")
+	const lines = 32 << 10
+	for range lines {
+		f.Write(line)
+	}
+	f.Close()
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	c, err := Open([]string{p}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var peak uint64
+	buf := make([]byte, 0, 2048)
+	for i := 0; ; i++ {
+		var ok bool
+		if buf, ok = c.AppendNext(buf[:0]); !ok {
+			break
+		}
+		if i == lines/2 {
+			peak = heap()
+		}
+	}
+	if taken, _ := c.Passes(); taken != lines {
+		t.Fatalf("replayed %d lines, want %d", taken, lines)
+	}
+	if grew := int64(peak) - int64(before); grew > 8<<20 {
+		t.Fatalf("the heap grew by %d MB halfway through a 32 MB corpus, want a few read buffers", grew>>20)
 	}
 }
