@@ -206,6 +206,9 @@ func Run(ctx context.Context, tgt target.Target, cfg Config) (*results.Result, e
 	}
 	r.poll(ctx)
 	acct := r.ingest(ctx, res)
+	if c := res.Config.Corpus; c != nil {
+		c.Replayed, c.Passes = cfg.Ingest.Corpus.Passes()
+	}
 	interrupted := r.drain(ctx, res)
 	r.collect(ctx, res, acct, interrupted)
 	return res, nil
@@ -333,9 +336,14 @@ func (r *run) ingest(ctx context.Context, res *results.Result) *ingest.Accountin
 	go func() { account <- serverAccount(ctx, sched, r.tgt, r.tl.MeasuredFrom(), r.tl.End()) }()
 	acctCh := make(chan *ingest.Accounting, 1)
 	cpuBefore, cpuOK := processCPU()
-	r.obs.TargetRate(r.cfg.Ingest.Rate.EventsPerSecond(r.cfg.Ingest.DocSize))
+	r.obs.TargetRate(r.cfg.Ingest.Rate.EventsPerSecond(r.cfg.Ingest.EventSize()))
 	go func() { acctCh <- r.in.Run(sched, r.tl, r.series) }()
 	acct := watch(r.tl, r.cfg, r.series, r.eps[0].fresh, r.obs, acctCh, endSchedule)
+	if r.tl.StoppedAt().Before(r.tl.End()) {
+		// The ingest stopped early, at the end of its corpus: the queries
+		// beside it end with it.
+		endSchedule()
+	}
 	r.obs.TargetRate(0)
 	if cpuAfter, ok := processCPU(); ok && cpuOK {
 		res.DriverCPU = &results.DriverCPU{Seconds: (cpuAfter - cpuBefore).Seconds(), WallS: time.Since(r.tl.Start()).Seconds()}

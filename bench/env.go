@@ -29,6 +29,7 @@ type Description struct {
 	Tool           results.Tool
 	Environment    results.Environment
 	TargetSettings map[string]string
+	TargetLayout   string // see results.Config
 	Via            string // see results.Config
 	ViaSettings    map[string]string
 	// Ceilings, when looked for, is this machine's calibration: each
@@ -52,6 +53,9 @@ func Describe(ctx context.Context, command string, tgt target.Target, rawURL str
 	if s, ok := tgt.(target.Describer); ok {
 		d.TargetSettings = s.Settings()
 	}
+	if l, ok := tgt.(target.Layouter); ok {
+		d.TargetLayout = l.Layout()
+	}
 	if p, ok := tgt.(target.Piped); ok {
 		d.Via, d.ViaSettings = p.Via()
 	}
@@ -72,7 +76,7 @@ func Describe(ctx context.Context, command string, tgt target.Target, rawURL str
 func (d Description) Apply(res *results.Result) {
 	res.Command, res.Tool, res.Environment = d.Command, d.Tool, d.Environment
 	res.Target().URL = d.Environment.TargetURL
-	res.Config.TargetSettings = d.TargetSettings
+	res.Config.TargetSettings, res.Config.TargetLayout = d.TargetSettings, d.TargetLayout
 	res.Workload = d.Workload
 	res.Config.Via, res.Config.ViaSettings = d.Via, d.ViaSettings
 	d.Ceilings.Apply(res, d.Environment)

@@ -20,6 +20,16 @@ func recordConfig(c Config) results.Config {
 		UpdateShare: i.UpdateShare, UpdateKeys: updateKeys(i),
 		PollIntervalS: c.PollInterval.Seconds(), DrainS: c.Drain.Seconds(),
 	}
+	if i.Template != nil && i.Corpus == nil {
+		r.DocSize, r.DocShape, r.Template = i.EventSize(), "", i.Template.Name()
+	}
+	if cp := i.Corpus; cp != nil {
+		r.DocSize, r.DocShape = i.EventSize(), ""
+		r.Corpus = &results.Corpus{Files: cp.Files(), Lines: cp.Lines(), AtEnd: "stop"}
+		if cp.Loops() {
+			r.Corpus.AtEnd = "loop"
+		}
+	}
 	if b := c.budget(nil).WithDefaults(); b.Adaptive() {
 		r.ProbeShare, r.ProbeMaxRate = b.Share, b.MaxRate
 	}

@@ -12,18 +12,28 @@ type Buffer struct {
 // Reset empties b, keeping its memory.
 func (b *Buffer) Reset() { b.Docs, b.JSON = b.Docs[:0], b.JSON[:0] }
 
-// Append adds g's next event, generated at eventTime.
-func (b *Buffer) Append(g *Generator, eventTime int64) {
+// Append adds g's next event, generated at eventTime. It returns false,
+// adding nothing, when g's corpus has ended.
+func (b *Buffer) Append(g *Generator, eventTime int64) bool {
 	var d target.Document
 	d, b.JSON = g.Next(b.JSON, eventTime)
+	if d.JSON == nil {
+		return false
+	}
 	b.Docs = append(b.Docs, d)
+	return true
 }
 
 // AppendRevision adds revision r of the event k, generated at updateTime.
-func (b *Buffer) AppendRevision(g *Generator, k Key, r, updateTime int64) {
+// It returns false, adding nothing, when g's corpus has ended.
+func (b *Buffer) AppendRevision(g *Generator, k Key, r, updateTime int64) bool {
 	var d target.Document
 	d, b.JSON = g.Revise(b.JSON, k, r, updateTime)
+	if d.JSON == nil {
+		return false
+	}
 	b.Docs = append(b.Docs, d)
+	return true
 }
 
 // Seal points every document into the final JSON slice: an append that

@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"unsafe"
 
+	"github.com/freshbench/freshbench/corpus"
 	"github.com/freshbench/freshbench/target"
 )
 
@@ -51,7 +52,21 @@ type Config struct {
 	// Shape is the document's shape, one of Shapes; "" means
 	// ShapeRockBench.
 	Shape string
+
+	// Corpus, when not nil, replaces the generated payload: each event is
+	// the corpus's next line with the head stamped in, and DocSize and
+	// Shape are not used. Generators may share one corpus.
+	Corpus *corpus.Corpus
+
+	// Template, when not nil and without a corpus, writes the payload
+	// instead of the built-in shapes; DocSize and Shape are not used.
+	Template *Template
 }
+
+// HeadSize is the typical size in bytes of the fields stamped at the head
+// of an event (_id, _event_time, generator_identifier, _seq), the
+// separators included: a corpus event is about its line's size plus this.
+const HeadSize = 130
 
 // Generator produces the events of one stream: one generator_identifier and
 // _seq 0, 1, 2, …
@@ -85,6 +100,9 @@ type Generator struct {
 
 	ids []byte // arena that Document.ID strings point into
 
+	corpus *corpus.Corpus // nil: generated payloads
+	tmpl   *Template      // nil: the built-in shapes
+
 	// With the nested shape, how many orders and events a document holds.
 	nested         bool
 	orders, events int
@@ -97,17 +115,15 @@ func New(cfg Config) (*Generator, error) {
 	if size == 0 {
 		size = DefaultDocSize
 	}
-	if size < MinDocSize || size > MaxDocSize {
-		return nil, fmt.Errorf("docgen: document size %d bytes is out of range: accepted %d..%d bytes", size, MinDocSize, MaxDocSize)
-	}
-	switch cfg.Shape {
-	case "", ShapeRockBench:
-	case ShapeNested:
-		if size < MinNestedSize {
-			return nil, fmt.Errorf("docgen: document size %d bytes is too small for the nested shape: at least %d bytes", size, MinNestedSize)
-		}
+	switch {
+	case cfg.Corpus != nil:
+		size = cfg.Corpus.MeanLine() + HeadSize
+	case cfg.Template != nil:
+		size = cfg.Template.MeanSize()
 	default:
-		return nil, fmt.Errorf("docgen: document shape %q: want %s or %s", cfg.Shape, ShapeRockBench, ShapeNested)
+		if err := checkShape(size, cfg.Shape); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.Index < 0 {
 		return nil, fmt.Errorf("docgen: generator index %d is negative", cfg.Index)
@@ -124,7 +140,7 @@ func New(cfg Config) (*Generator, error) {
 	s1 := splitmix64(seed + uint64(cfg.Index)*0x9e3779b97f4a7c15)
 	s2 := splitmix64(s1 ^ 0xda3e39cb94b95bdb)
 
-	g := &Generator{size: size}
+	g := &Generator{size: size, corpus: cfg.Corpus, tmpl: cfg.Template}
 	g.idRNG.Seed(s1, s2)
 	gen := g.idRNG.Uint64() // the first draw, so that a seed's generators keep their identifiers
 	g.rng.s = g.idRNG.Uint64()
@@ -135,13 +151,32 @@ func New(cfg Config) (*Generator, error) {
 		gen = sameDigits(gen, splitmix64(gen^k))
 	}
 	g.id = strconv.FormatUint(gen, 10)
-	if cfg.Shape == ShapeNested {
+	switch {
+	case cfg.Corpus != nil || cfg.Template != nil:
+	case cfg.Shape == ShapeNested:
 		g.nested = true
 		g.planNested()
-	} else {
+	default:
 		g.plan()
 	}
 	return g, nil
+}
+
+// checkShape says what is wrong with a built-in shape of size bytes.
+func checkShape(size int, shape string) error {
+	if size < MinDocSize || size > MaxDocSize {
+		return fmt.Errorf("docgen: document size %d bytes is out of range: accepted %d..%d bytes", size, MinDocSize, MaxDocSize)
+	}
+	switch shape {
+	case "", ShapeRockBench:
+	case ShapeNested:
+		if size < MinNestedSize {
+			return fmt.Errorf("docgen: document size %d bytes is too small for the nested shape: at least %d bytes", size, MinNestedSize)
+		}
+	default:
+		return fmt.Errorf("docgen: document shape %q: want %s or %s", shape, ShapeRockBench, ShapeNested)
+	}
+	return nil
 }
 
 // sameDigits maps mix to a number with as many decimal digits as gen. The
@@ -164,7 +199,8 @@ func (g *Generator) ID() string { return g.id }
 // Seq returns the _seq the next document will carry.
 func (g *Generator) Seq() int64 { return g.seq }
 
-// Size returns the target serialized size in bytes.
+// Size returns the target serialized size in bytes; with a corpus, its
+// mean line's plus HeadSize.
 func (g *Generator) Size() int { return g.size }
 
 // Next appends one serialized document to buf and returns it with the
@@ -174,14 +210,20 @@ func (g *Generator) Size() int { return g.size }
 // doc.ID shares an arena with the IDs of a few dozen neighbouring
 // documents; a caller that keeps a handful of IDs for a long time may
 // strings.Clone them to let the rest be collected.
+//
+// With a corpus that has ended, Next returns a Document without JSON and
+// buf unchanged.
 func (g *Generator) Next(buf []byte, eventTime int64) (target.Document, []byte) {
 	start := len(buf)
 	id := g.newID()
 	seq := g.seq
-	g.seq++
 
 	buf = g.appendHead(buf, id, eventTime, seq)
-	buf = g.appendBody(buf, start)
+	buf, ok := g.appendBody(buf, start)
+	if !ok {
+		return target.Document{}, buf[:start]
+	}
+	g.seq++
 	end := len(buf)
 	return target.Document{
 		ID:        id,
@@ -207,14 +249,27 @@ func (g *Generator) appendHead(buf []byte, id string, eventTime, seq int64) []by
 }
 
 // appendBody appends the payload that fills the document begun at start
-// to the generator's size, and closes it.
-func (g *Generator) appendBody(buf []byte, start int) []byte {
-	if g.nested {
+// to the generator's size, or the corpus's next line, and closes it. It
+// returns false when the corpus has ended.
+func (g *Generator) appendBody(buf []byte, start int) ([]byte, bool) {
+	switch {
+	case g.corpus != nil:
+		comma := len(buf)
+		var ok bool
+		if buf, ok = g.corpus.AppendNext(append(buf, ',')); !ok {
+			return buf, false
+		}
+		if len(buf) == comma+1 { // {}: no members to follow the head
+			buf = buf[:comma]
+		}
+	case g.tmpl != nil:
+		buf = g.tmpl.appendPayload(g, buf)
+	case g.nested:
 		buf = g.appendNested(buf, start+g.size)
-	} else {
+	default:
 		buf = g.appendPayload(buf, start+g.size)
 	}
-	return append(buf, '}')
+	return append(buf, '}'), true
 }
 
 // Key is what an update keeps of the event it updates.
@@ -227,8 +282,8 @@ type Key struct {
 // Revise appends revision (≥ 1) of the event k, generated at updateTime:
 // the same _id, generator_identifier, _seq and _event_time, the fields
 // _revision and _update_time, and a new payload of the generator's size
-// and shape. It returns the document as Next does; the generator's _seq
-// does not move.
+// and shape (with a corpus, its next line). It returns the document as
+// Next does; the generator's _seq does not move.
 func (g *Generator) Revise(buf []byte, k Key, revision, updateTime int64) (target.Document, []byte) {
 	start := len(buf)
 	buf = g.appendHead(buf, k.ID, k.EventTime, k.Seq)
@@ -236,7 +291,10 @@ func (g *Generator) Revise(buf []byte, k Key, revision, updateTime int64) (targe
 	buf = appendInt(buf, revision)
 	buf = append(buf, `,"_update_time":`...)
 	buf = appendInt(buf, updateTime)
-	buf = g.appendBody(buf, start)
+	buf, ok := g.appendBody(buf, start)
+	if !ok {
+		return target.Document{}, buf[:start]
+	}
 	end := len(buf)
 	return target.Document{
 		ID: k.ID, Generator: g.id, Seq: k.Seq, EventTime: k.EventTime,

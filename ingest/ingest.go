@@ -9,8 +9,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/freshbench/freshbench/corpus"
 	"github.com/freshbench/freshbench/dispatch"
 	"github.com/freshbench/freshbench/docgen"
 	"github.com/freshbench/freshbench/invalid"
@@ -47,6 +49,12 @@ type Config struct {
 	UpdateShare float64
 	// UpdateKeys chooses which event an update updates.
 	UpdateKeys KeyChoice
+	// Corpus, when not nil, is replayed instead of generated payloads
+	// (docgen.Config.Corpus); DocSize and DocShape are then not used.
+	Corpus *corpus.Corpus
+	// Template, when not nil and without a corpus, writes the payloads
+	// (docgen.Config.Template); DocSize and DocShape are then not used.
+	Template *docgen.Template
 	// FirstGenerator is the seed's index of the first stream (the others
 	// follow it), so that instances of one experiment started with the
 	// same Seed draw generators of their own (see GeneratorsPerInstance).
@@ -80,11 +88,11 @@ func (c Config) Validate() error {
 		return invalid.New(invalid.FirstGenerator, c.FirstGenerator, "0 or more")
 	case c.MaxInflight <= 0:
 		return invalid.New(invalid.Inflight, c.MaxInflight, "1 or more")
-	case c.DocSize < docgen.MinDocSize || c.DocSize > docgen.MaxDocSize:
+	case c.builtIn() && (c.DocSize < docgen.MinDocSize || c.DocSize > docgen.MaxDocSize):
 		return invalid.New(invalid.DocSize, c.DocSize, fmt.Sprintf("%d..%d bytes", docgen.MinDocSize, docgen.MaxDocSize))
-	case !slices.Contains(docgen.Shapes, c.DocShape) && c.DocShape != "":
+	case c.builtIn() && !slices.Contains(docgen.Shapes, c.DocShape) && c.DocShape != "":
 		return invalid.New(invalid.DocShape, c.DocShape, strings.Join(docgen.Shapes, " or "))
-	case c.DocShape == docgen.ShapeNested && c.DocSize < docgen.MinNestedSize:
+	case c.builtIn() && c.DocShape == docgen.ShapeNested && c.DocSize < docgen.MinNestedSize:
 		return invalid.New(invalid.DocSize, c.DocSize, fmt.Sprintf("at least %d bytes for the nested shape", docgen.MinNestedSize))
 	case c.WriteTimeout <= 0:
 		return invalid.New(invalid.WriteTimeout, c.WriteTimeout, "a positive duration")
@@ -103,7 +111,7 @@ func (c Config) Validate() error {
 	if need, limit := c.MemoryNeed(), c.memoryLimit(); need > limit {
 		return invalid.New(invalid.BatchSize, c.BatchSize, fmt.Sprintf(
 			"batches that fit the memory limit: batch size %d × document size %d B × (in-flight bound %d + generators %d) × 2 (documents and request body) = %s, more than the limit of %s; lower the batch size or the in-flight bound, or raise the memory limit",
-			c.BatchSize, c.DocSize, c.MaxInflight, c.Generators, pace.FormatBytes(float64(need)), pace.FormatBytes(float64(limit))))
+			c.BatchSize, c.EventSize(), c.MaxInflight, c.Generators, pace.FormatBytes(float64(need)), pace.FormatBytes(float64(limit))))
 	}
 	if iv := batchInterval(c); c.Duration-c.Warmup < iv {
 		return invalid.New(invalid.Duration, c.Duration, fmt.Sprintf("a measured part (after the warm-up of %s) of at least one batch interval, %s at this rate and batch size", c.Warmup, iv.Round(time.Microsecond)))
@@ -115,8 +123,23 @@ func (c Config) Validate() error {
 // slot in flight and each generator building its next batch holds the
 // documents, and the request body a target builds from them.
 func (c Config) MemoryNeed() int64 {
-	return 2 * int64(c.BatchSize) * int64(c.DocSize) * int64(c.MaxInflight+c.Generators)
+	return 2 * int64(c.BatchSize) * int64(c.EventSize()) * int64(c.MaxInflight+c.Generators)
 }
+
+// EventSize is the nominal serialized size of an event in bytes: the
+// document size, or the mean event of a corpus or a template.
+func (c Config) EventSize() int {
+	switch {
+	case c.Corpus != nil:
+		return c.Corpus.MeanLine() + docgen.HeadSize
+	case c.Template != nil:
+		return c.Template.MeanSize()
+	}
+	return c.DocSize
+}
+
+// builtIn says whether the events are docgen's built-in shapes.
+func (c Config) builtIn() bool { return c.Corpus == nil && c.Template == nil }
 
 func (c Config) memoryLimit() int64 {
 	if c.MemoryLimit > 0 {
@@ -130,7 +153,7 @@ func batchInterval(c Config) time.Duration {
 	perStream := c.Rate.PerSecond / float64(c.Generators)
 	units := float64(c.BatchSize)
 	if c.Rate.Unit == pace.Bytes {
-		units *= float64(c.DocSize)
+		units *= float64(c.EventSize())
 	}
 	return time.Duration(units / perStream * float64(time.Second))
 }
@@ -160,6 +183,12 @@ type Ingester struct {
 	account *Accounting
 	slots   *dispatch.Slots
 	bufs    sync.Pool
+
+	// With a corpus, corpusEnded stops the streams once it has ended
+	// and ended says it did: what the schedule had left was never there
+	// to send.
+	corpusEnded context.CancelFunc
+	ended       atomic.Bool
 }
 
 // New prepares an ingester; probes, ledger and obs may be nil.
@@ -169,7 +198,7 @@ func New(cfg Config, w target.Writer, probes Probes, ledger Ledger, obs stats.Ob
 	}
 	in := &Ingester{cfg: cfg, w: w, probes: probes, ledger: ledger, obs: obs, slots: dispatch.NewSlots(cfg.MaxInflight)}
 	for i := 0; i < cfg.Generators; i++ {
-		g, err := docgen.New(docgen.Config{DocSize: cfg.DocSize, Shape: cfg.DocShape, Seed: cfg.Seed, Nonce: cfg.IDNonce, Index: cfg.FirstGenerator + i})
+		g, err := docgen.New(docgen.Config{DocSize: cfg.DocSize, Shape: cfg.DocShape, Corpus: cfg.Corpus, Template: cfg.Template, Seed: cfg.Seed, Nonce: cfg.IDNonce, Index: cfg.FirstGenerator + i})
 		if err != nil {
 			return nil, invalid.Wrap(invalid.DocSize, cfg.DocSize, err)
 		}
@@ -194,6 +223,14 @@ func (in *Ingester) GeneratorIDs() []string {
 // timeout) so that their outcome is counted.
 func (in *Ingester) Run(ctx context.Context, tl *timeline.Timeline, series *stats.Series) *Accounting {
 	in.account = newAccounting(tl, stats.NewRecorder(series, in.obs))
+	if in.cfg.Corpus != nil {
+		// The end of the corpus (or a read error) stops every stream, as
+		// an interrupt does.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		in.corpusEnded = cancel
+	}
 	start := tl.Start()
 	n := float64(len(in.gens))
 	var streams sync.WaitGroup
@@ -207,7 +244,7 @@ func (in *Ingester) Run(ctx context.Context, tl *timeline.Timeline, series *stat
 			// A batch waiting for a slot at the end is sent once one frees:
 			// every write in flight ends within its timeouts and back-offs.
 			FinalWait:  time.Duration(in.cfg.WriteRetries+1)*(in.cfg.WriteTimeout+retry.Default().Max) + time.Second,
-			UnitEvents: in.cfg.BatchSize, UnitBytes: in.cfg.BatchSize * in.cfg.DocSize,
+			UnitEvents: in.cfg.BatchSize, UnitBytes: in.cfg.BatchSize * in.cfg.EventSize(),
 		}
 		snd := &sender{in: in, g: g}
 		if in.cfg.UpdateShare > 0 {
@@ -258,6 +295,9 @@ func (s *sender) Build(d dispatch.Due) dispatch.Unit {
 	in := s.in
 	w := in.build(s, d.Intended)
 	b := w.batch
+	if len(b.Docs) == 0 { // the corpus had ended: nothing to send or count
+		return dispatch.Unit{Send: func(context.Context) { in.bufs.Put(w.buf) }}
+	}
 	if s.probeEvery > 0 && w.probe >= 0 && !d.Intended.Before(s.nextProbe) {
 		in.probes.Add(b.Generator, b.Docs[w.probe].ID, 0, d.Intended)
 		s.nextProbe = d.Intended.Add(s.probeEvery)
@@ -278,8 +318,14 @@ func (s *sender) Build(d dispatch.Due) dispatch.Unit {
 	}
 }
 
-// Unsent counts the batches never sent.
-func (s *sender) Unsent(u dispatch.Unsent) { s.in.account.unsent(s.g.ID(), u) }
+// Unsent counts the batches never sent, but none after the corpus ended:
+// they had no events.
+func (s *sender) Unsent(u dispatch.Unsent) {
+	if s.in.ended.Load() {
+		return
+	}
+	s.in.account.unsent(s.g.ID(), u)
+}
 
 // build generates one batch whose events carry the batch's intended time
 // as _event_time (an update: as _update_time), so that a driver or
@@ -297,22 +343,36 @@ func (in *Ingester) build(s *sender, intended time.Time) built {
 	for range in.cfg.BatchSize {
 		if s.keys != nil {
 			if k, rev, at, ok := s.keys.take(in.cfg.UpdateShare); ok {
-				if w.updateProbe < 0 {
-					w.updateProbe = len(bb.Docs)
+				if !bb.AppendRevision(s.g, k, rev, eventTime) {
+					s.keys.done(at, k.ID)
+					in.endCorpus()
+					break
 				}
-				w.updates = append(w.updates, update{doc: len(bb.Docs), key: at})
-				bb.AppendRevision(s.g, k, rev, eventTime)
+				if w.updateProbe < 0 {
+					w.updateProbe = len(bb.Docs) - 1
+				}
+				w.updates = append(w.updates, update{doc: len(bb.Docs) - 1, key: at})
 				continue
 			}
 		}
-		if w.probe < 0 {
-			w.probe = len(bb.Docs)
+		if !bb.Append(s.g, eventTime) {
+			in.endCorpus()
+			break
 		}
-		bb.Append(s.g, eventTime)
+		if w.probe < 0 {
+			w.probe = len(bb.Docs) - 1
+		}
 	}
 	bb.Seal()
 	w.batch = target.Batch{Generator: s.g.ID(), Docs: bb.Docs}
 	return w
+}
+
+// endCorpus stops the run at the end of its corpus, or at a read error
+// (corpus.Corpus.Err).
+func (in *Ingester) endCorpus() {
+	in.ended.Store(true)
+	in.corpusEnded()
 }
 
 // write sends one batch and accounts for its outcome item by item.

@@ -61,4 +61,7 @@ const (
 	StartRate         Field = "start rate"
 	Refinement        Field = "refinement"
 	MaxDuration       Field = "maximum duration"
+	Corpus            Field = "corpus"
+	Template          Field = "template"
+	Query             Field = "query"
 )

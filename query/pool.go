@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,6 +35,10 @@ type pool struct {
 	docs    []fields
 	misses  uint64
 	tapped  bool
+	// own are the fields the queries of one's own draw from; needDocs
+	// says whether a built-in kind needs docs.
+	own      []*ownField
+	needDocs bool
 
 	// adding is owned by the one goroutine that adds at a time.
 	adding struct {
@@ -66,10 +71,93 @@ func (f *fields) complete() bool {
 	return f.ProcessBy != "" && len(f.Emails) > 0 && f.Company != "" && f.Generator != ""
 }
 
+// ownRecent is how many of the newest values a recent parameter draws
+// from.
+const ownRecent = 256
+
+// ownField holds the values written at one field path: a uniform sample
+// (a reservoir of poolSize), or with recent the newest ownRecent.
+type ownField struct {
+	path   []string
+	recent bool
+	vals   []any
+	seen   int64
+	next   int // recent: where the next value goes once full
+}
+
+// field returns the index of the pool's field for p, adding it.
+func (p *pool) field(prm Param) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	path := strings.Split(prm.Field, ".")
+	for i, f := range p.own {
+		if f.recent == prm.Recent && slices.Equal(f.path, path) {
+			return i
+		}
+	}
+	p.own = append(p.own, &ownField{path: path, recent: prm.Recent})
+	return len(p.own) - 1
+}
+
+// addOwn takes the own fields' values from one document.
+func (p *pool) addOwn(doc []byte) {
+	var v any
+	if json.Unmarshal(doc, &v) != nil {
+		return
+	}
+	p.mu.Lock()
+	own := p.own
+	p.mu.Unlock()
+	vals := make([]any, len(own))
+	for i, f := range own {
+		vals[i] = value(v, f.path, p.adding.rng.IntN)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, f := range own {
+		x := vals[i]
+		if x == nil {
+			continue
+		}
+		f.seen++
+		switch {
+		case f.recent && len(f.vals) == ownRecent:
+			f.vals[f.next] = x
+			f.next = (f.next + 1) % ownRecent
+		case len(f.vals) < poolSize && (f.recent || f.seen <= poolSize):
+			f.vals = append(f.vals, x)
+		case !f.recent:
+			if k := p.adding.rng.Int64N(f.seen); k < poolSize {
+				f.vals[k] = x
+			}
+		}
+	}
+}
+
+// drawOwn draws the parameters of c, one per parameter; false while a
+// field has no value yet.
+func (p *pool) drawOwn(c *compiled) ([]any, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	args := make([]any, len(c.fields))
+	for i, fi := range c.fields {
+		f := p.own[fi]
+		if len(f.vals) == 0 {
+			return nil, false
+		}
+		args[i] = f.vals[p.drawRng.IntN(len(f.vals))]
+	}
+	return args, true
+}
+
 // add offers one document to the reservoir (Algorithm R). A document that
 // lacks a query field, or is not JSON, is no parameter source; the ingest
-// accounts for what was written.
+// accounts for what was written. The own fields take their values from
+// every document offered.
 func (p *pool) add(doc []byte) {
+	if len(p.own) > 0 {
+		p.addOwn(doc)
+	}
 	a := &p.adding
 	a.seen++
 	slot := int64(-1) // append
@@ -122,11 +210,16 @@ func (p *pool) settleDue(now time.Time) {
 	}
 }
 
-// ready reports whether there is a document to draw from.
+// ready reports whether every kind has something to draw from.
 func (p *pool) ready() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.docs) > 0
+	for _, f := range p.own {
+		if len(f.vals) == 0 {
+			return false
+		}
+	}
+	return len(p.docs) > 0 || !p.needDocs
 }
 
 // draw returns a parameter for kind: with probability missShare one that

@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -55,6 +56,8 @@ type Config struct {
 	Settle      time.Duration // a written document becomes a parameter source this long after its acknowledgement
 	SampleSize  int           // stored documents read at the start to draw parameters from
 	Seed        uint64        // 0 = random; otherwise the same kinds and parameters in the same order
+	// Own are the queries of the user's own that Mix may name.
+	Own []Own
 }
 
 // Validate names the first bad setting by its flag, and what is accepted.
@@ -97,6 +100,8 @@ type Load struct {
 
 	mu  sync.Mutex // guards rng
 	rng *rand.Rand
+
+	own map[target.QueryKind]*compiled // the mix's queries of one's own
 }
 
 // New prepares a workload on the read endpoint q, named endpoint; obs may
@@ -113,11 +118,44 @@ func New(cfg Config, endpoint string, q target.Querier, obs stats.Observer) (*Lo
 		}
 		seed = binary.LittleEndian.Uint64(b[:])
 	}
-	return &Load{
+	l := &Load{
 		cfg: cfg, endpoint: endpoint, q: q, obs: obs,
 		pool: newPool(cfg.Settle, seed),
 		rng:  rand.New(rand.NewPCG(seed, 2)),
-	}, nil
+	}
+	own, err := compileOwn(cfg, q, l.pool)
+	if err != nil {
+		return nil, err
+	}
+	l.own = own
+	return l, nil
+}
+
+// compileOwn readies the mix's queries of one's own for q's family and
+// registers their fields with p; p needs docs when a built-in kind is
+// in the mix.
+func compileOwn(cfg Config, q target.Querier, p *pool) (map[target.QueryKind]*compiled, error) {
+	family := ""
+	if n, ok := q.(interface{ Name() string }); ok {
+		family = n.Name()
+	}
+	out := map[target.QueryKind]*compiled{}
+	for _, w := range cfg.Mix {
+		i := slices.IndexFunc(cfg.Own, func(o Own) bool { return o.Name == string(w.Kind) })
+		if i < 0 {
+			p.needDocs = true
+			continue
+		}
+		c, err := cfg.Own[i].compile(family)
+		if err != nil {
+			return nil, err
+		}
+		for _, prm := range cfg.Own[i].Params {
+			c.fields = append(c.fields, p.field(prm))
+		}
+		out[w.Kind] = c
+	}
+	return out, nil
 }
 
 // Tap returns t with its writes observed: one acknowledged document of
@@ -152,9 +190,17 @@ func (l *Load) Prepare(ctx context.Context) error {
 
 // texts returns each kind of mix as q would send it, with a parameter
 // drawn from p; ok is false while p has nothing to draw.
-func texts(p *pool, q target.Querier, mix Mix, limit int) (map[target.QueryKind]string, bool) {
+func texts(p *pool, q target.Querier, mix Mix, limit int, own map[target.QueryKind]*compiled) (map[target.QueryKind]string, bool) {
 	out := map[target.QueryKind]string{}
 	for _, w := range mix {
+		if c, ok := own[w.Kind]; ok {
+			args, ok := p.drawOwn(c)
+			if !ok {
+				return nil, false
+			}
+			out[w.Kind] = q.QueryText(target.Query{Kind: w.Kind, Own: c.statement(args)})
+			continue
+		}
 		v, _, ok := p.draw(w.Kind, 0)
 		if !ok {
 			return nil, false
@@ -164,11 +210,17 @@ func texts(p *pool, q target.Querier, mix Mix, limit int) (map[target.QueryKind]
 	return out, true
 }
 
-// Explain returns each kind of mix as q would send it, with a parameter
-// taken from a sample of what q holds, or from a generated event when it
-// holds none, so that a user can read the queries before a run.
-func Explain(ctx context.Context, q target.Querier, mix Mix, limit int) (map[target.QueryKind]string, error) {
+// Explain returns each kind of cfg's mix as q would send it, with a
+// parameter taken from a sample of what q holds, or from a generated event
+// when it holds none, so that a user can read the queries before a run.
+// A query of one's own needs events that hold its fields.
+func Explain(ctx context.Context, q target.Querier, cfg Config) (map[target.QueryKind]string, error) {
+	mix, limit := cfg.Mix, cfg.Limit
 	p := newPool(0, 1)
+	own, err := compileOwn(cfg, q, p)
+	if err != nil {
+		return nil, err
+	}
 	docs, err := q.Sample(ctx, 100)
 	if err != nil {
 		return nil, fmt.Errorf("sample stored documents for example parameters: %w", err)
@@ -182,7 +234,10 @@ func Explain(ctx context.Context, q target.Querier, mix Mix, limit int) (map[tar
 		d, _ := g.Next(nil, time.Now().UnixMicro())
 		p.seed([][]byte{d.JSON})
 	}
-	t, _ := texts(p, q, mix, limit) // a generated event has every field
+	t, ok := texts(p, q, mix, limit, own)
+	if !ok {
+		return nil, ErrNoParameters // a query of one's own found none of its fields
+	}
 	return t, nil
 }
 
@@ -196,7 +251,7 @@ func Explain(ctx context.Context, q target.Querier, mix Mix, limit int) (map[tar
 // otherwise when the first written ones have settled (waited_s).
 func (l *Load) Run(ctx context.Context, tl *timeline.Timeline, series *stats.Series) *results.Queries {
 	begin := l.waitReady(ctx, tl)
-	examples, _ := texts(l.pool, l.q, l.cfg.Mix, l.cfg.Limit)
+	examples, _ := texts(l.pool, l.q, l.cfg.Mix, l.cfg.Limit, l.own)
 	rec := newRecorder(l.cfg, tl, begin, examples, l.endpoint, stats.NewRecorder(series, l.obs))
 	switch {
 	case ctx.Err() != nil:
@@ -253,6 +308,10 @@ func (l *Load) next() (target.Query, bool) {
 	l.mu.Lock()
 	kind := l.cfg.Mix.pick(l.rng)
 	l.mu.Unlock()
+	if c, ok := l.own[kind]; ok {
+		args, _ := l.pool.drawOwn(c) // ready: every field has a value
+		return target.Query{Kind: kind, Own: c.statement(args)}, false
+	}
 	v, miss, _ := l.pool.draw(kind, l.cfg.MissShare)
 	return target.Query{Kind: kind, Value: v, Limit: l.cfg.Limit}, miss
 }

@@ -213,6 +213,17 @@ type Environment struct {
 	TargetVersion string `json:"target_version"` // as the server reports it
 }
 
+// Corpus is a replayed corpus of the user's events.
+type Corpus struct {
+	Files []string `json:"files"`
+	Lines int64    `json:"lines"`  // events in one pass
+	AtEnd string   `json:"at_end"` // "loop": started over; "stop": the run ended with it
+	// Replayed events over the run, and the passes over the corpus they
+	// make: above 1, the corpus looped and events repeated its lines.
+	Replayed int64   `json:"events_replayed"`
+	Passes   float64 `json:"passes"`
+}
+
 // Config is the run's configuration as written to the results file.
 type Config struct {
 	Rate          string  `json:"rate"`
@@ -225,6 +236,12 @@ type Config struct {
 	MaxInflight   int     `json:"max_inflight"`
 	DocSize       int     `json:"doc_size"`
 	DocShape      string  `json:"doc_shape,omitempty"` // "" is rockbench, the RockBench sample's
+	// Corpus, when the events were a user's corpus replayed, says which
+	// and how often; DocSize is then its mean line stamped.
+	Corpus *Corpus `json:"corpus,omitempty"`
+	// Template is the template the events were generated from (its
+	// file, or a shipped template's name); DocSize is then its mean event.
+	Template      string  `json:"template,omitempty"`
 	Seed          uint64  `json:"seed"`
 	IDNonce       uint64  `json:"id_nonce,omitempty"` // mixed into the ids; 0 = the ids the seed alone gives
 	WriteTimeoutS float64 `json:"write_timeout_s"`
@@ -232,10 +249,13 @@ type Config struct {
 	ProbeRate     float64 `json:"probe_rate"`
 	// UpdateShare is the share of events that update an event already
 	// written, UpdateKeys how they choose it (ingest.KeyChoice's form).
-	UpdateShare    float64           `json:"update_share,omitempty"`
-	UpdateKeys     string            `json:"update_keys,omitempty"`
-	PollIntervalS  float64           `json:"poll_interval_s"`
-	DrainS         float64           `json:"drain_s"`
+	UpdateShare   float64 `json:"update_share,omitempty"`
+	UpdateKeys    string  `json:"update_keys,omitempty"`
+	PollIntervalS float64 `json:"poll_interval_s"`
+	DrainS        float64 `json:"drain_s"`
+	// TargetLayout says in one line what the target created for the
+	// events: the table's columns or the index's mapping.
+	TargetLayout   string            `json:"target_layout,omitempty"`
 	TargetSettings map[string]string `json:"target_settings,omitempty"`
 	// Via is the intermediary the events passed through on their way to
 	// the target (kafka://host:port/topic, credentials removed), and

@@ -298,6 +298,34 @@ type Query struct {
 	Kind  QueryKind
 	Value string // the parameter; see the kinds
 	Limit int    // rows returned at most
+	// Own, when not nil, is a query of the user's own named Kind, sent
+	// instead of a built-in kind's; Value and Limit are then not used.
+	Own *Statement
+}
+
+// Statement is a query of the user's own in the target's language, with
+// its parameters: SQL whose placeholders are numbered as the database
+// takes them ($1 or ?1), {table} standing for the target's table, and
+// Args bound to them; or a search body (Elasticsearch, OpenSearch) with
+// its parameters written in. Its rows are the rows an SQL query returns,
+// or the hits a search returns plus the buckets of its aggregations.
+type Statement struct {
+	Text string
+	Args []any
+}
+
+// OwnText is a Statement as a person reads it: the text and its
+// parameters.
+func OwnText(s *Statement, table string) string {
+	t := strings.ReplaceAll(s.Text, "{table}", table)
+	if len(s.Args) == 0 {
+		return t
+	}
+	args := make([]string, len(s.Args))
+	for i, a := range s.Args {
+		args[i] = fmt.Sprintf("%d: %#v", i+1, a)
+	}
+	return t + "\n-- parameters " + strings.Join(args, ", ")
 }
 
 // Querier is implemented by targets that run the query workload. Like
@@ -322,6 +350,13 @@ type Querier interface {
 // file says what was measured even when no setting was given.
 type Describer interface {
 	Settings() map[string]string
+}
+
+// Layouter is implemented by a target that says in one line what it
+// created for the events: the table's columns or the index's mapping, and
+// how a query reaches a field of the user's documents.
+type Layouter interface {
+	Layout() string
 }
 
 // Piped is implemented by a target whose writes pass through an

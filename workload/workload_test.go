@@ -56,7 +56,7 @@ func TestParse(t *testing.T) {
 // A bad file is refused with the line and the field that is wrong.
 func TestParseErrors(t *testing.T) {
 	for _, c := range []struct{ text, want string }{
-		{"flags:\n  rate: 1\nrate: 2\n", "w.yaml:3: rate: unknown field: want description, source, command or flags"},
+		{"flags:\n  rate: 1\nrate: 2\n", "w.yaml:3: rate: unknown field: want description, source, command, flags or queries"},
 		{"command: seed\n", `w.yaml:1: command: "seed" is not one of run, peak, query`},
 		{"flags:\n  rate: 1\n  rate: 2\n", "w.yaml:3: rate: given twice (first at line 2)"},
 		{"flags:\n  set:\n    a: [1]\n", "w.yaml:3: set: a: want a single value"},

@@ -68,6 +68,9 @@ var flagOf = map[invalid.Field]string{
 	invalid.StartRate:         "--start",
 	invalid.Refinement:        "--refine",
 	invalid.MaxDuration:       "--max-duration",
+	invalid.Corpus:            "--events",
+	invalid.Template:          "--template",
+	invalid.Query:             "", // a query of the workload file's own; its error names the file and line
 }
 
 func isInvalid(err error) bool {

@@ -27,6 +27,7 @@ type queryFlags struct {
 	timeout, settle                 time.Duration
 	sweep, explain                  bool
 	sweepStart, sweepStep, sweepMax float64
+	own                             []query.Own // from the workload file
 }
 
 func addQueryFlags(fs *flag.FlagSet) *queryFlags {
@@ -52,11 +53,16 @@ func addQueryFlags(fs *flag.FlagSet) *queryFlags {
 // given, set its QPS. The workload's values are bench.QueryRun.Validate's
 // to check, with the rest of the run.
 func (f *queryFlags) config(fs *flag.FlagSet, seed uint64, levels *bench.QueryLevels) (query.Config, error) {
-	mix, err := query.ParseMix(f.mix)
+	names := make([]string, len(f.own))
+	for i, o := range f.own {
+		names[i] = o.Name
+	}
+	mix, err := query.ParseMix(f.mix, names...)
 	if err != nil {
 		return query.Config{}, usagef("--mix: %v", err)
 	}
 	c := query.Config{
+		Own: f.own,
 		Mix: mix, QPS: f.qps, Concurrency: f.concurrency, MaxInflight: f.inflight, MissShare: f.missShare,
 		Limit: f.limit, Timeout: f.timeout, Settle: f.settle, SampleSize: 1000, Seed: seed,
 	}
@@ -127,6 +133,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		return err
 	}
 	defer func() { err = wf.locate(err) }()
+	qf.own = wf.queries
 	qr, err := queryRun(fs, tf, lf, qf, ef, lv, *frontier, *quiet, stderr)
 	if err != nil {
 		return err
@@ -267,6 +274,9 @@ func prepareQueries(ctx context.Context, tgt target.Target, raw string, tf *targ
 	if !ok {
 		return false, usagef("--target: %s does not run the query workload", tgt.Name())
 	}
+	if err := query.CheckOwn(ctx, q, qr.Queries); err != nil {
+		return false, err
+	}
 	if explainOnly {
 		return true, explain(ctx, stdout, q, qr.Queries)
 	}
@@ -362,7 +372,7 @@ func besideText(c *bench.Config) string {
 
 // explain prints each kind's query as the target would receive it.
 func explain(ctx context.Context, w io.Writer, q target.Querier, c query.Config) error {
-	texts, err := query.Explain(ctx, q, c.Mix, c.Limit)
+	texts, err := query.Explain(ctx, q, c)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/corpus"
 	"github.com/freshbench/freshbench/docgen"
 	"github.com/freshbench/freshbench/ingest"
 	"github.com/freshbench/freshbench/pace"
@@ -148,12 +149,17 @@ type loadFlags struct {
 	seed                                     uint64
 	repeatIDs                                bool
 	probeRate, probeShare, probeMaxRate      float64
+	events, template                         string
+	eventsOnce                               bool
 }
 
 func addLoadFlags(fs *flag.FlagSet) *loadFlags {
 	f := addStreamFlags(fs)
 	fs.StringVar(&f.rate, "rate", "1000", "target rate over all generators: events/s (5000) or bytes/s (10MB/s; MB = 10^6 bytes)")
 	fs.DurationVar(&f.duration, "duration", 60*time.Second, "how long to stream, warm-up included")
+	fs.StringVar(&f.events, "events", "", "replay your own events instead of generated ones: JSON Lines files or directories, comma-separated, in order (.gz and .zst/.zstd are decompressed); each line, one JSON object, is sent as it is with freshbench's fields stamped in; --doc-size and --doc-shape do not apply")
+	fs.BoolVar(&f.eventsOnce, "events-once", false, "with --events, end the run at the end of the corpus instead of starting it over")
+	fs.StringVar(&f.template, "template", "", "generate the events from a template: a JSON file whose strings may be expressions such as {{name}} or {{int 18 90}} (docs/measurement.md), or a shipped one by name ("+strings.Join(docgen.ShippedTemplates, ", ")+"); --doc-size and --doc-shape do not apply")
 	return f
 }
 
@@ -207,8 +213,30 @@ func (f *loadFlags) config(writeTimeout time.Duration) (bench.Config, error) {
 	if err != nil {
 		return bench.Config{}, usageError{err}
 	}
+	if f.template != "" && f.events != "" {
+		return bench.Config{}, usagef("--template and --events: give one, your template or your corpus")
+	}
+	var events *corpus.Corpus
+	if f.events != "" {
+		if events, err = corpus.Open(strings.Split(f.events, ","), !f.eventsOnce); err != nil {
+			return bench.Config{}, usageError{err}
+		}
+	} else if f.eventsOnce {
+		return bench.Config{}, usagef("--events-once: give the corpus with --events")
+	}
+	var tmpl *docgen.Template
+	switch {
+	case slices.Contains(docgen.ShippedTemplates, f.template):
+		tmpl, err = docgen.ShippedTemplate(f.template)
+	case f.template != "":
+		tmpl, err = docgen.ParseTemplateFile(f.template)
+	}
+	if err != nil {
+		return bench.Config{}, usageError{err}
+	}
 	cfg := bench.Config{
 		Ingest: ingest.Config{
+			Corpus: events, Template: tmpl,
 			MemoryLimit: int64(memory), UpdateShare: f.updateShare, UpdateKeys: keys,
 			Rate: rate, BatchSize: f.batchSize, DocShape: f.docShape, Duration: f.duration, Warmup: f.warmup,
 			Generators: f.generators, MaxInflight: f.inflight, DocSize: int(size), Seed: f.seed,
@@ -298,8 +326,26 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 		return err
 	}
 	report.Console(stdout, res)
+	if c := res.Config.Corpus; c != nil {
+		fmt.Fprintf(stdout, "corpus: %d events replayed from %d lines, %.2f passes (at its end: %s)\n", c.Replayed, c.Lines, c.Passes, c.AtEnd)
+	}
+	if l := res.Config.TargetLayout; l != "" && (res.Config.Corpus != nil || res.Config.Template != "") {
+		fmt.Fprintf(stdout, "layout: %s\n", l) // what your events were stored as
+	}
 	fmt.Fprintf(stdout, "results: %s\n", o)
+	if err := corpusErr(cfg); err != nil {
+		sess.close(ctx, false)
+		return err
+	}
 	return sess.close(ctx, *teardown)
+}
+
+// corpusErr is the read error that ended a replay early, if any.
+func corpusErr(cfg bench.Config) error {
+	if c := cfg.Ingest.Corpus; c != nil && c.Err() != nil {
+		return fmt.Errorf("the run stopped early: %w", c.Err())
+	}
+	return nil
 }
 
 // progressPrinter shows live progress on a liveLine.

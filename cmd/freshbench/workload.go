@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/freshbench/freshbench/query"
 	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/workload"
@@ -18,6 +19,7 @@ import (
 type workloadFlags struct {
 	file, preset string
 	scale        float64
+	queries      []query.Own // the file's queries of one's own
 	// origins are where the file set each flag it set: FILE:LINE.
 	origins map[string]string
 }
@@ -79,6 +81,7 @@ func (w *workloadFlags) apply(fs *flag.FlagSet, command string, args []string) (
 	if err := f.Scale(w.scale); err != nil {
 		return nil, usageError{err}
 	}
+	w.queries = f.Queries
 	var onCommandLine []string
 	fs.Visit(func(fl *flag.Flag) { onCommandLine = append(onCommandLine, fl.Name) })
 	for _, e := range f.Flags {

@@ -150,6 +150,8 @@ var tinyScales = map[string]struct {
 	"es-vs-rockset-2023": {"0.009", []string{"--max-steps", "1"}},
 	// One sweep step.
 	"qps-20k": {"0.02", []string{"--sweep-max", "40"}},
+	// The same, with its queries of one's own.
+	"qps-20k-own": {"0.02", []string{"--sweep-max", "40"}},
 }
 
 // Every preset runs end to end at a tiny scale: those that fit any target

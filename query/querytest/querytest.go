@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/workload"
 )
 
 // n is the number of documents Check writes; the expected answers below
@@ -78,6 +79,7 @@ func Check(t *testing.T, tgt target.Target, gen string) {
 	for _, c := range cases(gen) {
 		checkQuery(t, q, c)
 	}
+	checkOwn(t, tgt.Name(), q, gen)
 	checkSample(t, q)
 }
 
@@ -166,6 +168,47 @@ func checkSample(t *testing.T, q target.Querier) {
 		}
 		if err := json.Unmarshal(d, &f); err != nil || f.Generator == "" {
 			t.Errorf("sampled document %q: %v, generator %q", d, err, f.Generator)
+		}
+	}
+}
+
+// checkOwn holds the qps-20k-own preset's queries of one's own, the
+// 20K-QPS study's two written as a user writes them, against the built-in
+// kinds they restate (by-worker: point, by-email: array, both at the
+// preset's LIMIT 10): for each parameter of the cases, hits and misses,
+// the same number of rows.
+func checkOwn(t *testing.T, family string, q target.Querier, gen string) {
+	t.Helper()
+	p, err := workload.Preset("qps-20k-own")
+	if err != nil {
+		t.Fatal(err)
+	}
+	restates := map[string]target.QueryKind{"by-worker": target.QueryPoint, "by-email": target.QueryArray}
+	for _, own := range p.Queries {
+		kind := restates[own.Name]
+		if _, ok := own.Texts[family]; !ok && !(family == "opensearch" && own.Texts["elasticsearch"] != "") {
+			t.Logf("%s: no %s text in qps-20k-own", own.Name, family)
+			continue
+		}
+		for _, c := range cases(gen) {
+			if c.kind != kind {
+				continue
+			}
+			s, err := own.Statement(family, c.value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := q.Query(context.Background(), target.Query{Kind: target.QueryKind(own.Name), Own: s})
+			if err != nil {
+				t.Fatalf("%s %q: %v", own.Name, c.value, err)
+			}
+			want, err := q.Query(context.Background(), target.Query{Kind: kind, Value: c.value, Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("%s %q: %d rows, the built-in %s kind %d", own.Name, c.value, got, kind, want)
+			}
 		}
 	}
 }

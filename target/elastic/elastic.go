@@ -704,3 +704,11 @@ func (t *Target) Version(ctx context.Context) (string, error) {
 	}
 	return "", fmt.Errorf("%s: version: server did not report one", t.display)
 }
+
+// Layout says what Setup mapped for the events.
+func (t *Target) Layout() string {
+	if t.cfg.mapping == MappingDynamic {
+		return "index " + t.cfg.index + ": every field mapped dynamically as the first event that has it shows it (a string as text with a .keyword subfield); the probes filter on generator_identifier.keyword"
+	}
+	return "index " + t.cfg.index + ": freshbench's fields mapped explicitly (generator_identifier keyword; _event_time, _seq, _revision, _update_time long), so are the built-in queries' (processBy, emails, tags, company keyword; age integer); every other field of the events mapped dynamically (a string as text with a .keyword subfield)"
+}

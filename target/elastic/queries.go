@@ -34,6 +34,11 @@ func (t *Target) searchWith(ctx context.Context, endpoint, params string, body m
 	if err != nil {
 		return fmt.Errorf("encode query: %w", err)
 	}
+	return t.searchRaw(ctx, endpoint, params, b, out)
+}
+
+// searchRaw is searchWith with the body encoded already.
+func (t *Target) searchRaw(ctx context.Context, endpoint, params string, b []byte, out any) error {
 	res, err := t.do(ctx, http.MethodPost, "/"+t.ip+"/"+endpoint, params, b)
 	if err != nil {
 		return err

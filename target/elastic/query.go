@@ -100,6 +100,9 @@ func queryBody(q target.Query) map[string]any {
 // Query runs q as one _search and counts the hits, or the buckets of an
 // aggregation.
 func (t *Target) Query(ctx context.Context, q target.Query) (int, error) {
+	if q.Own != nil {
+		return t.own(ctx, q)
+	}
 	body := queryBody(q)
 	if body == nil {
 		return 0, fmt.Errorf("%s: unknown query kind %q", t.display, q.Kind)
@@ -131,6 +134,9 @@ func (t *Target) Query(ctx context.Context, q target.Query) (int, error) {
 
 // QueryText is the request Query sends: method, path and JSON body.
 func (t *Target) QueryText(q target.Query) string {
+	if q.Own != nil {
+		return "POST /" + t.ip + "/_search\n" + q.Own.Text
+	}
 	b, _ := json.MarshalIndent(queryBody(q), "", "  ") // cannot fail: maps of strings and numbers
 	path := "/" + t.ip + "/_search"
 	if p := t.searchParams(); p != "" {
@@ -157,4 +163,25 @@ func (t *Target) Sample(ctx context.Context, n int) ([][]byte, error) {
 		docs[i] = h.Source
 	}
 	return docs, nil
+}
+
+// own runs a search body of the user's own; its rows are the hits it
+// returns plus the buckets of its top-level aggregations.
+func (t *Target) own(ctx context.Context, q target.Query) (int, error) {
+	var out struct {
+		Hits struct {
+			Hits []json.RawMessage `json:"hits"`
+		} `json:"hits"`
+		Aggregations map[string]struct {
+			Buckets []json.RawMessage `json:"buckets"`
+		} `json:"aggregations"`
+	}
+	if err := t.searchRaw(ctx, "_search", t.searchParams(), []byte(q.Own.Text), &out); err != nil {
+		return 0, fmt.Errorf("%s: query %s: %w", t.display, q.Kind, err)
+	}
+	n := len(out.Hits.Hits)
+	for _, a := range out.Aggregations {
+		n += len(a.Buckets)
+	}
+	return n, nil
 }

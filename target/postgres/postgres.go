@@ -429,3 +429,12 @@ func (s *store) Close() error {
 	s.pool.Close()
 	return nil
 }
+
+// Layout says what Setup created for the events.
+func (s *store) Layout() string {
+	gin := ""
+	if s.cfg.gin != "" {
+		gin = ", with a GIN index (" + s.cfg.gin + ") on it"
+	}
+	return "table " + s.cfg.table + ": each event whole in the jsonb column doc" + gin + ", beside the columns _id, generator_identifier, _event_time, _seq, _revision and _update_time; a query reads a field as doc->'a'->>'b'"
+}

@@ -83,6 +83,9 @@ func param(q target.Query) string {
 
 // Query runs q and reads every row it returns.
 func (s *store) Query(ctx context.Context, q target.Query) (int, error) {
+	if q.Own != nil {
+		return s.conn.CountRows(ctx, "query "+string(q.Kind)+" on", strings.ReplaceAll(q.Own.Text, "{table}", s.table()), q.Own.Args...)
+	}
 	stmt := s.statement(q.Kind)
 	if stmt == "" {
 		return 0, fmt.Errorf("postgres: unknown query kind %q", q.Kind)
@@ -92,6 +95,9 @@ func (s *store) Query(ctx context.Context, q target.Query) (int, error) {
 
 // QueryText is the statement Query sends, with its parameters.
 func (s *store) QueryText(q target.Query) string {
+	if q.Own != nil {
+		return target.OwnText(q.Own, s.table())
+	}
 	return s.statement(q.Kind) + "\n-- $1 = '" + strings.ReplaceAll(param(q), "'", "''") + "', $2 = " + strconv.Itoa(q.Limit)
 }
 
@@ -99,3 +105,6 @@ func (s *store) QueryText(q target.Query) string {
 func (s *store) Sample(ctx context.Context, n int) ([][]byte, error) {
 	return s.conn.Docs(ctx, `SELECT doc FROM `+pgx.Identifier{s.cfg.table}.Sanitize()+` LIMIT $1`, n)
 }
+
+// table is the table's name as SQL takes it.
+func (s *store) table() string { return pgx.Identifier{s.cfg.table}.Sanitize() }

@@ -62,6 +62,9 @@ func positions(format string, n int, sep string) string {
 
 // Query runs q and reads every row it returns.
 func (s *store) Query(ctx context.Context, q target.Query) (int, error) {
+	if q.Own != nil {
+		return s.conn.CountRows(ctx, "query "+string(q.Kind)+" on", strings.ReplaceAll(q.Own.Text, "{table}", s.tbl), q.Own.Args...)
+	}
 	stmt := s.statement(q.Kind)
 	if stmt == "" {
 		return 0, fmt.Errorf("questdb: unknown query kind %q", q.Kind)
@@ -71,6 +74,9 @@ func (s *store) Query(ctx context.Context, q target.Query) (int, error) {
 
 // QueryText is the statement Query sends, with its parameters.
 func (s *store) QueryText(q target.Query) string {
+	if q.Own != nil {
+		return target.OwnText(q.Own, s.tbl)
+	}
 	return s.statement(q.Kind) + "\n-- $1 = " + quote(q.Value) + ", $2 = " + strconv.Itoa(q.Limit)
 }
 

@@ -371,3 +371,9 @@ func (s *store) Close() error {
 	s.pool.Close()
 	return nil
 }
+
+// Layout says what Setup created for the events. The document is not
+// flattened into columns: a user's nested fields stay in doc.
+func (s *store) Layout() string {
+	return "table " + s.cfg.table + ": each event whole in the VARCHAR column doc (its fields are not flattened into columns), beside _id, generator_identifier (a SYMBOL), _seq, _revision, _update_time and the designated timestamp _event_time; a query reads a field as json_extract(doc, '$.a.b')"
+}

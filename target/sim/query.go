@@ -19,6 +19,9 @@ func (t *Target) SetupQueries(context.Context) error { return nil }
 // answers newest-N and the buckets per second from the events it holds
 // (their _event_time), and every other kind with no row.
 func (t *Target) Query(ctx context.Context, q target.Query) (int, error) {
+	if q.Own != nil {
+		return 0, fmt.Errorf("sim: query %s: the simulator runs no queries of your own", q.Kind)
+	}
 	if err := sleep(ctx, t.occupy(t.cfg.QueryCost)); err != nil {
 		return 0, err
 	}

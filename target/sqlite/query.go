@@ -51,6 +51,9 @@ func (t *Target) statement(kind target.QueryKind) string {
 
 // Query runs q and reads every row it returns.
 func (t *Target) Query(ctx context.Context, q target.Query) (int, error) {
+	if q.Own != nil {
+		return t.own(ctx, q)
+	}
 	stmt := t.statement(q.Kind)
 	if stmt == "" {
 		return 0, fmt.Errorf("sqlite %s: unknown query kind %q", t.path, q.Kind)
@@ -78,8 +81,37 @@ func (t *Target) Query(ctx context.Context, q target.Query) (int, error) {
 	return n, t.wrapNil(string(q.Kind)+" query", rows.Err())
 }
 
+// own runs a query of the user's own and reads every row it returns.
+func (t *Target) own(ctx context.Context, q target.Query) (int, error) {
+	op := "query " + string(q.Kind)
+	rows, err := t.readers.QueryContext(ctx, strings.ReplaceAll(q.Own.Text, "{table}", t.table), q.Own.Args...)
+	if err != nil {
+		return 0, t.wrap(op, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return 0, t.wrap(op, err)
+	}
+	dest := make([]any, len(cols))
+	for i := range dest {
+		dest[i] = new(sql.RawBytes)
+	}
+	n := 0
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return n, t.wrap(op, err)
+		}
+		n++
+	}
+	return n, t.wrapNil(op, rows.Err())
+}
+
 // QueryText is the statement Query sends, with its parameters.
 func (t *Target) QueryText(q target.Query) string {
+	if q.Own != nil {
+		return target.OwnText(q.Own, t.table)
+	}
 	return t.statement(q.Kind) + "\n-- parameters: " + quote(q.Value) + ", " + strconv.Itoa(q.Limit)
 }
 

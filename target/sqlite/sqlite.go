@@ -353,3 +353,8 @@ func (t *Target) Close() error {
 	rerr := t.readers.Close()
 	return errors.Join(werr, rerr)
 }
+
+// Layout says what Setup created for the events.
+func (t *Target) Layout() string {
+	return "table " + t.table + ": each event whole in the JSON text column doc, beside the columns _id, generator_identifier, _event_time, _seq, _revision and _update_time; a query reads a field as json_extract(doc, '$.a.b')"
+}

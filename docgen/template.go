@@ -1,0 +1,876 @@
+package docgen
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/freshbench/freshbench/corpus"
+	"github.com/freshbench/freshbench/invalid"
+)
+
+// A Template describes a user's events: a JSON object whose string values
+// may be generator expressions between {{ and }}, compiled once into a
+// tree that writes events without parsing or reflection.
+//
+// A string that is one expression and nothing else is the expression's
+// value: a number for int and float, true/false for bool, a string for
+// the rest ("{{int 18 90}}" writes 42). Text around an expression makes a
+// string ("worker-{{digits 3}}" writes "worker-042"). An object
+// {"$array": "3..8", "of": T} is an array of 3 to 8 values of T. After
+// the expression, "| null P" writes null with probability P, and, for an
+// object's member, "| absent P" leaves the member out with probability P.
+// TemplateSyntax lists the expressions.
+type Template struct {
+	root object
+	mean int    // mean serialized size of the payload, measured
+	name string // its file, or the shipped template's name
+}
+
+// Name is the template's file, or the name of a shipped template.
+func (t *Template) Name() string { return t.name }
+
+// TemplateSyntax is the expressions a template may use, for help texts.
+const TemplateSyntax = `name, first, last, company, city, state, street, email, phone, uuid, word, ` +
+	`words N M, sentence [N M] (words), text N M (bytes), int MIN MAX, float MIN MAX [DECIMALS], digits N, ` +
+	`date YYYY-MM-DD YYYY-MM-DD, datetime YYYY-MM-DD YYYY-MM-DD, bool [P], choice A[:WEIGHT] B[:WEIGHT] … ('quoted values' may hold spaces); ` +
+	`then optionally | null P, | absent P`
+
+// ParseTemplateFile compiles the template in file. A bad template is
+// refused with the file, the line and the fix.
+func ParseTemplateFile(file string) (*Template, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, invalid.Wrap(invalid.Template, file, err)
+	}
+	t, err := ParseTemplate(data)
+	if err != nil {
+		return nil, invalid.Wrap(invalid.Template, file, err)
+	}
+	t.name = file
+	return t, nil
+}
+
+// ParseTemplate compiles a template; its errors name the line.
+func ParseTemplate(data []byte) (*Template, error) {
+	c := &compiler{data: data, dec: json.NewDecoder(bytes.NewReader(data))}
+	c.dec.UseNumber()
+	tok, err := c.dec.Token()
+	if err != nil {
+		return nil, c.syntax(err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, fmt.Errorf("line %d: a template is one JSON object, e.g. {\"user\":\"{{name}}\"}", c.line())
+	}
+	root, err := c.object(true)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("line %d: text after the template's object; remove it", c.line())
+	}
+	t := &Template{root: root.(object)}
+	t.mean = t.measure()
+	return t, nil
+}
+
+// MeanSize is the mean serialized size of an event of t, stamped head
+// included.
+func (t *Template) MeanSize() int { return t.mean + HeadSize }
+
+// measure returns the mean size of t's payload over a sample, drawn with
+// a fixed seed of its own.
+func (t *Template) measure() int {
+	const n = 256
+	g := &Generator{}
+	g.rng.s = 1
+	buf := make([]byte, 0, 4096)
+	total := 0
+	for range n {
+		total += len(t.appendPayload(g, buf[:0]))
+	}
+	return total / n
+}
+
+// appendPayload writes the members of t's object after the head: each
+// after a comma.
+func (t *Template) appendPayload(g *Generator, b []byte) []byte {
+	return t.root.appendMembers(g, b, false)
+}
+
+// gen writes one JSON value.
+type gen interface {
+	appendTo(g *Generator, b []byte) []byte
+}
+
+type lit []byte
+
+func (l lit) appendTo(_ *Generator, b []byte) []byte { return append(b, l...) }
+
+type member struct {
+	key    padKey // ,"key":
+	val    gen
+	absent uint64 // left out when a draw falls below; 0: always there
+}
+
+// padKey is a member's key, comma and colon included; up to padLen bytes
+// are copied with one fixed-size store, as appendPad does.
+type padKey struct {
+	pad  padWord
+	long []byte // a longer key; pad unused
+}
+
+func newPadKey(k []byte) padKey {
+	if len(k) > padLen {
+		return padKey{long: k}
+	}
+	return padKey{pad: newPadWord(string(k))}
+}
+
+// appendTo appends the key, from its comma on unless first.
+func (k *padKey) appendTo(b []byte, first bool) []byte {
+	if k.long != nil {
+		if first {
+			return append(b, k.long[1:]...)
+		}
+		return append(b, k.long...)
+	}
+	if first {
+		return append(b, k.pad.b[1:k.pad.n]...)
+	}
+	return appendPad(b, &k.pad)
+}
+
+type object []member
+
+func (o object) appendTo(g *Generator, b []byte) []byte {
+	return append(o.appendMembers(g, append(b, '{'), true), '}')
+}
+
+// appendMembers writes o's members, the first after a comma unless first.
+func (o object) appendMembers(g *Generator, b []byte, first bool) []byte {
+	for i := range o {
+		m := &o[i]
+		if m.absent != 0 && g.u64() < m.absent {
+			continue
+		}
+		b = m.key.appendTo(b, first)
+		first = false
+		b = m.val.appendTo(g, b)
+	}
+	return b
+}
+
+type array []gen
+
+func (a array) appendTo(g *Generator, b []byte) []byte {
+	b = append(b, '[')
+	for i, e := range a {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = e.appendTo(g, b)
+	}
+	return append(b, ']')
+}
+
+type repeat struct {
+	min, span int
+	of        gen
+}
+
+func (r repeat) appendTo(g *Generator, b []byte) []byte {
+	b = append(b, '[')
+	for i := range r.min + g.intn(r.span+1) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = r.of.appendTo(g, b)
+	}
+	return append(b, ']')
+}
+
+type nullable struct {
+	p  uint64
+	of gen
+}
+
+func (n nullable) appendTo(g *Generator, b []byte) []byte {
+	if g.u64() < n.p {
+		return append(b, "null"...)
+	}
+	return n.of.appendTo(g, b)
+}
+
+// str is a string of literal text and expressions' text.
+type str []expr
+
+func (s str) appendTo(g *Generator, b []byte) []byte {
+	b = append(b, '"')
+	for _, e := range s {
+		b = e.text(g, b)
+	}
+	return append(b, '"')
+}
+
+// bare is one expression as a whole value: a number or a boolean as it
+// is, anything else as a string.
+type bare struct {
+	e expr
+	q bool // e.quoted()
+}
+
+func (v bare) appendTo(g *Generator, b []byte) []byte {
+	if v.q {
+		b = append(b, '"')
+		b = v.e.text(g, b)
+		return append(b, '"')
+	}
+	return v.e.text(g, b)
+}
+
+// expr writes a value's text: JSON for an unquoted value, or string
+// content that needs no escaping.
+type expr interface {
+	text(g *Generator, b []byte) []byte
+	quoted() bool
+}
+
+// textual and numeric give an expr its quoted().
+type textual struct{}
+
+func (textual) quoted() bool { return true }
+
+type numeric struct{}
+
+func (numeric) quoted() bool { return false }
+
+type litText struct {
+	textual
+	s []byte // escaped
+}
+
+func (l litText) text(_ *Generator, b []byte) []byte { return append(b, l.s...) }
+
+type pick struct {
+	textual
+	list []padWord
+}
+
+func (p pick) text(g *Generator, b []byte) []byte { return g.appendPick(b, p.list) }
+
+type fullName struct{ textual }
+
+func (fullName) text(g *Generator, b []byte) []byte {
+	b = g.appendPick(b, padFirst)
+	b = append(b, ' ')
+	return g.appendPick(b, padLast)
+}
+
+type email struct{ textual }
+
+func (email) text(g *Generator, b []byte) []byte {
+	return appendEmail(b, g.intn(len(firstNames)), g.intn(len(lastNames)), g.intn(len(companies)), g.intn(len(tlds)))
+}
+
+type street struct{ textual }
+
+func (street) text(g *Generator, b []byte) []byte {
+	b = appendInt(b, int64(1+g.intn(9999)))
+	b = append(b, ' ')
+	b = g.appendPick(b, padStreets)
+	b = append(b, ' ')
+	return g.appendPick(b, padSuffixes)
+}
+
+type phone struct{ textual }
+
+func (phone) text(g *Generator, b []byte) []byte {
+	b = append(b, "+1 ("...)
+	b = appendInt(b, int64(200+g.intn(800)))
+	b = append(b, ") "...)
+	b = appendDigits(b, g.intn(1000), 3)
+	b = append(b, ' ')
+	return appendDigits(b, g.intn(10_000), 4)
+}
+
+type uuid struct{ textual }
+
+func (uuid) text(g *Generator, b []byte) []byte { return appendUUID(b, g.u64(), g.u64()) }
+
+// words writes min..min+span lorem words; as a sentence, capitalized and
+// ending in a full stop.
+type words struct {
+	textual
+	min, span int
+	sentence  bool
+}
+
+func (w words) text(g *Generator, b []byte) []byte {
+	n := w.min + g.intn(w.span+1)
+	for i := range n {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		if i == 0 && w.sentence {
+			b = g.appendPick(b, padCaps)
+		} else {
+			b = g.appendPick(b, padWords)
+		}
+	}
+	if w.sentence && n > 0 {
+		b = append(b, '.')
+	}
+	return b
+}
+
+type text struct {
+	textual
+	min, span int
+}
+
+func (t text) text(g *Generator, b []byte) []byte { return g.appendText(b, t.min+g.intn(t.span+1)) }
+
+type intRange struct {
+	numeric
+	min  int64
+	span uint64
+}
+
+func (r intRange) text(g *Generator, b []byte) []byte {
+	return appendInt(b, r.min+int64(g.u64()%(r.span+1)))
+}
+
+type floatRange struct {
+	numeric
+	min  int64 // in units of 10^-dec
+	span uint64
+	dec  int
+}
+
+func (r floatRange) text(g *Generator, b []byte) []byte {
+	v := r.min + int64(g.u64()%(r.span+1))
+	if r.dec == 0 {
+		return appendInt(b, v)
+	}
+	if v < 0 {
+		b = append(b, '-')
+		v = -v
+	}
+	p := int64(math.Pow10(r.dec))
+	b = appendInt(b, v/p)
+	b = append(b, '.')
+	return appendDigits(b, int(v%p), r.dec)
+}
+
+type digits struct {
+	textual
+	n int
+}
+
+func (d digits) text(g *Generator, b []byte) []byte {
+	for range d.n {
+		b = append(b, byte('0'+g.intn(10)))
+	}
+	return b
+}
+
+type dateRange struct {
+	textual
+	from, span int64 // seconds
+}
+
+func (d dateRange) text(g *Generator, b []byte) []byte {
+	t := time.Unix(d.from+int64(g.u64()%uint64(d.span+1)), 0).UTC()
+	return t.AppendFormat(b, time.RFC3339)
+}
+
+type boolean struct {
+	numeric
+	p uint64
+}
+
+func (v boolean) text(g *Generator, b []byte) []byte {
+	return strconv.AppendBool(b, g.u64() < v.p)
+}
+
+// choice draws one of its values by weight: cum holds the running sums.
+type choice struct {
+	vals   [][]byte
+	cum    []uint64
+	total  uint64
+	isText bool
+}
+
+func (c choice) quoted() bool { return c.isText }
+
+func (c choice) text(g *Generator, b []byte) []byte {
+	r := g.u64() % c.total
+	i, _ := slices.BinarySearch(c.cum, r+1)
+	return append(b, c.vals[i]...)
+}
+
+// compiler turns a template's JSON into gens, reading it token by token
+// so that members keep their order and errors their line.
+type compiler struct {
+	data []byte
+	dec  *json.Decoder
+}
+
+func (c *compiler) line() int {
+	return 1 + bytes.Count(c.data[:min(int(c.dec.InputOffset()), len(c.data))], []byte("\n"))
+}
+
+func (c *compiler) syntax(err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("line %d: %v; fix the JSON", 1+bytes.Count(c.data[:min(int(se.Offset), len(c.data))], []byte("\n")), se)
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("line %d: the template ends early; close every object and array", c.line())
+	}
+	return err
+}
+
+func (c *compiler) token() (json.Token, error) {
+	tok, err := c.dec.Token()
+	if err != nil {
+		return nil, c.syntax(err)
+	}
+	return tok, nil
+}
+
+// object compiles the members of an object whose '{' was read; root
+// refuses the fields freshbench stamps.
+func (c *compiler) object(root bool) (gen, error) {
+	var o object
+	var rep *repeat
+	haveRange := false
+	for c.dec.More() {
+		tok, err := c.token()
+		if err != nil {
+			return nil, err
+		}
+		key := tok.(string)
+		if root && slices.Contains(corpus.Stamped, key) {
+			return nil, fmt.Errorf("line %d: the field %q is one freshbench stamps into every event (%s); rename or remove it", c.line(), key, strings.Join(corpus.Stamped, ", "))
+		}
+		switch key {
+		case "$array":
+			if rep == nil {
+				rep = &repeat{}
+			}
+			tok, err := c.token()
+			if err != nil {
+				return nil, err
+			}
+			lo, hi, err := parseRange(fmt.Sprint(tok))
+			if err != nil {
+				return nil, fmt.Errorf("line %d: $array %v: %v", c.line(), tok, err)
+			}
+			rep.min, rep.span, haveRange = lo, hi-lo, true
+			continue
+		case "of":
+			if rep == nil {
+				rep = &repeat{}
+			}
+			tok, err := c.token()
+			if err != nil {
+				return nil, err
+			}
+			of, _, err := c.value(tok, false)
+			if err != nil {
+				return nil, err
+			}
+			rep.of = of
+			continue
+		}
+		if strings.HasPrefix(key, "$") {
+			return nil, fmt.Errorf("line %d: %q: keys starting with $ are the template's own ($array); rename it", c.line(), key)
+		}
+		tok, err = c.token()
+		if err != nil {
+			return nil, err
+		}
+		v, absent, err := c.value(tok, true)
+		if err != nil {
+			return nil, err
+		}
+		k, _ := json.Marshal(key)
+		k = append(append([]byte{','}, k...), ':')
+		o = append(o, member{key: newPadKey(k), val: v, absent: absent})
+	}
+	if _, err := c.token(); err != nil { // '}'
+		return nil, err
+	}
+	if rep != nil {
+		if !haveRange || rep.of == nil || len(o) > 0 {
+			return nil, fmt.Errorf(`line %d: an array of random length is {"$array": "MIN..MAX", "of": VALUE} and nothing else`, c.line())
+		}
+		return *rep, nil
+	}
+	return o, nil
+}
+
+// value compiles the value that begins with tok; absent is the chance,
+// as a threshold, that a member is left out (only where inMember).
+func (c *compiler) value(tok json.Token, inMember bool) (gen, uint64, error) {
+	switch t := tok.(type) {
+	case json.Delim:
+		if t == '{' {
+			g, err := c.object(false)
+			return g, 0, err
+		}
+		var a array
+		for c.dec.More() {
+			tok, err := c.token()
+			if err != nil {
+				return nil, 0, err
+			}
+			v, _, err := c.value(tok, false)
+			if err != nil {
+				return nil, 0, err
+			}
+			a = append(a, v)
+		}
+		if _, err := c.token(); err != nil { // ']'
+			return nil, 0, err
+		}
+		return a, 0, nil
+	case string:
+		return c.str(t, inMember)
+	case json.Number:
+		return lit(t.String()), 0, nil
+	case bool:
+		return lit(strconv.FormatBool(t)), 0, nil
+	case nil:
+		return lit("null"), 0, nil
+	}
+	return nil, 0, fmt.Errorf("line %d: unexpected %v", c.line(), tok)
+}
+
+// str compiles a string value with its expressions.
+func (c *compiler) str(s string, inMember bool) (gen, uint64, error) {
+	if !strings.Contains(s, "{{") {
+		q, _ := json.Marshal(s)
+		return lit(q), 0, nil
+	}
+	var parts str
+	var nullP, absentP float64
+	whole := strings.HasPrefix(s, "{{") && strings.HasSuffix(s, "}}") && strings.Count(s, "{{") == 1
+	for rest := s; rest != ""; {
+		i := strings.Index(rest, "{{")
+		if i < 0 {
+			parts = append(parts, escaped(rest))
+			break
+		}
+		if i > 0 {
+			parts = append(parts, escaped(rest[:i]))
+		}
+		j := strings.Index(rest[i:], "}}")
+		if j < 0 {
+			return nil, 0, fmt.Errorf("line %d: %q: an expression is not closed; end it with }}", c.line(), s)
+		}
+		e, np, ap, err := parseExpr(rest[i+2 : i+j])
+		if err != nil {
+			return nil, 0, fmt.Errorf("line %d: {{%s}}: %v", c.line(), rest[i+2:i+j], err)
+		}
+		if (np > 0 || ap > 0) && !whole {
+			return nil, 0, fmt.Errorf("line %d: %q: | null and | absent apply to a whole value; give the expression a string of its own", c.line(), s)
+		}
+		if ap > 0 && !inMember {
+			return nil, 0, fmt.Errorf("line %d: %q: | absent leaves out an object's member; in an array use | null", c.line(), s)
+		}
+		nullP, absentP = np, ap
+		parts = append(parts, e)
+		rest = rest[i+j+2:]
+	}
+	var g gen = parts
+	if whole {
+		g = bare{e: parts[0], q: parts[0].quoted()}
+	}
+	if nullP > 0 {
+		g = nullable{p: threshold(nullP), of: g}
+	}
+	return g, threshold(absentP), nil
+}
+
+func escaped(s string) litText {
+	q, _ := json.Marshal(s)
+	return litText{s: q[1 : len(q)-1]}
+}
+
+// threshold is p as a bound for a uniform uint64 draw.
+func threshold(p float64) uint64 {
+	if p >= 1 {
+		return math.MaxUint64
+	}
+	return uint64(p * (1 << 63) * 2)
+}
+
+// parseExpr compiles one expression, with its null and absent chances.
+func parseExpr(s string) (e expr, nullP, absentP float64, err error) {
+	parts := strings.Split(s, "|")
+	for _, m := range parts[1:] {
+		f := strings.Fields(m)
+		if len(f) != 2 || (f[0] != "null" && f[0] != "absent") {
+			return nil, 0, 0, fmt.Errorf("%q: want | null P or | absent P", strings.TrimSpace(m))
+		}
+		p, err := strconv.ParseFloat(f[1], 64)
+		if err != nil || p < 0 || p > 1 {
+			return nil, 0, 0, fmt.Errorf("%s %s: want a probability in [0, 1]", f[0], f[1])
+		}
+		if f[0] == "null" {
+			nullP = p
+		} else {
+			absentP = p
+		}
+	}
+	args, err := fields(parts[0])
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if len(args) == 0 {
+		return nil, 0, 0, fmt.Errorf("empty; want one of %s", TemplateSyntax)
+	}
+	e, err = compileExpr(args[0], args[1:])
+	return e, nullP, absentP, err
+}
+
+// fields splits on blanks, keeping 'quoted text' as one field.
+func fields(s string) ([]string, error) {
+	var out []string
+	for s = strings.TrimSpace(s); s != ""; s = strings.TrimSpace(s) {
+		if s[0] == '\'' {
+			j := strings.IndexByte(s[1:], '\'')
+			if j < 0 {
+				return nil, errors.New("a quote ' is not closed")
+			}
+			end := j + 2
+			for end < len(s) && s[end] != ' ' {
+				end++
+			}
+			out = append(out, s[:end])
+			s = s[end:]
+			continue
+		}
+		i := strings.IndexByte(s, ' ')
+		if i < 0 {
+			i = len(s)
+		}
+		out = append(out, s[:i])
+		s = s[i:]
+	}
+	return out, nil
+}
+
+func compileExpr(kind string, args []string) (expr, error) {
+	want := func(n ...int) error {
+		if slices.Contains(n, len(args)) {
+			return nil
+		}
+		return fmt.Errorf("%s takes %v arguments, not %d; see: %s", kind, n, len(args), TemplateSyntax)
+	}
+	ints := func() ([]int64, error) {
+		v := make([]int64, len(args))
+		for i, a := range args {
+			n, err := strconv.ParseInt(a, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s: argument %q is not an integer", kind, a)
+			}
+			v[i] = n
+		}
+		return v, nil
+	}
+	ordered := func(lo, hi int64) error {
+		if lo > hi || lo < 0 && kind != "int" && kind != "float" {
+			return fmt.Errorf("%s %d %d: want 0 ≤ MIN ≤ MAX", kind, lo, hi)
+		}
+		return nil
+	}
+	lists := map[string][]padWord{"first": padFirst, "last": padLast, "company": padComp, "city": padCities, "state": padStates, "word": padWords}
+	if l, ok := lists[kind]; ok {
+		return pick{list: l}, want(0)
+	}
+	switch kind {
+	case "name":
+		return fullName{}, want(0)
+	case "email":
+		return email{}, want(0)
+	case "street":
+		return street{}, want(0)
+	case "phone":
+		return phone{}, want(0)
+	case "uuid":
+		return uuid{}, want(0)
+	case "words", "sentence", "text", "int":
+		if kind == "sentence" && len(args) == 0 {
+			return words{min: 4, span: 11, sentence: true}, nil
+		}
+		if err := want(2); err != nil {
+			return nil, err
+		}
+		v, err := ints()
+		if err != nil {
+			return nil, err
+		}
+		if err := ordered(v[0], v[1]); err != nil {
+			return nil, err
+		}
+		switch kind {
+		case "int":
+			return intRange{min: v[0], span: uint64(v[1] - v[0])}, nil
+		case "text":
+			return text{min: int(v[0]), span: int(v[1] - v[0])}, nil
+		}
+		return words{min: int(v[0]), span: int(v[1] - v[0]), sentence: kind == "sentence"}, nil
+	case "float":
+		if err := want(2, 3); err != nil {
+			return nil, err
+		}
+		dec := 2
+		if len(args) == 3 {
+			d, err := strconv.Atoi(args[2])
+			if err != nil || d < 0 || d > 9 {
+				return nil, fmt.Errorf("float: decimals %q: want 0..9", args[2])
+			}
+			dec = d
+		}
+		lo, err1 := strconv.ParseFloat(args[0], 64)
+		hi, err2 := strconv.ParseFloat(args[1], 64)
+		if err1 != nil || err2 != nil || lo > hi {
+			return nil, fmt.Errorf("float %s %s: want numbers MIN ≤ MAX", args[0], args[1])
+		}
+		p := math.Pow10(dec)
+		return floatRange{min: int64(math.Round(lo * p)), span: uint64(math.Round(hi*p) - math.Round(lo*p)), dec: dec}, nil
+	case "digits":
+		if err := want(1); err != nil {
+			return nil, err
+		}
+		n, err := strconv.Atoi(args[0])
+		if err != nil || n < 1 || n > 64 {
+			return nil, fmt.Errorf("digits %s: want 1..64", args[0])
+		}
+		return digits{n: n}, nil
+	case "date", "datetime":
+		if err := want(2); err != nil {
+			return nil, err
+		}
+		from, err1 := time.Parse(time.DateOnly, args[0])
+		to, err2 := time.Parse(time.DateOnly, args[1])
+		if err1 != nil || err2 != nil || to.Before(from) {
+			return nil, fmt.Errorf("%s %s %s: want two dates YYYY-MM-DD, the first not after the second", kind, args[0], args[1])
+		}
+		span := to.Unix() - from.Unix()
+		if kind == "date" { // whole days: draw a day, not a second
+			return dateDays{from: from.Unix(), days: span / 86_400}, nil
+		}
+		return dateRange{from: from.Unix(), span: span + 86_399}, nil
+	case "bool":
+		if err := want(0, 1); err != nil {
+			return nil, err
+		}
+		p := 0.5
+		if len(args) == 1 {
+			var err error
+			if p, err = strconv.ParseFloat(args[0], 64); err != nil || p < 0 || p > 1 {
+				return nil, fmt.Errorf("bool %s: want a probability of true in [0, 1]", args[0])
+			}
+		}
+		return boolean{p: threshold(p)}, nil
+	case "choice":
+		return compileChoice(args)
+	}
+	return nil, fmt.Errorf("unknown expression %q; want one of %s", kind, TemplateSyntax)
+}
+
+type dateDays struct {
+	textual
+	from, days int64
+}
+
+func (d dateDays) text(g *Generator, b []byte) []byte {
+	t := time.Unix(d.from+86_400*int64(g.u64()%uint64(d.days+1)), 0).UTC()
+	return t.AppendFormat(b, time.DateOnly)
+}
+
+// compileChoice compiles "choice a:3 b 'c d':2": values, weights 1 unless
+// given. Values that are all JSON numbers, booleans or null are written
+// as such; otherwise as strings.
+func compileChoice(args []string) (expr, error) {
+	if len(args) == 0 {
+		return nil, errors.New("choice needs one or more values, e.g. choice red:3 blue")
+	}
+	var c choice
+	var vals []string
+	for _, a := range args {
+		v, w := a, uint64(1)
+		if i := strings.LastIndexByte(a, ':'); i > 0 && (a[0] != '\'' || i > strings.LastIndexByte(a, '\'')) {
+			n, err := strconv.ParseUint(a[i+1:], 10, 32)
+			if err != nil || n == 0 {
+				return nil, fmt.Errorf("choice %s: weight %q: want a positive integer", a, a[i+1:])
+			}
+			v, w = a[:i], n
+		}
+		v = strings.Trim(v, "'")
+		vals = append(vals, v)
+		c.total += w
+		c.cum = append(c.cum, c.total)
+	}
+	for _, v := range vals {
+		if !json.Valid([]byte(v)) || strings.HasPrefix(v, "\"") || strings.HasPrefix(v, "[") || strings.HasPrefix(v, "{") {
+			c.isText = true
+		}
+	}
+	for _, v := range vals {
+		if c.isText {
+			c.vals = append(c.vals, escaped(v).s)
+		} else {
+			c.vals = append(c.vals, []byte(v))
+		}
+	}
+	return c, nil
+}
+
+// parseRange reads "MIN..MAX" or "N".
+func parseRange(s string) (lo, hi int, err error) {
+	a, b, ok := strings.Cut(s, "..")
+	if !ok {
+		b = a
+	}
+	lo, err1 := strconv.Atoi(strings.TrimSpace(a))
+	hi, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if err1 != nil || err2 != nil || lo < 0 || lo > hi {
+		return 0, 0, errors.New(`want "MIN..MAX" with 0 ≤ MIN ≤ MAX, or a count`)
+	}
+	return lo, hi, nil
+}
+
+//go:embed templates/*.json
+var shipped embed.FS
+
+// ShippedTemplates names the templates freshbench ships.
+var ShippedTemplates = []string{"rockbench"}
+
+// ShippedTemplate compiles a template freshbench ships, by name.
+func ShippedTemplate(name string) (*Template, error) {
+	data, err := shipped.ReadFile("templates/" + name + ".json")
+	if err != nil {
+		return nil, invalid.New(invalid.Template, name, "a template file, or one of "+strings.Join(ShippedTemplates, ", "))
+	}
+	t, err := ParseTemplate(data)
+	if err != nil {
+		return nil, err
+	}
+	t.name = name
+	return t, nil
+}

@@ -1,0 +1,260 @@
+package docgen
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/freshbench/freshbench/invalid"
+)
+
+func mustTemplate(t testing.TB, text string) *Template {
+	t.Helper()
+	tm, err := ParseTemplate([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tm
+}
+
+// events generates n events of tm and decodes them.
+func events(t testing.TB, tm *Template, n int) []map[string]any {
+	t.Helper()
+	g, err := New(Config{Template: tm, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	for i := range n {
+		d, _ := g.Next(nil, int64(i))
+		var m map[string]any
+		if err := json.Unmarshal(d.JSON, &m); err != nil {
+			t.Fatalf("event %s: %v", d.JSON, err)
+		}
+		if m["_id"] != d.ID || m["_seq"] != float64(i) {
+			t.Fatalf("event %s lacks its head", d.JSON)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// Every expression writes values of its kind within its range, in the
+// template's order; probabilities hold within a bound no one tuned
+// (five standard deviations of the binomial).
+func TestTemplateValues(t *testing.T) {
+	tm := mustTemplate(t, `{
+	  "lit": {"n": 1.5, "b": false, "z": null, "s": "plain \"q\""},
+	  "age": "{{int 18 20}}",
+	  "neg": "{{float -1 1 1}}",
+	  "id": "w-{{digits 3}}-{{int 7 7}}",
+	  "who": "{{name}}", "mail": "{{email}}", "u": "{{uuid}}",
+	  "day": "{{date 2024-02-27 2024-03-01}}",
+	  "at": "{{datetime 2024-01-01 2024-01-01}}",
+	  "c": "{{choice red:3 'dark blue':1}}",
+	  "num": "{{choice 1 2.5 true}}",
+	  "tags": {"$array": "2..4", "of": "{{word}}"},
+	  "s": "{{sentence 3 3}}",
+	  "t": "{{text 10 10}}",
+	  "maybe": "{{int 1 1 | null 0.25}}",
+	  "gone": "{{bool 1 | absent 0.25}}",
+	  "fixed": ["{{int 5 5}}", {"k": "{{word}}"}]
+	}`)
+	const n = 4000
+	evs := events(t, tm, n)
+	var nulls, absent, red int
+	for _, m := range evs {
+		if s := m["lit"].(map[string]any)["s"]; s != `plain "q"` {
+			t.Fatalf("literal string %q", s)
+		}
+		if a := m["age"].(float64); a < 18 || a > 20 || a != float64(int(a)) {
+			t.Fatalf("age %v outside 18..20", a)
+		}
+		if f := m["neg"].(float64); f < -1 || f > 1 {
+			t.Fatalf("float %v outside -1..1", f)
+		}
+		if id := m["id"].(string); len(id) != 7 || !strings.HasPrefix(id, "w-") || !strings.HasSuffix(id, "-7") {
+			t.Fatalf("interpolated %q", id)
+		}
+		if d := m["day"].(string); d < "2024-02-27" || d > "2024-03-01" || len(d) != 10 {
+			t.Fatalf("date %q", d)
+		}
+		if d := m["at"].(string); !strings.HasPrefix(d, "2024-01-01T") || !strings.HasSuffix(d, "Z") {
+			t.Fatalf("datetime %q", d)
+		}
+		if !strings.Contains(m["mail"].(string), "@") || len(m["u"].(string)) != 36 || !strings.Contains(m["who"].(string), " ") {
+			t.Fatalf("email %q, uuid %q, name %q", m["mail"], m["u"], m["who"])
+		}
+		switch m["c"] {
+		case "red":
+			red++
+		case "dark blue":
+		default:
+			t.Fatalf("choice %q", m["c"])
+		}
+		switch m["num"].(type) {
+		case float64, bool:
+		default:
+			t.Fatalf("a choice of numbers wrote %T", m["num"])
+		}
+		if k := len(m["tags"].([]any)); k < 2 || k > 4 {
+			t.Fatalf("%d tags, want 2..4", k)
+		}
+		if s := m["s"].(string); strings.Count(s, " ") != 2 || !strings.HasSuffix(s, ".") {
+			t.Fatalf("sentence of 3 words %q", s)
+		}
+		if len(m["t"].(string)) != 10 {
+			t.Fatalf("text of 10 bytes %q", m["t"])
+		}
+		if m["maybe"] == nil {
+			nulls++
+		}
+		if g, ok := m["gone"]; !ok {
+			absent++
+		} else if g != true {
+			t.Fatalf("bool 1 wrote %v", g)
+		}
+		if f := m["fixed"].([]any); len(f) != 2 || f[0] != 5.0 {
+			t.Fatalf("array %v", f)
+		}
+	}
+	within := func(what string, got int, p float64) {
+		t.Helper()
+		mean, sd := n*p, 5*sqrt(n*p*(1-p))
+		if float64(got) < mean-sd || float64(got) > mean+sd {
+			t.Errorf("%s: %d of %d, want %v ± %.0f", what, got, n, mean, sd)
+		}
+	}
+	within("null 0.25", nulls, 0.25)
+	within("absent 0.25", absent, 0.25)
+	within("choice red:3 of 4", red, 0.75)
+}
+
+func sqrt(x float64) float64 {
+	r := x
+	for range 50 {
+		r = (r + x/r) / 2
+	}
+	return r
+}
+
+// Members keep the template's order, and the output is byte for byte
+// the same under a seed.
+func TestTemplateOrderAndSeed(t *testing.T) {
+	tm := mustTemplate(t, `{"z": "{{int 1 9}}", "a": "{{word}}", "m": {"y": 1, "b": 2}}`)
+	a, _ := New(Config{Template: tm, Seed: 3})
+	b, _ := New(Config{Template: tm, Seed: 3})
+	da, _ := a.Next(nil, 1)
+	db, _ := b.Next(nil, 1)
+	s := string(da.JSON)
+	if !(strings.Index(s, `"z":`) < strings.Index(s, `"a":`) && strings.Index(s, `"a":`) < strings.Index(s, `"m":{"y":1,"b":2}`)) {
+		t.Fatalf("members out of order: %s", s)
+	}
+	if string(da.JSON[strings.Index(s, `,"z"`):]) != string(db.JSON[strings.Index(string(db.JSON), `,"z"`):]) {
+		t.Fatalf("the same seed gave %s and %s", da.JSON, db.JSON)
+	}
+}
+
+// A bad template is refused in one line naming its line and the fix.
+func TestTemplateRefused(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"{\n\"a\": 1,\n\"b\": }", "line 3: invalid character '}'"},
+		{"[1]", "line 1: a template is one JSON object"},
+		{"{\"a\": 1", "the template ends early"},
+		{"{\n\"_seq\": 1}", `line 2: the field "_seq" is one freshbench stamps`},
+		{"{\n\n\"a\": \"{{int 5 1}}\"}", "line 3: {{int 5 1}}: int 5 1: want 0 ≤ MIN ≤ MAX"},
+		{"{\"a\": \"{{nmae}}\"}", `line 1: {{nmae}}: unknown expression "nmae"; want one of name,`},
+		{"{\"a\": \"{{int 1}}\"}", "int takes [2] arguments, not 1"},
+		{"{\"a\": \"{{int 1 5\"}", "an expression is not closed; end it with }}"},
+		{"{\"a\": [\"{{int 1 5 | absent 0.5}}\"]}", "| absent leaves out an object's member; in an array use | null"},
+		{"{\"a\": \"x{{int 1 5 | null 0.5}}\"}", "| null and | absent apply to a whole value"},
+		{"{\"a\": \"{{word | null 2}}\"}", "null 2: want a probability in [0, 1]"},
+		{"{\"a\": {\"$array\": \"5..2\", \"of\": 1}}", `$array 5..2: want "MIN..MAX"`},
+		{"{\"a\": {\"$array\": \"2\"}}", `{"$array": "MIN..MAX", "of": VALUE} and nothing else`},
+		{"{\"$x\": 1}", "keys starting with $ are the template's own"},
+		{"{\"a\": \"{{choice red:0}}\"}", `weight "0": want a positive integer`},
+		{"{\"a\": \"{{date 2024-13-01 2024-01-01}}\"}", "want two dates YYYY-MM-DD"},
+		{"{} {}", "text after the template's object"},
+	} {
+		_, err := ParseTemplate([]byte(tc.text))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("template %q: error %v, want one line with %q", tc.text, err, tc.want)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "t.json")
+	os.WriteFile(p, []byte("{\"a\":\n\"{{int x 1}}\"}"), 0o600)
+	_, err := ParseTemplateFile(p)
+	if _, ok := invalid.As(err); !ok || !strings.Contains(err.Error(), p+": line 2: {{int x 1}}") {
+		t.Fatalf("error %v, want the file and line named", err)
+	}
+}
+
+// The shipped RockBench template has the sample's fields (every field of
+// docs/rockbench-sample-document.json at the same path) and RockBench's
+// size: its 2023 runs used 1.25 KB events (the sample itself, with its
+// long greeting, is 1477 bytes compact).
+func TestRockBenchTemplate(t *testing.T) {
+	tm, err := ShippedTemplate("rockbench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile("../docs/rockbench-sample-document.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sample map[string]any
+	if err := json.Unmarshal(data, &sample); err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range events(t, tm, 50) {
+		if missing := missingPaths("", sample, ev); len(missing) > 0 {
+			t.Fatalf("event lacks the sample's fields %v", missing)
+		}
+	}
+	if s := tm.MeanSize(); s < 1000 || s > 1300 {
+		t.Fatalf("mean event %d bytes, want about 1.25 KB", s)
+	}
+}
+
+// missingPaths lists the object paths of want that got lacks.
+func missingPaths(prefix string, want, got map[string]any) []string {
+	var out []string
+	for k, v := range want {
+		g, ok := got[k]
+		if !ok {
+			out = append(out, prefix+k)
+			continue
+		}
+		if wm, ok := v.(map[string]any); ok {
+			gm, _ := g.(map[string]any)
+			out = append(out, missingPaths(prefix+k+".", wm, gm)...)
+		}
+	}
+	return out
+}
+
+// BenchmarkTemplateRockBench: the shipped RockBench template.
+func BenchmarkTemplateRockBench(b *testing.B) {
+	tm, err := ShippedTemplate("rockbench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := New(Config{Template: tm, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]byte, 0, 4096)
+	b.SetBytes(int64(g.Size()))
+	b.ReportAllocs()
+	var n int
+	for i := 0; b.Loop(); i++ {
+		doc, _ := g.Next(buf[:0], 1_700_000_000_000_000+int64(i))
+		n += len(doc.JSON)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "docs/s")
+	if n == 0 {
+		b.Fatal("no output")
+	}
+}

@@ -1,0 +1,280 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/freshbench/freshbench/invalid"
+	"github.com/freshbench/freshbench/target"
+)
+
+// Own is a named query of the user's own, written per database family,
+// with parameters drawn from the events the run has written.
+//
+// SQL (sqlite, postgres, questdb) names a parameter :name and the table
+// {table}; a search body (elasticsearch, which opensearch also takes
+// unless it has a text of its own) writes a parameter as the whole JSON
+// string "{{name}}", which becomes the value drawn, a number staying a
+// number.
+type Own struct {
+	Name   string
+	Texts  map[string]string // by family
+	Params []Param
+	Where  string // FILE:LINE of its definition, for errors
+}
+
+// Param is one parameter: the field of the written events its values
+// come from (a dotted path; an array along it gives one of its elements),
+// drawn uniformly from what was written or from the newest values.
+type Param struct {
+	Name   string
+	Field  string
+	Recent bool
+}
+
+// Families are the database families a query of one's own is written
+// for: the target names that run them.
+var Families = []string{"sqlite", "postgres", "questdb", "elasticsearch", "opensearch"}
+
+// compiled is an Own ready for one family.
+type compiled struct {
+	own    *Own
+	family string
+	dsl    bool
+	sql    string   // with numbered placeholders
+	parts  []string // dsl: the body's text around its parameters
+	slots  []int    // dsl: the parameter after each part but the last
+	fields []int    // the pool field of each parameter
+}
+
+// ownError is a bad query of one's own: where it is defined, what is
+// wrong and the fix.
+func ownError(o *Own, format string, args ...any) error {
+	return invalid.Wrap(invalid.Query, o.Name, fmt.Errorf("(%s) %s", o.Where, fmt.Sprintf(format, args...)))
+}
+
+// text is o's text for family.
+func (o *Own) text(family string) (string, bool) {
+	if t, ok := o.Texts[family]; ok {
+		return t, true
+	}
+	if family == "opensearch" {
+		t, ok := o.Texts["elasticsearch"]
+		return t, ok
+	}
+	return "", false
+}
+
+// compile readies o for family, checking that its parameters and its
+// placeholders match.
+func (o *Own) compile(family string) (*compiled, error) {
+	text, ok := o.text(family)
+	if !ok {
+		have := slices.Sorted(func(yield func(string) bool) {
+			for f := range o.Texts {
+				if !yield(f) {
+					return
+				}
+			}
+		})
+		return nil, ownError(o, "has no text for %s (it has %s); add a %s: text under it, or leave it out of the mix on this target", family, strings.Join(have, ", "), family)
+	}
+	c := &compiled{own: o, family: family, dsl: family == "elasticsearch" || family == "opensearch"}
+	index := map[string]int{}
+	for i, p := range o.Params {
+		index[p.Name] = i
+	}
+	used := make([]bool, len(o.Params))
+	lookup := func(name string) (int, error) {
+		i, ok := index[name]
+		if !ok {
+			return 0, ownError(o, "%s text uses the parameter %s, which params does not define; add %s: FIELD under params", family, name, name)
+		}
+		used[i] = true
+		return i, nil
+	}
+	if c.dsl {
+		rest := text
+		for {
+			i := strings.Index(rest, `"{{`)
+			if i < 0 {
+				break
+			}
+			j := strings.Index(rest[i:], `}}"`)
+			if j < 0 {
+				return nil, ownError(o, "%s body: a parameter is not closed; write it as the whole JSON string \"{{name}}\"", family)
+			}
+			p, err := lookup(strings.TrimSpace(rest[i+3 : i+j]))
+			if err != nil {
+				return nil, err
+			}
+			c.parts, c.slots = append(c.parts, rest[:i]), append(c.slots, p)
+			rest = rest[i+j+3:]
+		}
+		c.parts = append(c.parts, rest)
+		if strings.Contains(rest, "{{") || slices.ContainsFunc(c.parts, func(s string) bool { return strings.Contains(s, "{{") }) {
+			return nil, ownError(o, "%s body: a parameter must be the whole JSON string \"{{name}}\", not part of one", family)
+		}
+		if probe := strings.Join(c.parts, "null"); !json.Valid([]byte(probe)) {
+			var v any
+			err := json.Unmarshal([]byte(probe), &v)
+			return nil, ownError(o, "%s body is not valid JSON (%v); fix its %s text", family, err, family)
+		}
+	} else {
+		sql, err := placeholders(text, family, lookup)
+		if _, ok := invalid.As(err); err != nil && !ok {
+			return nil, ownError(o, "%s text: %v", family, err)
+		} else if err != nil {
+			return nil, err
+		}
+		c.sql = sql
+	}
+	for i, u := range used {
+		if !u {
+			return nil, ownError(o, "parameter %s is not used by its %s text; use it, or remove it from params", o.Params[i].Name, family)
+		}
+	}
+	return c, nil
+}
+
+// placeholders numbers the :name parameters of an SQL text as family
+// takes them ($1 or ?1), leaving quoted text, identifiers and :: casts
+// alone.
+func placeholders(text, family string, lookup func(string) (int, error)) (string, error) {
+	mark := "$"
+	if family == "sqlite" {
+		mark = "?"
+	}
+	var b strings.Builder
+	for i := 0; i < len(text); i++ {
+		ch := text[i]
+		switch {
+		case ch == '\'' || ch == '"':
+			j := strings.IndexByte(text[i+1:], ch)
+			if j < 0 {
+				return "", fmt.Errorf("a quote %c is not closed", ch)
+			}
+			b.WriteString(text[i : i+j+2])
+			i += j + 1
+		case ch == ':' && i+1 < len(text) && text[i+1] == ':':
+			b.WriteString("::")
+			i++
+		case ch == ':' && i+1 < len(text) && isIdentStart(text[i+1]):
+			j := i + 1
+			for j < len(text) && isIdent(text[j]) {
+				j++
+			}
+			p, err := lookup(text[i+1 : j])
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(mark + strconv.Itoa(p+1))
+			i = j - 1
+		default:
+			b.WriteByte(ch)
+		}
+	}
+	return b.String(), nil
+}
+
+func isIdentStart(c byte) bool { return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+func isIdent(c byte) bool      { return isIdentStart(c) || '0' <= c && c <= '9' }
+
+// Statement is o as it runs on family, with args (one per parameter)
+// bound: for tests that hold its rows against another query's.
+func (o *Own) Statement(family string, args ...any) (*target.Statement, error) {
+	c, err := o.compile(family)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) != len(o.Params) {
+		return nil, fmt.Errorf("query %s takes %d parameters, not %d", o.Name, len(o.Params), len(args))
+	}
+	return c.statement(args), nil
+}
+
+// statement binds args (one per parameter) into c.
+func (c *compiled) statement(args []any) *target.Statement {
+	if !c.dsl {
+		return &target.Statement{Text: c.sql, Args: args}
+	}
+	var b bytes.Buffer
+	for i, part := range c.parts {
+		b.WriteString(part)
+		if i < len(c.slots) {
+			v, _ := json.Marshal(args[c.slots[i]])
+			b.Write(v)
+		}
+	}
+	return &target.Statement{Text: b.String()}
+}
+
+// CheckOwn refuses, before a run, a query of one's own in cfg's mix that
+// q cannot run: no text for q's family, parameters that do not match, a
+// search body that is not JSON, or SQL the database cannot plan
+// (EXPLAIN, with null parameters). Its error names where the query is
+// defined and the fix. A search body is checked as JSON only: a search
+// with null parameters is not one the user wrote.
+func CheckOwn(ctx context.Context, q target.Querier, cfg Config) error {
+	own, err := compileOwn(cfg, q, newPool(0, 1))
+	if err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(own)) {
+		c := own[k]
+		if c.dsl {
+			continue
+		}
+		s := c.statement(make([]any, len(c.own.Params)))
+		s.Text = "EXPLAIN " + s.Text
+		if _, err := q.Query(ctx, target.Query{Kind: k, Own: s}); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			return ownError(c.own, "%s cannot run it: %v; fix its %s text", c.family, err, c.family)
+		}
+	}
+	return nil
+}
+
+// value is a parameter's value from a decoded event: the field at path,
+// one element of each array along it (drawn by pick), nil when the
+// event has none or it is an object. A whole number becomes an int64,
+// as SQL compares it.
+func value(v any, path []string, pick func(int) int) any {
+	for i := 0; ; {
+		if a, ok := v.([]any); ok {
+			if len(a) == 0 {
+				return nil
+			}
+			v = a[pick(len(a))]
+			continue
+		}
+		if i == len(path) {
+			break
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[path[i]]
+		i++
+	}
+	switch x := v.(type) {
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return int64(x)
+		}
+		return x
+	case string, bool:
+		return x
+	}
+	return nil
+}
