@@ -189,7 +189,13 @@ jvm_opts() {
 			"-Dlog4j2.configurationFile=$CONF/log4j2.xml" -Dzookeeper.admin.enableServer=false
 		return
 	fi
-	[[ $1 == server ]] && heap=$SERVER_HEAP
+	if [[ $1 == server ]]; then
+		heap=$SERVER_HEAP
+		# A server started again after a crash waits, under the same
+		# instance name, until ZooKeeper expires the dead one's session:
+		# Helix's 30 s by default, 6 s here.
+		echo -Dzk.session.timeout=6000
+	fi
 	printf '%s\n' -server "-Xms$heap" "-Xmx$heap" -XX:MaxDirectMemorySize=256m -XX:+UseSerialGC \
 		-XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError \
 		-Duser.timezone=UTC -Dfile.encoding=UTF-8 "-Djava.io.tmpdir=$VAR/tmp" \
