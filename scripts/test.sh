@@ -9,7 +9,8 @@
 # streaming standby and two-node Elasticsearch and OpenSearch clusters, and
 # QuestDB (its jar fetched with Maven), the Kafka-fronted pipeline (a
 # Kafka broker and a Connect worker with the Debezium JDBC sink, assembled
-# with Maven) and Apache Druid (assembled with Maven, reading Kafka) — then
+# with Maven), Apache Druid and Apache Pinot (each assembled with Maven,
+# reading Kafka) — then
 # runs gofmt, go vet and every Go test against those real servers. A server
 # that cannot be started fails the run: with FRESHBENCH_REQUIRE_SERVERS=1 a
 # test never skips for want of one. Servers this script started are stopped
@@ -51,7 +52,7 @@ side=$(mktemp)
 (
 	started=()
 	trap 'printf "%s\n" "${started[@]}" >"$side"' EXIT
-	start postgres-replica && start questdb && start kafka && start druid &&
+	start postgres-replica && start questdb && start kafka && start druid && start pinot &&
 		bash scripts/prometheus.sh install >&2
 ) &
 side_lane=$!
@@ -85,13 +86,16 @@ export FRESHBENCH_TEST_PG_PRIMARY_URL FRESHBENCH_TEST_PG_STANDBY_URL FRESHBENCH_
 # Tests may stop and start the standby and node 2 of the clusters
 # (stop-standby/start-standby, stop-node 2/start-node 2), and freeze the
 # Kafka broker (pause-broker/resume-broker), and kill and start Druid's
-# indexer (kill-indexer/start-indexer).
-export FRESHBENCH_TEST_REPLICA_OUTAGE=1 FRESHBENCH_TEST_KAFKA_OUTAGE=1 FRESHBENCH_TEST_DRUID_OUTAGE=1
+# indexer (kill-indexer/start-indexer) and Pinot's server
+# (kill-server/start-server).
+export FRESHBENCH_TEST_REPLICA_OUTAGE=1 FRESHBENCH_TEST_KAFKA_OUTAGE=1 FRESHBENCH_TEST_DRUID_OUTAGE=1 FRESHBENCH_TEST_PINOT_OUTAGE=1
 FRESHBENCH_TEST_KAFKA_URL=$(bash scripts/kafka.sh url)
 FRESHBENCH_TEST_KAFKA_CONNECT_URL=$(bash scripts/kafka.sh connect-url)
 export FRESHBENCH_TEST_KAFKA_URL FRESHBENCH_TEST_KAFKA_CONNECT_URL
 FRESHBENCH_TEST_DRUID_URL=$(bash scripts/druid.sh url)
 export FRESHBENCH_TEST_DRUID_URL
+FRESHBENCH_TEST_PINOT_URL=$(bash scripts/pinot.sh url)
+export FRESHBENCH_TEST_PINOT_URL
 
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [[ -n $unformatted ]]; then
