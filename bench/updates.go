@@ -39,7 +39,7 @@ func newUpdateProbes(eps []ReadEndpoint, cfg Config, window *timeline.Timeline) 
 		// reads the documents from it itself and upserts them: the
 		// intermediary's target is then an Updater (via.Kafka.Wrap).
 		if _, piped := e.Reader.(target.Piped); piped && !ok {
-			return nil, invalid.New(invalid.UpdateShare, cfg.Ingest.UpdateShare, "0: writes through an intermediary reach this target as inserts only")
+			return nil, invalid.New(invalid.UpdateShare, cfg.Ingest.UpdateShare, "0: writes through an intermediary reach this target as inserts only (a Kafka sink writes inserts; a database that consumes the topic itself takes updates where its settings make it upsert)")
 		}
 		if !ok {
 			what := "the target"
