@@ -67,10 +67,10 @@ func knobs() target.Knobs {
 			Parse: parseHostPort},
 		{Name: "upsert", Default: "false", Parse: target.ParseBool,
 			Help: "make the table an upsert table (primary key _id, comparison column _revision), which takes updates (--update-share); false: append-only, every record a row"},
-		{Name: "flush_rows", Default: "100000", Parse: target.ParseInt(1000),
-			Help: "realtime.segment.flush.threshold.rows: rows a consuming segment takes before the server commits it and starts the next"},
-		{Name: "flush_time", Default: "1h", Parse: target.ParseDuration(time.Minute),
-			Help: "realtime.segment.flush.threshold.time: how long a consuming segment takes rows before it is committed"},
+		{Name: "flush_rows", Default: "5000000", Parse: target.ParseInt(1000),
+			Help: "realtime.segment.flush.threshold.rows (Pinot's default): rows a consuming segment takes before its server stops consuming, builds it, commits it and starts the next"},
+		{Name: "flush_time", Default: "6h", Parse: target.ParseDuration(time.Minute),
+			Help: "realtime.segment.flush.threshold.time (Pinot's default): how long a consuming segment takes rows before it is committed"},
 	}
 }
 

@@ -83,6 +83,10 @@ func (s *store) tableConfig(brokers, topic string) map[string]any {
 		"tableIndexConfig": map[string]any{
 			"loadMode":             "MMAP",
 			"invertedIndexColumns": []string{"generator_identifier", "_id", "processBy", "company", "emails"},
+			// Long text and JSON, unique to each event, stored raw: a
+			// dictionary of them would only slow the segment's build
+			// (while which the server consumes nothing).
+			"noDictionaryColumns": []string{"guid", "about", "greeting", "address", "friends"},
 			"streamConfigs": map[string]string{
 				"streamType":                               "kafka",
 				"stream.kafka.consumer.type":               "lowlevel",
@@ -92,8 +96,12 @@ func (s *store) tableConfig(brokers, topic string) map[string]any {
 				"stream.kafka.consumer.factory.class.name": "org.apache.pinot.plugin.stream.kafka20.KafkaConsumerFactory",
 				// Events produced before the table is made are read too.
 				"stream.kafka.consumer.prop.auto.offset.reset": "smallest",
-				"realtime.segment.flush.threshold.rows":        strconv.Itoa(set["flush_rows"].(int)),
-				"realtime.segment.flush.threshold.time":        set["flush_time"].(time.Duration).String(),
+				// Pinot 0.11 gives its Kafka consumer every stream setting
+				// as a consumer property: this names it in Kafka (its
+				// logs, its quotas) as ConsumerClientID says.
+				"client.id":                             ConsumerClientID(s.cfg.table),
+				"realtime.segment.flush.threshold.rows": strconv.Itoa(set["flush_rows"].(int)),
+				"realtime.segment.flush.threshold.time": set["flush_time"].(time.Duration).String(),
 			},
 		},
 	}
@@ -105,6 +113,10 @@ func (s *store) tableConfig(brokers, topic string) map[string]any {
 	}
 	return t
 }
+
+// ConsumerClientID is the Kafka client id of the consumer of table's
+// server.
+func ConsumerClientID(table string) string { return "pinot-" + table }
 
 // tableTopic reads the REALTIME table's config: its topic and whether it
 // is an upsert table, and false when there is none.
