@@ -119,7 +119,7 @@ func (s *store) partitions(ctx context.Context) ([]Partition, error) {
 	var ideal struct {
 		Realtime map[string]map[string]string `json:"REALTIME"`
 	}
-	if err := s.call(ctx, "ideal state of", http.MethodGet, s.tableURL("/idealstate"), nil, &ideal); err != nil {
+	if err := s.api.Call(ctx, "ideal state of", http.MethodGet, s.tableURL("/idealstate"), nil, &ideal); err != nil {
 		return nil, err
 	}
 	var info struct {
@@ -129,7 +129,7 @@ func (s *store) partitions(ctx context.Context) ([]Partition, error) {
 			Offsets map[string]string `json:"partitionToOffsetMap"`
 		} `json:"_segmentToConsumingInfoMap"`
 	}
-	if err := s.call(ctx, "consuming segments of", http.MethodGet, s.tableURL("/consumingSegmentsInfo"), nil, &info); err != nil {
+	if err := s.api.Call(ctx, "consuming segments of", http.MethodGet, s.tableURL("/consumingSegmentsInfo"), nil, &info); err != nil {
 		return nil, err
 	}
 	ends, err := s.endOffsets(ctx)
@@ -149,7 +149,7 @@ func (s *store) partitions(ctx context.Context) ([]Partition, error) {
 			continue
 		}
 		var meta map[string]string
-		if err := s.call(ctx, "segment of", http.MethodGet,
+		if err := s.api.Call(ctx, "segment of", http.MethodGet,
 			s.cfg.controller+"/segments/"+url.PathEscape(s.cfg.table)+"/"+url.PathEscape(seg)+"/metadata", nil, &meta); err != nil {
 			return nil, err
 		}
@@ -173,10 +173,10 @@ func (s *store) segments(ctx context.Context) (Segments, error) {
 	var ideal, ev struct {
 		Realtime map[string]map[string]string `json:"REALTIME"`
 	}
-	if err := s.call(ctx, "ideal state of", http.MethodGet, s.tableURL("/idealstate"), nil, &ideal); err != nil {
+	if err := s.api.Call(ctx, "ideal state of", http.MethodGet, s.tableURL("/idealstate"), nil, &ideal); err != nil {
 		return Segments{}, err
 	}
-	if err := s.call(ctx, "external view of", http.MethodGet, s.tableURL("/externalview"), nil, &ev); err != nil {
+	if err := s.api.Call(ctx, "external view of", http.MethodGet, s.tableURL("/externalview"), nil, &ev); err != nil {
 		return Segments{}, err
 	}
 	g := Segments{Table: s.cfg.table}
@@ -215,7 +215,7 @@ func (s *store) endOffsets(ctx context.Context) (map[int32]int64, error) {
 	}
 	adm := s.kafka
 	s.mu.Unlock()
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
+	ctx, cancel := context.WithTimeout(ctx, s.api.Timeout)
 	defer cancel()
 	listed, err := adm.ListEndOffsets(ctx, topic)
 	if err == nil {

@@ -30,12 +30,10 @@
 package pinot
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -47,6 +45,7 @@ import (
 
 	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/target/internal/jsonapi"
 )
 
 // DefaultTable is the table when the URL's path names none.
@@ -139,9 +138,9 @@ func parseConfig(u *url.URL, opts target.Options) (*config, error) {
 
 // store is a Pinot REALTIME table and its schema.
 type store struct {
-	cfg  *config
-	http *http.Client
-	tbl  string // the table, quoted as an SQL identifier
+	cfg *config
+	api *jsonapi.Client
+	tbl string // the table, quoted as an SQL identifier
 
 	mu      sync.Mutex
 	brokers string // Kafka's, from the via
@@ -165,7 +164,8 @@ func Open(_ context.Context, u *url.URL, opts target.Options) (target.Target, er
 	if err != nil {
 		return nil, err
 	}
-	s := &store{cfg: c, http: &http.Client{}, tbl: `"` + c.table + `"`}
+	s := &store{cfg: c, tbl: `"` + c.table + `"`, api: &jsonapi.Client{HTTP: &http.Client{}, Timeout: c.timeout,
+		Name: "pinot", Object: c.table, ReadError: readError}}
 	if c.upsert {
 		return upsertStore{s}, nil
 	}
@@ -177,7 +177,7 @@ func (s *store) Name() string { return "pinot" }
 func (s *store) Settings() map[string]string { return s.cfg.settings.Text() }
 
 func (s *store) Close() error {
-	s.http.CloseIdleConnections()
+	s.api.HTTP.CloseIdleConnections()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.kafka != nil {
@@ -211,7 +211,7 @@ func (s *store) Write(context.Context, target.Batch) (target.WriteResult, error)
 // Version is the controller's.
 func (s *store) Version(ctx context.Context) (string, error) {
 	var v map[string]string
-	if err := s.call(ctx, "version of", http.MethodGet, s.cfg.controller+"/version", nil, &v); err != nil {
+	if err := s.api.Call(ctx, "version of", http.MethodGet, s.cfg.controller+"/version", nil, &v); err != nil {
 		return "", err
 	}
 	x, ok := v["pinot-controller"]
@@ -239,64 +239,11 @@ func (e *pinotError) Error() string {
 }
 
 // readError makes the error of a failed answer.
-func readError(resp *http.Response) *pinotError {
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	e := &pinotError{Status: resp.StatusCode, body: string(b)}
-	_ = json.Unmarshal(b, e)
+func readError(status int, body []byte) error {
+	e := &pinotError{Status: status, body: string(body)}
+	_ = json.Unmarshal(body, e)
 	if e.Error() == "" {
-		e.body = resp.Status
+		e.body = http.StatusText(status)
 	}
 	return e
-}
-
-// call sends one request to an API of Pinot's and decodes its JSON
-// answer into out (nil: the answer is read and dropped), bounded by the
-// request timeout; what names it in an error ("setup of").
-func (s *store) call(ctx context.Context, what, method, u string, body any, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
-	defer cancel()
-	resp, err := s.send(ctx, method, u, body)
-	if err != nil {
-		return s.fail(ctx, what, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("pinot %s %s: %s %s: %w", what, s.cfg.table, method, strings.TrimPrefix(u, "http://"), readError(resp))
-	}
-	if out == nil {
-		_, err = io.Copy(io.Discard, resp.Body)
-	} else {
-		err = json.NewDecoder(resp.Body).Decode(out)
-	}
-	if err != nil {
-		return s.fail(ctx, what, err)
-	}
-	return nil
-}
-
-func (s *store) send(ctx context.Context, method, u string, body any) (*http.Response, error) {
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return nil, err
-		}
-		r = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, r)
-	if err != nil {
-		return nil, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	return s.http.Do(req)
-}
-
-// fail wraps a request's failure: a timeout is named as the bound it hit.
-func (s *store) fail(ctx context.Context, what string, err error) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("pinot %s %s: no answer within %s: %w", what, s.cfg.table, s.cfg.timeout, err)
-	}
-	return fmt.Errorf("pinot %s %s: %w", what, s.cfg.table, err)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 	"testing"
@@ -238,7 +237,7 @@ func TestSetupReadsTheTopic(t *testing.T) {
 	if _, _, ok, err := s.tableTopic(ctx); ok || err != nil {
 		t.Errorf("table after teardown: %v, %v; want none", ok, err)
 	}
-	if err := s.call(ctx, "schema of", "GET", s.schemaURL(), nil, nil); err == nil {
+	if err := s.api.Call(ctx, "schema of", "GET", s.schemaURL(), nil, nil); err == nil {
 		t.Errorf("schema after teardown: found; want none")
 	}
 }
@@ -292,27 +291,14 @@ func TestErrorsInPinotsWords(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no_such_column") || !strings.Contains(err.Error(), "error ") {
 		t.Errorf("%v; want Pinot's own message", err)
 	}
-	// A broker that takes the connection and never answers: the bound
-	// is freshbench's (Pinot, given the same bound as the query's
-	// timeoutMs, may answer first, in its words).
-	mute, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mute.Close()
-	go func() {
-		for {
-			c, err := mute.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
-	broker, bound := s.cfg.broker, s.cfg.timeout
-	s.cfg.broker, s.cfg.timeout = "http://"+mute.Addr().String(), 50*time.Millisecond
+	// A broker that hangs: the bound is freshbench's (Pinot, given the
+	// same bound as the query's timeoutMs, may answer first, in its
+	// words).
+	mute := testenv.Mute(t)
+	broker, bound := s.cfg.broker, s.api.Timeout
+	s.cfg.broker, s.api.Timeout = "http://"+mute, 50*time.Millisecond
 	_, _, err = s.Freshness(ctx, "g")
-	s.cfg.broker, s.cfg.timeout = broker, bound
+	s.cfg.broker, s.api.Timeout = broker, bound
 	if err == nil || !strings.Contains(err.Error(), "no answer within 50ms") {
 		t.Errorf("%v; want the request's bound named", err)
 	}

@@ -55,22 +55,22 @@ const brokerResourceMissing = 410
 // than were queried, is an error in Pinot's words: its rows would be
 // a part of the answer.
 func (s *store) sql(ctx context.Context, what, query string) ([]string, [][]json.RawMessage, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
+	ctx, cancel := context.WithTimeout(ctx, s.api.Timeout)
 	defer cancel()
-	body := map[string]any{"sql": query, "queryOptions": "timeoutMs=" + strconv.FormatInt(s.cfg.timeout.Milliseconds(), 10)}
-	resp, err := s.send(ctx, http.MethodPost, s.cfg.broker+"/query/sql", body)
+	body := map[string]any{"sql": query, "queryOptions": "timeoutMs=" + strconv.FormatInt(s.api.Timeout.Milliseconds(), 10)}
+	resp, err := s.api.Send(ctx, http.MethodPost, s.cfg.broker+"/query/sql", body)
 	if err != nil {
-		return nil, nil, s.fail(ctx, what, err)
+		return nil, nil, s.api.Fail(ctx, what, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, nil, fmt.Errorf("pinot %s %s: %w", what, s.cfg.table, readError(resp))
+		return nil, nil, fmt.Errorf("pinot %s %s: %w", what, s.cfg.table, s.api.Failed(resp))
 	}
 	var a answer
 	dec := json.NewDecoder(resp.Body)
 	dec.UseNumber()
 	if err := dec.Decode(&a); err != nil {
-		return nil, nil, s.fail(ctx, what, err)
+		return nil, nil, s.api.Fail(ctx, what, err)
 	}
 	if len(a.Exceptions) > 0 {
 		e := a.Exceptions[0]

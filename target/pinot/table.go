@@ -131,7 +131,7 @@ func (s *store) tableTopic(ctx context.Context) (topic string, upsert, ok bool, 
 			} `json:"upsertConfig"`
 		} `json:"REALTIME"`
 	}
-	if err := s.call(ctx, "table of", http.MethodGet, s.tableURL("?type=realtime"), nil, &have); err != nil {
+	if err := s.api.Call(ctx, "table of", http.MethodGet, s.tableURL("?type=realtime"), nil, &have); err != nil {
 		return "", false, false, err
 	}
 	if have.Realtime == nil {
@@ -172,10 +172,10 @@ func (s *store) Setup(ctx context.Context) error {
 			target.ErrBadSetting, s.cfg.table, have, up, topic, s.cfg.upsert)
 	}
 	if !ok {
-		if err := s.call(ctx, "setup of", http.MethodPost, s.cfg.controller+"/schemas?override=true", s.schema(), nil); err != nil {
+		if err := s.api.Call(ctx, "setup of", http.MethodPost, s.cfg.controller+"/schemas?override=true", s.schema(), nil); err != nil {
 			return err
 		}
-		if err := s.call(ctx, "setup of", http.MethodPost, s.cfg.controller+"/tables", s.tableConfig(brokers, topic), nil); err != nil {
+		if err := s.api.Call(ctx, "setup of", http.MethodPost, s.cfg.controller+"/tables", s.tableConfig(brokers, topic), nil); err != nil {
 			return err
 		}
 	}
@@ -218,14 +218,14 @@ func (s *store) Teardown(ctx context.Context) error {
 		return err
 	}
 	if ok {
-		if err := s.call(ctx, "teardown of", http.MethodDelete, s.tableURL("?type=realtime"), nil, nil); err != nil {
+		if err := s.api.Call(ctx, "teardown of", http.MethodDelete, s.tableURL("?type=realtime"), nil, nil); err != nil {
 			return err
 		}
 	}
 	// The controller refuses to drop a schema while a table it is
 	// dropping still uses it.
 	for {
-		err := s.call(ctx, "teardown of", http.MethodDelete, s.schemaURL(), nil, nil)
+		err := s.api.Call(ctx, "teardown of", http.MethodDelete, s.schemaURL(), nil, nil)
 		var pe *pinotError
 		if err == nil || (errors.As(err, &pe) && pe.Status == http.StatusNotFound) {
 			return nil
