@@ -119,6 +119,11 @@ func checkPeakIsTheDatabases(t *testing.T, tgt target.Target, topic, clientID st
 // consumerQuotaBytes caps a database's consumer at about 700 records/s of
 // the document format's 1,000-byte documents (about 1,100 bytes a record
 // in the log): between the search's steps of 500 and 1,000, below what
-// Druid and Pinot consume unthrottled here (1,000 events/s with a
-// freshness lag of tens of milliseconds, their ExactlyOnce tests).
+// Druid and Pinot consume unthrottled on a quiet machine (2,000 events/s
+// with a freshness lag of tens of milliseconds, docs/measurement.md). On
+// a machine at a load average of 20 Druid alone did not sustain 1,000
+// (not yet known after the hold), so the test tells the quota apart only
+// on a machine that leaves Druid that much. (A lower quota, 350 records/s
+// between steps of 250 and 500, is throttled in bursts the 6 s hold
+// cannot judge: "nothing became visible".)
 const consumerQuotaBytes = 700 * 1100
