@@ -65,7 +65,7 @@ func knobs() target.Knobs {
 		{Name: "controller", Help: "host:port of the controller's API (schemas, tables, segments); required",
 			Parse: parseHostPort},
 		{Name: "upsert", Default: "false", Parse: target.ParseBool,
-			Help: "make the table an upsert table (primary key _id, comparison column _revision), which takes updates (--update-share); false: append-only, every record a row"},
+			Help: "make the table an upsert table (primary key _id, comparison column _revision), which takes updates (an update stream); false: append-only, every record a row"},
 		{Name: "flush_rows", Default: "5000000", Parse: target.ParseInt(1000),
 			Help: "realtime.segment.flush.threshold.rows (Pinot's default): rows a consuming segment takes before its server stops consuming, builds it, commits it and starts the next"},
 		{Name: "flush_time", Default: "6h", Parse: target.ParseDuration(time.Minute),
