@@ -87,8 +87,8 @@ func (s *store) ServerAccount(ctx context.Context) (results.AccountSnapshot, err
 }
 
 // Backlog is Pinot's lag over every partition: records in the topic its
-// server has not consumed (while the server is down, not since the last
-// committed segment).
+// server has not consumed (while the server is down: since the committed
+// start of the consuming segment, which a restarted server reads again).
 func (s *store) Backlog(ctx context.Context) (int64, error) {
 	ps, err := s.partitions(ctx)
 	if err != nil {
