@@ -33,10 +33,13 @@ func newUpdateProbes(eps []*endpointRun, cfg Config, window *timeline.Timeline) 
 	}
 	var vis []*probe.Visibility
 	for _, e := range eps {
-		if _, piped := e.Reader.(target.Piped); piped {
-			return nil, invalid.New(invalid.UpdateShare, cfg.Ingest.UpdateShare, "0: writes through an intermediary are inserts only")
-		}
 		up, ok := e.Reader.(target.Updater)
+		// Through an intermediary, updates reach only a database that
+		// reads the documents from it itself and upserts them: the
+		// intermediary's target is then an Updater (via.Kafka.Wrap).
+		if _, piped := e.Reader.(target.Piped); piped && !ok {
+			return nil, invalid.New(invalid.UpdateShare, cfg.Ingest.UpdateShare, "0: writes through an intermediary reach this target as inserts only (a Kafka sink writes inserts; a database that consumes the topic itself takes updates where its settings make it upsert)")
+		}
 		if !ok {
 			what := "the target"
 			if e.Name != results.TargetEndpoint {

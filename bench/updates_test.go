@@ -200,3 +200,34 @@ func (f *failAfterStoring) Write(ctx context.Context, b target.Batch) (target.Wr
 	}
 	return res, nil
 }
+
+// piped is a target whose writes pass through an intermediary (Piped).
+type piped struct{ *sim.Target }
+
+func (piped) Via() (string, map[string]string) { return "kafka://127.0.0.1:9/t", nil }
+
+// pipedInserts is piped without the update role: a sink that writes
+// inserts only.
+type pipedInserts struct{ piped }
+
+func (pipedInserts) UpdateFreshness() {}
+
+// Updates through an intermediary are measured when the target behind it
+// takes them (a database that consumes the topic itself, as the via says
+// by being an Updater), and refused when it does not.
+func TestUpdatesThroughAnIntermediary(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := simConfig(3 * time.Second)
+		cfg.Ingest.UpdateShare = 0.3
+		res, err := Run(context.Background(), piped{sim.New(sim.Config{VisibilityDelay: 50 * time.Millisecond})}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Target().Updates == nil || res.Target().Updates.Visibility.Latency.Summarize().Count == 0 {
+			t.Errorf("updates %+v; want update visibility measured", res.Target().Updates)
+		}
+		if _, err := Run(context.Background(), pipedInserts{piped{sim.New(sim.Config{})}}, cfg); err == nil {
+			t.Error("a run with updates through a sink of inserts started")
+		}
+	})
+}

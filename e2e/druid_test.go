@@ -287,3 +287,10 @@ func TestViaKafkaDruidIndexerKilled(t *testing.T) {
 		t.Errorf("freshness lag in the last interval %.0f ms, largest %.0f ms; want it back below half the spike", last, most)
 	}
 }
+
+// The peak search through Kafka into Druid finds Druid's ingestion
+// capacity, not Kafka's produce rate (checkPeakIsTheDatabases).
+func TestViaKafkaDruidPeak(t *testing.T) {
+	p := newDruidPipeline(t, "peak")
+	checkPeakIsTheDatabases(t, p.tgt, p.datasource, druid.ConsumerClientID(p.datasource))
+}

@@ -484,7 +484,7 @@ END $$`,
 func TestViaKafkaPeak(t *testing.T) {
 	p := newSinkPipeline(t, postgresSink, "peakvia")
 	// Kafka Connect names a sink task's consumer connector-consumer-<connector>-<task>.
-	p.consumerQuota(t, "connector-consumer-"+p.connector+"-0", peakQuotaBytes)
+	consumerQuota(t, "connector-consumer-"+p.connector+"-0", peakQuotaBytes)
 
 	// Kafka holds a client to its quota on average over its window (11 s
 	// by default): a consumer that read below it has credit left, and
@@ -502,7 +502,7 @@ func TestViaKafkaPeak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	perRecord := p.bytesPerRecord(t)
+	perRecord := bytesPerRecord(t, p.table)
 	capacity := peakQuotaBytes / perRecord
 	for i, s := range res.Steps {
 		start, end := kafkaAccount(t, s)
@@ -556,9 +556,9 @@ const peakQuotaBytes = 600 * 1670
 
 // consumerQuota sets Kafka's consumer_byte_rate quota of a client id to
 // bytes/s, removed when the test ends.
-func (p *sinkPipeline) consumerQuota(t *testing.T, clientID string, bytes float64) {
+func consumerQuota(t *testing.T, clientID string, bytes float64) {
 	t.Helper()
-	adm := p.admin(t)
+	adm := kafkaAdmin(t)
 	entity := kadm.ClientQuotaEntity{{Type: "client-id", Name: &clientID}}
 	alter := func(op kadm.AlterClientQuotaOp) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -582,9 +582,9 @@ func (p *sinkPipeline) consumerQuota(t *testing.T, clientID string, bytes float6
 	})
 }
 
-// admin is an admin client of the pipeline's broker, closed when the test
-// ends.
-func (p *sinkPipeline) admin(t *testing.T) *kadm.Client {
+// kafkaAdmin is an admin client of the test's broker, closed when the
+// test ends.
+func kafkaAdmin(t *testing.T) *kadm.Client {
 	t.Helper()
 	broker, _ := kafkaEnv(t)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.TrimPrefix(broker, "kafka://")))
@@ -595,27 +595,34 @@ func (p *sinkPipeline) admin(t *testing.T) *kadm.Client {
 	return kadm.NewClient(cl)
 }
 
-// bytesPerRecord is what a record of the topic takes in Kafka's log, its
+// bytesPerRecord is what a record of topic takes in Kafka's log, its
 // batch's overhead shared: the topic's log size over its records.
-func (p *sinkPipeline) bytesPerRecord(t *testing.T) float64 {
+func bytesPerRecord(t *testing.T, topic string) float64 {
 	t.Helper()
-	a := p.account(t)
+	adm := kafkaAdmin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var records int64
-	parts := kadm.TopicsSet{p.table: {}}
-	for part, o := range a.EndOffsets {
-		records += o
-		parts[p.table][part] = struct{}{}
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err == nil {
+		err = ends.Error()
 	}
-	dirs, err := p.admin(t).DescribeAllLogDirs(ctx, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var records int64
+	parts := kadm.TopicsSet{topic: {}}
+	ends.Each(func(o kadm.ListedOffset) {
+		records += o.Offset
+		parts[topic][o.Partition] = struct{}{}
+	})
+	dirs, err := adm.DescribeAllLogDirs(ctx, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var size int64
 	dirs.Each(func(d kadm.DescribedLogDir) { size += d.Topics.Size() })
 	if size == 0 || records == 0 {
-		t.Fatalf("topic %s: %d bytes, %d records in Kafka's log", p.table, size, records)
+		t.Fatalf("topic %s: %d bytes, %d records in Kafka's log", topic, size, records)
 	}
 	return float64(size) / float64(records)
 }
@@ -635,7 +642,7 @@ func lagOf(a *via.Account) int64 {
 // capacity, give or take that resolution.
 func TestViaKafkaPeakRefined(t *testing.T) {
 	p := newSinkPipeline(t, postgresSink, "peakref")
-	p.consumerQuota(t, "connector-consumer-"+p.connector+"-0", peakQuotaBytes)
+	consumerQuota(t, "connector-consumer-"+p.connector+"-0", peakQuotaBytes)
 	run := pipelineConfig(500, 11*time.Second)
 	run.Ingest.Warmup = 5 * time.Second // spends the quota's credit (see TestViaKafkaPeak)
 	run.Drain = 30 * time.Second
@@ -648,7 +655,7 @@ func TestViaKafkaPeakRefined(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	capacity := peakQuotaBytes / p.bytesPerRecord(t)
+	capacity := peakQuotaBytes / bytesPerRecord(t, p.table)
 	for i, s := range res.Steps {
 		t.Logf("step %d: %s, achieved %.0f events/s: %s", i+1, s.Config.Rate, s.Summary.AchievedEventsPerSec, s.Verdict)
 	}

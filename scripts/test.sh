@@ -9,9 +9,10 @@
 # streaming standby and two-node Elasticsearch and OpenSearch clusters, and
 # QuestDB (its jar fetched with Maven), the Kafka-fronted pipeline (a
 # Kafka broker and a Connect worker with the Debezium JDBC sink, assembled
-# with Maven) and Apache Druid (assembled with Maven, reading Kafka) — then
-# runs gofmt, go vet, staticcheck, the function-length check
-# (scripts/funclen.go) and every Go test against those real servers. A server
+# with Maven), Apache Druid and Apache Pinot (each assembled with Maven,
+# reading Kafka) — then runs gofmt, go vet, staticcheck, the
+# function-length check (scripts/funclen.go) and every Go test against
+# those real servers. A server
 # that cannot be started fails the run: with FRESHBENCH_REQUIRE_SERVERS=1 a
 # test never skips for want of one. Servers this script started are stopped
 # at the end; servers that were already running are left alone.
@@ -68,7 +69,7 @@ side=$(mktemp)
 (
 	started=()
 	trap 'printf "%s\n" "${started[@]}" >"$side"' EXIT
-	start postgres-replica && start questdb && start kafka && start druid &&
+	start postgres-replica && start questdb && start kafka && start druid && start pinot &&
 		bash scripts/prometheus.sh install >&2
 ) &
 side_lane=$!
@@ -102,13 +103,16 @@ export FRESHBENCH_TEST_PG_PRIMARY_URL FRESHBENCH_TEST_PG_STANDBY_URL FRESHBENCH_
 # Tests may stop and start the standby and node 2 of the clusters
 # (stop-standby/start-standby, stop-node 2/start-node 2), and freeze the
 # Kafka broker (pause-broker/resume-broker), and kill and start Druid's
-# indexer (kill-indexer/start-indexer).
-export FRESHBENCH_TEST_REPLICA_OUTAGE=1 FRESHBENCH_TEST_KAFKA_OUTAGE=1 FRESHBENCH_TEST_DRUID_OUTAGE=1
+# indexer (kill-indexer/start-indexer) and Pinot's server
+# (kill-server/start-server).
+export FRESHBENCH_TEST_REPLICA_OUTAGE=1 FRESHBENCH_TEST_KAFKA_OUTAGE=1 FRESHBENCH_TEST_DRUID_OUTAGE=1 FRESHBENCH_TEST_PINOT_OUTAGE=1
 FRESHBENCH_TEST_KAFKA_URL=$(bash scripts/kafka.sh url)
 FRESHBENCH_TEST_KAFKA_CONNECT_URL=$(bash scripts/kafka.sh connect-url)
 export FRESHBENCH_TEST_KAFKA_URL FRESHBENCH_TEST_KAFKA_CONNECT_URL
 FRESHBENCH_TEST_DRUID_URL=$(bash scripts/druid.sh url)
 export FRESHBENCH_TEST_DRUID_URL
+FRESHBENCH_TEST_PINOT_URL=$(bash scripts/pinot.sh url)
+export FRESHBENCH_TEST_PINOT_URL
 
 if ! wait "$checks"; then
 	echo "test.sh: the static checks failed (above)" >&2
@@ -129,14 +133,14 @@ fi
 #
 # A test that stops or restarts a server that another lane uses
 # (PostgreSQL, which the Kafka Connect sink writes to; its standby; the
-# Kafka broker) breaks whatever that lane runs on it at the moment (seen:
+# Kafka broker; Pinot's server, which target/pinot's tests use) breaks whatever that lane runs on it at the moment (seen:
 # an end-to-end test's PostgreSQL "shutting down"), so the lanes run
 # without them, and they run alone once every lane is done. An outage
 # that touches only its own lane's server (Druid's indexer, the
 # clusters' second nodes) runs within that lane.
 via_kafka='^TestViaKafka|Druid|Pinot'
-disruptive='^(TestServerRestart|TestPairServerAccount|TestWriteBrokerFrozen|TestPostgresRestartDuringRun)$'
-lanes=(env -u FRESHBENCH_TEST_POSTGRES_RESTART)
+disruptive='^(TestServerRestart|TestPairServerAccount|TestWriteBrokerFrozen|TestPostgresRestartDuringRun|TestViaKafkaPinotServerKilled)$'
+lanes=(env -u FRESHBENCH_TEST_POSTGRES_RESTART -u FRESHBENCH_TEST_PINOT_OUTAGE)
 "${lanes[@]}" go test -count=1 -timeout 20m -run "$via_kafka" ./e2e &
 kafka_lane=$!
 "${lanes[@]}" go test -count=1 -timeout 20m -skip "$via_kafka" ./e2e &

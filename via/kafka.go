@@ -468,8 +468,20 @@ func (k *Kafka) Wrap(db target.Target) target.Target {
 		c.ConsumeTopic(k.broker, k.topic)
 	}
 	p := &pipeline{Target: db, kafka: k}
-	if q, ok := db.(target.Querier); ok {
+	q, queries := db.(target.Querier)
+	// Updates reach the database only when it reads the documents from
+	// the topic itself (a sink writes inserts; the row format carries no
+	// revision) and upserts them.
+	up, updates := db.(target.Updater)
+	_, consumes := db.(target.StreamConsumer)
+	updates = updates && consumes && k.format == FormatDocument
+	switch {
+	case queries && updates:
+		return &queryUpdatePipeline{queryPipeline: &queryPipeline{pipeline: p, Querier: q}, Updater: up}
+	case queries:
 		return &queryPipeline{pipeline: p, Querier: q}
+	case updates:
+		return &updatePipeline{pipeline: p, Updater: up}
 	}
 	return p
 }
@@ -484,6 +496,19 @@ type pipeline struct {
 type queryPipeline struct {
 	*pipeline
 	target.Querier
+}
+
+// updatePipeline is a pipeline into a database that consumes the topic
+// itself and takes updates.
+type updatePipeline struct {
+	*pipeline
+	target.Updater
+}
+
+// queryUpdatePipeline is both.
+type queryUpdatePipeline struct {
+	*queryPipeline
+	target.Updater
 }
 
 func (p *pipeline) Write(ctx context.Context, b target.Batch) (target.WriteResult, error) {

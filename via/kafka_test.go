@@ -341,3 +341,36 @@ func TestWrapTellsAConsumerItsTopic(t *testing.T) {
 		t.Errorf("backlog %d, %v; want the database's own, 42", n, err)
 	}
 }
+
+// updatingConsumer reads the topic itself and takes updates (a Pinot
+// upsert table): the documents' revisions reach it through the topic.
+type updatingConsumer struct {
+	consumer
+	target.Updater
+}
+
+// A database that reads the topic itself and takes updates is an
+// Updater through the pipeline too: the topic carries each revision as
+// the document it is. One that a sink writes (Kafka Connect) is not,
+// nor is one fed the row format, which carries no revision.
+func TestWrapPassesUpdatesOfAConsumer(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		db     target.Target
+		format string
+		want   bool
+	}{
+		{"consumer with upserts", &updatingConsumer{}, FormatDocument, true},
+		{"consumer with upserts, rows", &updatingConsumer{}, FormatRow, false},
+		{"consumer without", &consumer{}, FormatDocument, false},
+		{"sink's database with upserts", struct {
+			target.Target
+			target.Updater
+		}{}, FormatDocument, false},
+	} {
+		k := &Kafka{broker: "127.0.0.1:9", topic: "events", format: c.format}
+		if _, ok := k.Wrap(c.db).(target.Updater); ok != c.want {
+			t.Errorf("%s: the pipeline is an Updater: %v; want %v", c.name, ok, c.want)
+		}
+	}
+}

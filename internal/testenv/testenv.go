@@ -6,6 +6,7 @@
 package testenv
 
 import (
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -59,4 +60,36 @@ func LowerRate(tb testing.TB, rate, lowest float64, try func(rate float64) (unme
 		tb.Logf("at %.0f events/s, %s: not the premise of this test; trying again at %.0f events/s", rate, unmet, rate/2)
 		rate /= 2
 	}
+}
+
+// Mute returns host:port of a listener on 127.0.0.1 that takes every
+// connection and never answers, closed when the test ends: a server that
+// hangs, so that a client's own bound is what ends a request (a real
+// server given a tiny bound may answer first).
+func Mute(tb testing.TB) string {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				for _, c := range conns {
+					c.Close()
+				}
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+	tb.Cleanup(func() {
+		l.Close()
+		<-done
+	})
+	return l.Addr().String()
 }

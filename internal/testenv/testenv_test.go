@@ -2,8 +2,10 @@ package testenv
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // recorder is a testing.TB that records how a test would have ended,
@@ -79,5 +81,16 @@ func TestLowerRate(t *testing.T) {
 				t.Errorf("logged %q; want why and the next rate", l)
 			}
 		}
+	}
+}
+
+// A request to a mute server ends only by the client's own bound.
+func TestMute(t *testing.T) {
+	addr := Mute(t)
+	c := &http.Client{Timeout: 50 * time.Millisecond}
+	start := time.Now()
+	_, err := c.Get("http://" + addr)
+	if err == nil || time.Since(start) < 50*time.Millisecond {
+		t.Errorf("%v after %s; want the client's 50ms timeout", err, time.Since(start))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/druid"
 	"github.com/freshbench/freshbench/target/elastic"
+	"github.com/freshbench/freshbench/target/pinot"
 	"github.com/freshbench/freshbench/target/postgres"
 	"github.com/freshbench/freshbench/target/questdb"
 	"github.com/freshbench/freshbench/target/sim"
@@ -20,5 +21,6 @@ func Registry() *target.Registry {
 	postgres.Register(r)
 	questdb.Register(r)
 	druid.Register(r)
+	pinot.Register(r)
 	return r
 }

@@ -43,6 +43,7 @@ func TestDeclaredCapabilities(t *testing.T) {
 		"elasticsearch": func(*testing.T) string { return "elasticsearch://127.0.0.1:1/caps" }, // opening sends nothing
 		"opensearch":    func(*testing.T) string { return "opensearch://127.0.0.1:1/caps" },
 		"druid":         func(*testing.T) string { return "druid://127.0.0.1:1/caps" }, // opening sends nothing
+		"pinot":         func(*testing.T) string { return "pinot://127.0.0.1:1/caps?controller=127.0.0.1:2" },
 		"postgres": func(t *testing.T) string {
 			return testenv.URL(t, "FRESHBENCH_TEST_POSTGRES_URL", "scripts/postgres.sh")
 		},

@@ -117,7 +117,7 @@ func (s *store) supervisorStatus(ctx context.Context) (supervisorStatus, error) 
 	var st struct {
 		Payload supervisorStatus `json:"payload"`
 	}
-	err := s.call(ctx, "supervisor status of", http.MethodGet, s.supervisorURL("/status"), nil, &st)
+	err := s.api.Call(ctx, "supervisor status of", http.MethodGet, s.supervisorURL("/status"), nil, &st)
 	return st.Payload, err
 }
 

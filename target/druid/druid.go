@@ -29,12 +29,10 @@
 package druid
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -44,6 +42,7 @@ import (
 
 	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/target/internal/jsonapi"
 )
 
 // DefaultDatasource is the datasource when the URL's path names none.
@@ -145,9 +144,9 @@ func parseConfig(u *url.URL, opts target.Options) (*config, error) {
 
 // store is a Druid datasource and the supervisor that feeds it.
 type store struct {
-	cfg  *config
-	http *http.Client
-	ds   string // the datasource, quoted as an SQL identifier
+	cfg *config
+	api *jsonapi.Client
+	ds  string // the datasource, quoted as an SQL identifier
 
 	mu      sync.Mutex
 	brokers string // Kafka's, from the via
@@ -166,7 +165,8 @@ func Open(_ context.Context, u *url.URL, opts target.Options) (target.Target, er
 	if err != nil {
 		return nil, err
 	}
-	return &store{cfg: c, http: &http.Client{}, ds: `"` + c.datasource + `"`}, nil
+	return &store{cfg: c, ds: `"` + c.datasource + `"`, api: &jsonapi.Client{HTTP: &http.Client{}, Timeout: c.timeout,
+		Name: "druid", Object: c.datasource, ReadError: readError}}, nil
 }
 
 func (s *store) Name() string { return "druid" }
@@ -174,7 +174,7 @@ func (s *store) Name() string { return "druid" }
 func (s *store) Settings() map[string]string { return s.cfg.settings.Text() }
 
 func (s *store) Close() error {
-	s.http.CloseIdleConnections()
+	s.api.HTTP.CloseIdleConnections()
 	return nil
 }
 
@@ -205,7 +205,7 @@ func (s *store) Version(ctx context.Context) (string, error) {
 	var st struct {
 		Version string `json:"version"`
 	}
-	if err := s.call(ctx, "version of", http.MethodGet, s.cfg.broker+"/status", nil, &st); err != nil {
+	if err := s.api.Call(ctx, "version of", http.MethodGet, s.cfg.broker+"/status", nil, &st); err != nil {
 		return "", err
 	}
 	return "Apache Druid " + st.Version, nil
@@ -237,64 +237,11 @@ func (e *druidError) message() string {
 func (e *druidError) Error() string { return e.message() }
 
 // readError makes the error of a failed answer.
-func readError(resp *http.Response) *druidError {
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	e := &druidError{Status: resp.StatusCode, body: string(b)}
-	_ = json.Unmarshal(b, e)
+func readError(status int, body []byte) error {
+	e := &druidError{Status: status, body: string(body)}
+	_ = json.Unmarshal(body, e)
 	if e.message() == "" {
-		e.body = resp.Status
+		e.body = http.StatusText(status)
 	}
 	return e
-}
-
-// call sends one request to an API of Druid's and decodes its JSON
-// answer into out (nil: the answer is read and dropped), bounded by the
-// request timeout; what names it in an error ("setup of").
-func (s *store) call(ctx context.Context, what, method, u string, body any, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
-	defer cancel()
-	resp, err := s.send(ctx, method, u, body)
-	if err != nil {
-		return s.fail(ctx, what, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("druid %s %s: %s %s: %w", what, s.cfg.datasource, method, strings.TrimPrefix(u, "http://"), readError(resp))
-	}
-	if out == nil {
-		_, err = io.Copy(io.Discard, resp.Body)
-	} else {
-		err = json.NewDecoder(resp.Body).Decode(out)
-	}
-	if err != nil {
-		return s.fail(ctx, what, err)
-	}
-	return nil
-}
-
-func (s *store) send(ctx context.Context, method, u string, body any) (*http.Response, error) {
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return nil, err
-		}
-		r = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, r)
-	if err != nil {
-		return nil, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	return s.http.Do(req)
-}
-
-// fail wraps a request's failure: a timeout is named as the bound it hit.
-func (s *store) fail(ctx context.Context, what string, err error) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("druid %s %s: no answer within %s: %w", what, s.cfg.datasource, s.cfg.timeout, err)
-	}
-	return fmt.Errorf("druid %s %s: %w", what, s.cfg.datasource, err)
 }

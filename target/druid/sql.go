@@ -32,40 +32,41 @@ func (s *store) sql(ctx context.Context, what, query string, params []param, fn 
 
 // rows is sql, with the column names as a first row when header is true.
 func (s *store) rows(ctx context.Context, what, query string, params []param, header bool, fn func(row []json.RawMessage) error) error {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
+	ctx, cancel := context.WithTimeout(ctx, s.api.Timeout)
 	defer cancel()
 	body := map[string]any{
 		"query":        query,
 		"resultFormat": "array",
 		"header":       header,
 		"context": map[string]any{
-			"timeout":            s.cfg.timeout.Milliseconds(),
+			"timeout":            s.api.Timeout.Milliseconds(),
 			"sqlStringifyArrays": false,
 		},
 	}
 	if len(params) > 0 {
 		body["parameters"] = params
 	}
-	resp, err := s.send(ctx, http.MethodPost, s.cfg.broker+"/druid/v2/sql", body)
+	resp, err := s.api.Send(ctx, http.MethodPost, s.cfg.broker+"/druid/v2/sql", body)
 	if err != nil {
-		return s.fail(ctx, what, err)
+		return s.api.Fail(ctx, what, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		e := readError(resp)
-		if e.ErrorCode == "invalidInput" && strings.Contains(e.ErrorMessage, "Object '"+s.cfg.datasource+"' not found") {
+		err := s.api.Failed(resp)
+		var e *druidError
+		if errors.As(err, &e) && e.ErrorCode == "invalidInput" && strings.Contains(e.ErrorMessage, "Object '"+s.cfg.datasource+"' not found") {
 			return errNoDatasource
 		}
-		return fmt.Errorf("druid %s %s: %w", what, s.cfg.datasource, e)
+		return fmt.Errorf("druid %s %s: %w", what, s.cfg.datasource, err)
 	}
 	dec := json.NewDecoder(resp.Body)
 	if _, err := dec.Token(); err != nil { // [
-		return s.fail(ctx, what, err)
+		return s.api.Fail(ctx, what, err)
 	}
 	for dec.More() {
 		var row []json.RawMessage
 		if err := dec.Decode(&row); err != nil {
-			return s.fail(ctx, what, err)
+			return s.api.Fail(ctx, what, err)
 		}
 		if err := fn(row); err != nil {
 			return err
@@ -74,7 +75,7 @@ func (s *store) rows(ctx context.Context, what, query string, params []param, he
 	// A query that fails after its first rows ends the array early and
 	// sends no closing bracket: the answer is incomplete.
 	if _, err := dec.Token(); err != nil {
-		return s.fail(ctx, what, fmt.Errorf("the answer ended early: %w", err))
+		return s.api.Fail(ctx, what, fmt.Errorf("the answer ended early: %w", err))
 	}
 	return nil
 }

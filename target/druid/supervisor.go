@@ -44,9 +44,11 @@ func (s *store) spec(brokers, topic string) map[string]any {
 				},
 			},
 			"ioConfig": map[string]any{
-				"topic":              topic,
-				"inputFormat":        map[string]any{"type": "json"},
-				"consumerProperties": map[string]any{"bootstrap.servers": brokers},
+				"topic":       topic,
+				"inputFormat": map[string]any{"type": "json"},
+				// client.id names Druid's consumers in Kafka (its logs,
+				// its quotas) as ConsumerClientID says.
+				"consumerProperties": map[string]any{"bootstrap.servers": brokers, "client.id": ConsumerClientID(s.cfg.datasource)},
 				// Events produced before the first task starts are read too.
 				"useEarliestOffset": true,
 				"taskCount":         1,
@@ -75,6 +77,10 @@ func (s *store) spec(brokers, topic string) map[string]any {
 
 const supervisorAPI = "/druid/indexer/v1/supervisor"
 
+// ConsumerClientID is the Kafka client id of the consumers of the tasks
+// of datasource's supervisor.
+func ConsumerClientID(datasource string) string { return "druid-" + datasource }
+
 // supervisorURL is the URL of the datasource's supervisor (Druid names it
 // after the datasource), then suffix ("/reset").
 func (s *store) supervisorURL(suffix string) string {
@@ -91,7 +97,7 @@ func (s *store) supervisorSpec(ctx context.Context) (topic string, ok bool, err 
 			} `json:"ioConfig"`
 		} `json:"spec"`
 	}
-	err = s.call(ctx, "supervisor of", http.MethodGet, s.supervisorURL(""), nil, &spec)
+	err = s.api.Call(ctx, "supervisor of", http.MethodGet, s.supervisorURL(""), nil, &spec)
 	var de *druidError
 	if errors.As(err, &de) && de.Status == http.StatusNotFound {
 		return "", false, nil
@@ -125,7 +131,7 @@ func (s *store) Setup(ctx context.Context) error {
 			target.ErrBadSetting, s.cfg.datasource, have, topic)
 	}
 	if !ok {
-		if err := s.call(ctx, "setup of", http.MethodPost, s.cfg.overlord+supervisorAPI, s.spec(brokers, topic), nil); err != nil {
+		if err := s.api.Call(ctx, "setup of", http.MethodPost, s.cfg.overlord+supervisorAPI, s.spec(brokers, topic), nil); err != nil {
 			return err
 		}
 	}
@@ -149,7 +155,7 @@ func (s *store) waitReading(ctx context.Context) error {
 				} `json:"status"`
 			}
 			id := st.ActiveTasks[0].ID
-			if err := s.call(ctx, "task of", http.MethodGet, s.cfg.overlord+"/druid/indexer/v1/task/"+url.PathEscape(id)+"/status", nil, &ts); err != nil {
+			if err := s.api.Call(ctx, "task of", http.MethodGet, s.cfg.overlord+"/druid/indexer/v1/task/"+url.PathEscape(id)+"/status", nil, &ts); err != nil {
 				return err
 			}
 			if ts.Status.Status == "RUNNING" {
@@ -178,10 +184,10 @@ func (s *store) Teardown(ctx context.Context) error {
 		return err
 	}
 	if ok {
-		if err := s.call(ctx, "teardown of", http.MethodPost, s.supervisorURL("/reset"), nil, nil); err != nil {
+		if err := s.api.Call(ctx, "teardown of", http.MethodPost, s.supervisorURL("/reset"), nil, nil); err != nil {
 			return err
 		}
-		if err := s.call(ctx, "teardown of", http.MethodPost, s.supervisorURL("/terminate"), nil, nil); err != nil {
+		if err := s.api.Call(ctx, "teardown of", http.MethodPost, s.supervisorURL("/terminate"), nil, nil); err != nil {
 			return err
 		}
 	}
@@ -189,11 +195,11 @@ func (s *store) Teardown(ctx context.Context) error {
 		return err
 	}
 	ds := url.PathEscape(s.cfg.datasource)
-	if err := s.call(ctx, "teardown of", http.MethodDelete, s.cfg.overlord+"/druid/coordinator/v1/datasources/"+ds, nil, nil); err != nil {
+	if err := s.api.Call(ctx, "teardown of", http.MethodDelete, s.cfg.overlord+"/druid/coordinator/v1/datasources/"+ds, nil, nil); err != nil {
 		return err
 	}
 	kill := map[string]any{"type": "kill", "dataSource": s.cfg.datasource, "interval": "1000-01-01/3000-01-01"}
-	return s.call(ctx, "teardown of", http.MethodPost, s.cfg.overlord+"/druid/indexer/v1/task", kill, nil)
+	return s.api.Call(ctx, "teardown of", http.MethodPost, s.cfg.overlord+"/druid/indexer/v1/task", kill, nil)
 }
 
 // waitNoTasks waits until no task of the datasource is pending or runs.
@@ -203,7 +209,7 @@ func (s *store) waitNoTasks(ctx context.Context) error {
 			ID string `json:"id"`
 		}
 		u := s.cfg.overlord + "/druid/indexer/v1/tasks?state=running&datasource=" + url.QueryEscape(s.cfg.datasource)
-		if err := s.call(ctx, "teardown of", http.MethodGet, u, nil, &tasks); err != nil {
+		if err := s.api.Call(ctx, "teardown of", http.MethodGet, u, nil, &tasks); err != nil {
 			return err
 		}
 		if len(tasks) == 0 {

@@ -1,0 +1,253 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/freshbench/freshbench/ingest"
+	"github.com/freshbench/freshbench/internal/testenv"
+	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/target/all"
+	"github.com/freshbench/freshbench/target/pinot"
+	"github.com/freshbench/freshbench/via"
+)
+
+// Apache Pinot (scripts/pinot.sh) consumes the topic that freshbench
+// produces to (scripts/kafka.sh) with a REALTIME table of its own, and
+// freshbench reads the table over the broker's SQL API.
+
+// newPinotPipeline is a table of the test's own, consuming a topic of the
+// same name, made by Setup with settings; all is removed when the test
+// ends.
+func newPinotPipeline(t *testing.T, name string, settings map[string]string) target.Target {
+	t.Helper()
+	p, _ := newPinotTable(t, name, settings)
+	return p
+}
+
+// newPinotTable is newPinotPipeline that also says the table's name,
+// which is the topic's.
+func newPinotTable(t *testing.T, name string, settings map[string]string) (target.Target, string) {
+	t.Helper()
+	raw := testenv.URL(t, "FRESHBENCH_TEST_PINOT_URL", "scripts/pinot.sh")
+	broker := strings.TrimSuffix(testenv.URL(t, "FRESHBENCH_TEST_KAFKA_URL", "scripts/kafka.sh"), "/")
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := fmt.Sprintf("fb_e2e_%s_%d", name, time.Now().UnixNano()%1e9)
+	u.Path = "/" + table
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	db, err := all.Registry().Open(ctx, u.String(), target.Options{Settings: settings, RequestTimeout: requestTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := via.Open(ctx, broker+"/"+table, 30*time.Second)
+	if err != nil {
+		db.Close()
+		t.Fatal(err)
+	}
+	p := k.Wrap(db)
+	if err := p.Setup(ctx); err != nil {
+		p.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := p.Teardown(ctx); err != nil {
+			t.Errorf("teardown: %v", err)
+		}
+		p.Close()
+	})
+	return p, table
+}
+
+// pinotAccount is Pinot's own account now, read through the pipeline.
+func pinotAccount(t *testing.T, p target.Target) *pinot.Account {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := p.(target.AccountReporter).ServerAccount(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range s.(results.AccountSnapshots) {
+		if d, ok := a.(*pinot.Account); ok {
+			return d
+		}
+	}
+	t.Fatalf("server account %+v: no Pinot account in it", s)
+	return nil
+}
+
+// checkPinotConsumedAll: once the run is drained, Pinot's server has
+// consumed the topic to Kafka's end offset, which is the number of
+// records Kafka acknowledged (want), with no lag left.
+func checkPinotConsumedAll(t *testing.T, p target.Target, want int64) {
+	t.Helper()
+	var a *pinot.Account
+	var consumed, ends, lag int64
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		a = pinotAccount(t, p)
+		consumed, ends, lag = 0, 0, 0
+		for _, pt := range a.Partitions {
+			consumed, ends, lag = consumed+pt.Consumed, ends+pt.EndOffset, lag+pt.Lag
+		}
+		if (ends == want && consumed == want && lag == 0) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if ends != want || consumed != want || lag != 0 {
+		t.Errorf("after the drain Pinot's account says %d records in the topic, %d consumed, lag %d; want %d, the records acknowledged, consumed, no lag: %+v",
+			ends, consumed, lag, want, a)
+	}
+}
+
+// Through Kafka into Pinot every acknowledged event is visible exactly
+// once (Pinot's low-level consumer claims exactly-once), across the
+// commits of its consuming segments (every 3,000 rows: two in the run),
+// freshness and visibility are measured end to end, and Pinot's own
+// account is recorded beside them and agrees: its server has consumed
+// the topic to Kafka's end offset, which is the number of events
+// acknowledged, and the segment consuming at the end started where the
+// last committed one ended.
+func TestViaKafkaPinotExactlyOnce(t *testing.T) {
+	const flushRows = 3000
+	p := newPinotPipeline(t, "once", map[string]string{"flush_rows": strconv.Itoa(flushRows)})
+	cfg := pipelineConfig(1000, 8*time.Second)
+	res := run(t, p, cfg)
+	checkAccounting(t, cfg, res)
+	checkExactlyOnce(t, res)
+
+	rec := recorded(t, res)
+	start, err := pinot.AccountOf(rec.Start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, err := pinot.AccountOf(rec.End)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// (A commit may be under way at either end: the segment's state in
+	// the external view is then neither consuming nor online.)
+	if start == nil || end == nil || len(start.Partitions) != 1 || len(end.Partitions) != 1 || len(end.Segments) != 1 {
+		t.Fatalf("Pinot's account %+v … %+v: want its one partition and its segments at both ends", start, end)
+	}
+	t.Logf("Pinot's account at the end of the measured phase: %+v", end)
+	acked := acknowledged(res)
+	checkPinotConsumedAll(t, p, acked)
+	a := pinotAccount(t, p)
+	if commits := acked / flushRows; len(a.Partitions) != 1 || a.Partitions[0].StartOffset != commits*flushRows || a.Segments[0].Online != commits {
+		t.Errorf("Pinot's account after the drain %+v; want %d segments committed, of %d rows each, and the one consuming from offset %d",
+			a, commits, flushRows, commits*flushRows)
+	}
+}
+
+// The server killed mid-run (SIGKILL: its consuming segment, held only in
+// its memory, dies with it) and started again: the run goes on (Kafka
+// takes the writes), the freshness lag shows the outage (the broker has
+// no server for the segment: every read fails, and its lag is kept as a
+// bound), Pinot's own lag shows the records it must read again, the
+// restarted server consumes the segment again from the offset the
+// controller committed, and the audit finds every event exactly once.
+func TestViaKafkaPinotServerKilled(t *testing.T) {
+	if os.Getenv("FRESHBENCH_TEST_PINOT_OUTAGE") != "1" {
+		t.Skip("FRESHBENCH_TEST_PINOT_OUTAGE is not 1: the test kills and starts Pinot's server (scripts/test.sh sets it)")
+	}
+	p := newPinotPipeline(t, "kill", nil)
+	// The restart takes 15–25 s on this machine (the JVM, ZooKeeper's
+	// expiry of the dead session, the server's own start): the measured
+	// phase outlasts it by 15 s or more, to show the recovery.
+	cfg := pipelineConfig(500, 45*time.Second)
+	var down time.Duration
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(cfg.Ingest.Warmup + 5*time.Second)
+		t0 := time.Now()
+		scriptRun(t, "pinot.sh", "kill-server")
+		scriptRun(t, "pinot.sh", "start-server")
+		down = time.Since(t0)
+	}()
+	res := run(t, p, cfg)
+	<-done
+	checkExactlyOnce(t, res)
+	most, last, backlog := spike(res)
+	f := res.Summary.FreshnessLag
+	t.Logf("server down %s; freshness lag: largest %.0f ms, last interval %.0f ms, %d samples of which %d failed; Pinot's largest lag %d records",
+		down, most, last, f.Count, res.Target().Freshness.Censored, backlog)
+	// Nothing new was visible while the server was down.
+	if want := float64((down - cfg.PollInterval).Milliseconds()); most < want {
+		t.Errorf("largest freshness lag %.0f ms; want at least %.0f ms, the server's outage", most, want)
+	}
+	// Pinot's own account: its lag caught at least the records of a
+	// quarter of the outage.
+	if want := int64(cfg.Ingest.Rate.PerSecond * down.Seconds() / 4); backlog < want || backlog == 0 {
+		t.Errorf("Pinot's largest lag in the series %d records; want at least %d, a quarter of the outage's records", backlog, want)
+	}
+	if last >= most/2 {
+		t.Errorf("freshness lag in the last interval %.0f ms, largest %.0f ms; want it back below half the spike", last, most)
+	}
+	checkPinotConsumedAll(t, p, acknowledged(res))
+}
+
+// Updates through Kafka into an upsert table: every revision is a record
+// of the topic, Pinot shows each event's highest, and the audit finds no
+// lost update and every insert once; the update probes see each revision
+// they sampled, and Pinot consumed every record, inserts and updates.
+func TestViaKafkaPinotUpserts(t *testing.T) {
+	p := newPinotPipeline(t, "upsert", map[string]string{"upsert": "true"})
+	if _, ok := p.(target.Updater); !ok {
+		t.Fatal("the pipeline into an upsert table takes no updates")
+	}
+	cfg := pipelineConfig(500, 8*time.Second)
+	cfg.Ingest.UpdateShare = 0.3
+	cfg.Ingest.UpdateKeys = ingest.KeyChoice{Kind: ingest.KeysRecent, Recent: 500}
+	res := run(t, p, cfg)
+	checkAccounting(t, cfg, res)
+	checkExactlyOnce(t, res)
+	u := res.Target().Updates
+	if u == nil {
+		t.Fatal("no update figures")
+	}
+	var acked, updAcked int64 // records, updates among them
+	audit := results.UpdateAudit{}
+	for _, a := range u.Audit {
+		audit.Events += a.Events
+		audit.Lost += a.Lost
+		audit.Unacknowledged += a.Unacknowledged
+	}
+	for _, ph := range res.Phases {
+		acked += ph.Acked
+		updAcked += ph.UpdatesAcked
+	}
+	vis := u.Visibility.Latency.Summarize()
+	t.Logf("%d updates acknowledged; %d events updated, %d lost updates, %d unacknowledged; update visibility p50 %.0f ms over %d probes",
+		updAcked, audit.Events, audit.Lost, audit.Unacknowledged, vis.P50Ms, vis.Count)
+	if updAcked == 0 || audit.Events == 0 || audit.Lost != 0 || audit.Unacknowledged != 0 {
+		t.Errorf("updates: %d acknowledged, audit %+v; want updates, none lost or unacknowledged", updAcked, audit)
+	}
+	if vis.Count == 0 || u.Visibility.NeverSeen != 0 {
+		t.Errorf("update probes: %d measured, %d never seen; want all seen", vis.Count, u.Visibility.NeverSeen)
+	}
+	// The topic holds every record Kafka acknowledged, each insert and
+	// each update (a phase's acknowledged events include its updates),
+	// warm-up included.
+	checkPinotConsumedAll(t, p, acked)
+}
+
+// The peak search through Kafka into Pinot finds Pinot's ingestion
+// capacity, not Kafka's produce rate (checkPeakIsTheDatabases).
+func TestViaKafkaPinotPeak(t *testing.T) {
+	p, table := newPinotTable(t, "peak", nil)
+	checkPeakIsTheDatabases(t, p, table, pinot.ConsumerClientID(table))
+}
