@@ -5,6 +5,8 @@ package invalid
 // here, once, and give it a line there.
 const (
 	Rate              Field = "rate"
+	WriteShape        Field = "write shape"
+	QueryShape        Field = "query shape"
 	BatchSize         Field = "batch size"
 	Duration          Field = "duration"
 	Warmup            Field = "warm-up"

@@ -181,6 +181,15 @@ func (s Shape) inverse(c float64) float64 {
 	return math.Inf(1)
 }
 
+// Mean is the mean factor over [from, to) (f(from) when they are one
+// instant): a shaped load's mean target over a window is its rate times it.
+func (s Shape) Mean(from, to time.Duration) float64 {
+	if to <= from {
+		return s.Factor(from)
+	}
+	return (s.integral(float64(to)) - s.integral(float64(from))) / float64(to-from)
+}
+
 // IsConstant says whether the shape is the constant rate.
 func (s Shape) IsConstant() bool { return s.pieces == nil }
 
@@ -204,7 +213,7 @@ func (s *Shape) UnmarshalText(b []byte) error {
 // burst or a piece that ends after it.
 func (s Shape) Check(run time.Duration) error {
 	if s.end > float64(run) {
-		return fmt.Errorf("shape %q ends at %s, after the run's %s: shorten the shape or lengthen the run", s.text, time.Duration(s.end), run)
+		return fmt.Errorf("the shape ends at %s, after the run's %s: shorten the shape or lengthen the run", time.Duration(s.end), run)
 	}
 	return nil
 }

@@ -219,6 +219,9 @@ type Config struct {
 	Rate          string  `json:"rate"`
 	RateUnit      string  `json:"rate_unit"` // events/s or bytes/s
 	RatePerSecond float64 `json:"rate_per_second"`
+	// WriteShape varies the rate over the run (pace.Shape, as written):
+	// the target at t is the rate times its factor there. "" is constant.
+	WriteShape    string  `json:"write_shape,omitempty"`
 	BatchSize     int     `json:"batch_size"`
 	DurationS     float64 `json:"duration_s"`
 	WarmupS       float64 `json:"warmup_s"`

@@ -12,6 +12,8 @@ import (
 // the commands' flags: a new field is one line here.
 var flagOf = map[invalid.Field]string{
 	invalid.Rate:              "--rate",
+	invalid.WriteShape:        "--write-shape",
+	invalid.QueryShape:        "--query-shape",
 	invalid.BatchSize:         "--batch-size",
 	invalid.Duration:          "--duration",
 	invalid.Warmup:            "--warmup",

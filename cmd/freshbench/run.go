@@ -140,6 +140,7 @@ func (f *targetFlags) options() target.Options {
 // loadFlags describe the ingest and its measurement.
 type loadFlags struct {
 	rate, docSize, docShape, maxMemory       string
+	writeShape                               string
 	updateKeys                               string
 	updateShare                              float64
 	batchSize, generators, inflight, retries int
@@ -154,6 +155,7 @@ func addLoadFlags(fs *flag.FlagSet) *loadFlags {
 	f := addStreamFlags(fs)
 	fs.StringVar(&f.rate, "rate", "1000", "target rate over all generators: events/s (5000) or bytes/s (10MB/s; MB = 10^6 bytes)")
 	fs.DurationVar(&f.duration, "duration", 60*time.Second, "how long to stream, warm-up included")
+	fs.StringVar(&f.writeShape, "write-shape", "", "shape of the write rate over time, as factors of --rate: const F [for D]; ramp F..G for D; sine F±A every P [for D]; steps F,G,… every D (pieces back to back, separated by \";\"), or burst K at S for L; … (bursts over the rate), e.g. \"burst 5x at 60s for 30s\" (default: constant)")
 	return f
 }
 
@@ -207,10 +209,14 @@ func (f *loadFlags) config(writeTimeout time.Duration) (bench.Config, error) {
 	if err != nil {
 		return bench.Config{}, usageError{err}
 	}
+	shape, err := pace.ParseShape(f.writeShape)
+	if err != nil {
+		return bench.Config{}, usagef("--write-shape: %v", err)
+	}
 	cfg := bench.Config{
 		Ingest: ingest.Config{
 			MemoryLimit: int64(memory), UpdateShare: f.updateShare, UpdateKeys: keys,
-			Rate: rate, BatchSize: f.batchSize, DocShape: f.docShape, Duration: f.duration, Warmup: f.warmup,
+			Rate: rate, Shape: shape, BatchSize: f.batchSize, DocShape: f.docShape, Duration: f.duration, Warmup: f.warmup,
 			Generators: f.generators, MaxInflight: f.inflight, DocSize: int(size), Seed: f.seed,
 			WriteTimeout: writeTimeout, WriteRetries: f.retries, ProbeRate: f.probeRate,
 		},
