@@ -146,6 +146,9 @@ type Result struct {
 	// Ceiling is the share of this machine's driver ceiling the ingest
 	// used, when it ran with one (see MachineCalibration).
 	Ceiling *Ceiling `json:"ceiling,omitempty"`
+	// Isolation, set by freshbench isolation, is what a burst of each
+	// load did to the other.
+	Isolation *Isolation `json:"isolation,omitempty"`
 }
 
 // Peak is the outcome of a peak search.
