@@ -1,0 +1,143 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/freshbench/freshbench/report/internal/svg"
+	"github.com/freshbench/freshbench/results"
+)
+
+// isolationView is the isolation experiment's section: what each burst
+// did, and each window's figures.
+type isolationView struct {
+	Headline string
+	Bursts   []isolationBurstRow
+	Windows  []isolationWindowRow
+}
+
+type isolationBurstRow struct {
+	Load, Endpoint, Window                              string
+	QueryP95, QueryP99, Freshness, Visibility, WriteP95 string
+	Recovery                                            string
+	Recovered                                           bool
+}
+
+type isolationWindowRow struct {
+	Window, Span, Endpoint, WriteP50, WriteP95, WriteFailed string
+	Queries, QueryP50, QueryP95, QueryP99, QueryErrors      string
+	FreshP50, FreshP95, VisP50, VisP95                      string
+}
+
+func isolationHeadline(iso *results.Isolation) string {
+	return fmt.Sprintf("Each load ×%g for %s in turn. Interference: the burst window's p95 over the baseline's. Recovered: query p95 and freshness lag p95 back within %g× the baseline's, judged in buckets of %s.",
+		iso.Factor, seconds(iso.BurstS), iso.Band, seconds(iso.ResolutionS))
+}
+
+func isolationSection(r *results.Result) *isolationView {
+	iso := r.Isolation
+	if iso == nil {
+		return nil
+	}
+	v := &isolationView{Headline: isolationHeadline(iso)}
+	for _, b := range iso.Bursts {
+		for _, e := range b.Endpoints {
+			v.Bursts = append(v.Bursts, isolationBurstRow{
+				Load: b.Load, Endpoint: e.Endpoint, Window: fmt.Sprintf("%s–%s", seconds(b.FromS), seconds(b.ToS)),
+				QueryP95: times(e.QueryP95Ratio), QueryP99: times(e.QueryP99Ratio), Freshness: times(e.FreshnessRatio),
+				Visibility: times(e.VisibilityRatio), WriteP95: times(b.WriteP95Ratio),
+				Recovery: recoveryText(e), Recovered: e.Recovered,
+			})
+		}
+	}
+	for _, w := range iso.Windows {
+		for i, e := range w.Endpoints {
+			row := isolationWindowRow{Endpoint: e.Endpoint,
+				Queries: count(e.QueryLatency.N), QueryP50: quantile(e.QueryLatency, e.QueryLatency.P50Ms), QueryP95: quantile(e.QueryLatency, e.QueryLatency.P95Ms),
+				QueryP99: quantile(e.QueryLatency, e.QueryLatency.P99Ms), QueryErrors: errorsByKind(e.QueryErrors),
+				FreshP50: quantile(e.FreshnessLag, e.FreshnessLag.P50Ms), FreshP95: quantile(e.FreshnessLag, e.FreshnessLag.P95Ms),
+				VisP50: quantile(e.Visibility, e.Visibility.P50Ms), VisP95: quantile(e.Visibility, e.Visibility.P95Ms)}
+			if i == 0 {
+				row.Window, row.Span = w.Name, fmt.Sprintf("%s–%s", seconds(w.FromS), seconds(w.ToS))
+				row.WriteP50, row.WriteP95 = quantile(w.WriteLatency, w.WriteLatency.P50Ms), quantile(w.WriteLatency, w.WriteLatency.P95Ms)
+				row.WriteFailed = count(w.WritesFailed)
+			}
+			v.Windows = append(v.Windows, row)
+		}
+	}
+	return v
+}
+
+// ConsoleIsolation writes the interference and recovery table, then each
+// window's figures.
+func ConsoleIsolation(w io.Writer, r *results.Result) {
+	v := isolationSection(r)
+	if v == nil {
+		return
+	}
+	fmt.Fprintf(w, "\nisolation: %s\n", v.Headline)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "burst\tendpoint\twindow\tquery p95\tquery p99\tfreshness p95\tvisibility p95\twrite p95\trecovery\t")
+	for _, b := range v.Bursts {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", b.Load, b.Endpoint, b.Window, b.QueryP95, b.QueryP99, b.Freshness, b.Visibility, b.WriteP95, b.Recovery)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nper window (ms; queries and writes by intended time, probes by write time, freshness lags by sample time):")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "window\tfrom–to\twrite p50\tp95\tfailed\tendpoint\tqueries\tquery p50\tp95\tp99\terrors\tfreshness p50\tp95\tvisibility p50\tp95\t")
+	for _, x := range v.Windows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", x.Window, x.Span, x.WriteP50, x.WriteP95, x.WriteFailed,
+			x.Endpoint, x.Queries, x.QueryP50, x.QueryP95, x.QueryP99, x.QueryErrors, x.FreshP50, x.FreshP95, x.VisP50, x.VisP95)
+	}
+	tw.Flush()
+}
+
+// burstBands shades each burst of an isolation run on a time chart.
+func burstBands(c *svg.Chart, r *results.Result, x svg.Scale) {
+	if r.Isolation == nil {
+		return
+	}
+	for _, b := range r.Isolation.Bursts {
+		name := fmt.Sprintf("%s ×%g", b.Load, r.Isolation.Factor)
+		c.Bands = append(c.Bands, svg.Shape{Class: "band-burst", X: x.At(b.FromS), Y: c.Plot.Y, W: x.At(b.ToS) - x.At(b.FromS), H: c.Plot.H, Title: name + " burst"})
+		c.Texts = append(c.Texts, svg.Text{X: x.At(b.FromS) + 6, Y: c.Plot.Y + 14, Class: "band-label", Value: name})
+	}
+}
+
+// times is a ratio as "×3.2", or "not known" without samples on either
+// side.
+func times(v *float64) string {
+	if v == nil {
+		return "not known"
+	}
+	return fmt.Sprintf("×%.3g", *v)
+}
+
+func recoveryText(e *results.BurstEndpoint) string {
+	if !e.Recovered {
+		return "not recovered by the end"
+	}
+	return seconds(e.RecoveryS)
+}
+
+func quantile(q results.Quantiles, v float64) string {
+	if q.N == 0 {
+		return "-"
+	}
+	return ms(v)
+}
+
+func errorsByKind(m map[string]int64) string {
+	if len(m) == 0 {
+		return "0"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
