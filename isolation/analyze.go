@@ -204,7 +204,7 @@ func recovery(c Config, from, to time.Time, figures [][]sample, baselineMs []flo
 		}
 	}
 	if lastOut == n-1 {
-		return false, 0
+		return false, to.Sub(from).Seconds() // a lower bound
 	}
 	return true, (time.Duration(lastOut+1) * c.Resolution).Seconds()
 }

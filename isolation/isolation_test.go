@@ -170,8 +170,8 @@ func TestRecoveryAndUnknowns(t *testing.T) {
 	if !ib.Recovered || ib.RecoveryS != 4 {
 		t.Errorf("ingest burst: recovered %v in %g s, want after 4 s (the bucket from 3 s still held 16 ms > 1.5 × 10 ms)", ib.Recovered, ib.RecoveryS)
 	}
-	if qb.Recovered {
-		t.Errorf("query burst: recovered in %g s, want not recovered by the end", qb.RecoveryS)
+	if qb.Recovered || qb.RecoveryS != 10 {
+		t.Errorf("query burst: recovered %v in %g s, want not recovered by the end, > 10 s (the recovery window)", qb.Recovered, qb.RecoveryS)
 	}
 	if ib.QueryP95Ratio == nil || *ib.QueryP95Ratio != 10 {
 		t.Errorf("ingest burst query p95 ratio %v, want 10", ib.QueryP95Ratio)

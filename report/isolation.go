@@ -119,7 +119,7 @@ func times(v *float64) string {
 
 func recoveryText(e *results.BurstEndpoint) string {
 	if !e.Recovered {
-		return "not recovered by the end"
+		return "> " + seconds(e.RecoveryS) + ", not recovered by the end"
 	}
 	return seconds(e.RecoveryS)
 }
@@ -140,4 +140,63 @@ func errorsByKind(m map[string]int64) string {
 		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// isolationMetrics compare what each burst did on each endpoint, when
+// some result is an isolation run.
+func isolationMetrics(rs []*results.Result) []metric {
+	type key struct{ load, endpoint string }
+	var keys []key
+	for _, r := range rs {
+		if r.Isolation == nil {
+			continue
+		}
+		for _, b := range r.Isolation.Bursts {
+			for _, e := range b.Endpoints {
+				if k := (key{b.Load, e.Endpoint}); !slices.Contains(keys, k) {
+					keys = append(keys, k)
+				}
+			}
+		}
+	}
+	var list []metric
+	for _, k := range keys {
+		find := func(r *results.Result) *results.BurstEndpoint {
+			if r.Isolation == nil {
+				return nil
+			}
+			for _, b := range r.Isolation.Bursts {
+				for _, e := range b.Endpoints {
+					if b.Load == k.load && e.Endpoint == k.endpoint {
+						return e
+					}
+				}
+			}
+			return nil
+		}
+		ratio := func(f func(*results.BurstEndpoint) *float64) func(*results.Result) (float64, bool) {
+			return func(r *results.Result) (float64, bool) {
+				if e := find(r); e != nil && f(e) != nil {
+					return *f(e), true
+				}
+				return 0, false
+			}
+		}
+		x := func(v float64) string { return fmt.Sprintf("×%.3g", v) }
+		name := k.load + " burst on " + k.endpoint + ": "
+		list = append(list,
+			metric{name + "query p95 ×", ratio(func(e *results.BurstEndpoint) *float64 { return e.QueryP95Ratio }), x, nil},
+			metric{name + "freshness p95 ×", ratio(func(e *results.BurstEndpoint) *float64 { return e.FreshnessRatio }), x, nil},
+			metric{name + "recovery s", func(r *results.Result) (float64, bool) {
+				if e := find(r); e != nil {
+					return e.RecoveryS, true
+				}
+				return 0, false
+			}, func(v float64) string { return seconds(v) }, func(r *results.Result) bool {
+				e := find(r)
+				return e != nil && !e.Recovered // not recovered: the window's length is a lower bound
+			}},
+		)
+	}
+	return list
 }

@@ -74,7 +74,8 @@ type BurstEndpoint struct {
 	VisibilityRatio *float64 `json:"visibility_p95_ratio,omitempty"`
 	// Recovered says whether query p95 and freshness lag p95 came back
 	// within the band before the recovery window ended; RecoveryS is
-	// then how long after the burst's end, to within ResolutionS.
+	// then how long after the burst's end, to within ResolutionS, and
+	// otherwise the recovery window's length, a lower bound.
 	Recovered bool    `json:"recovered"`
-	RecoveryS float64 `json:"recovery_s,omitempty"`
+	RecoveryS float64 `json:"recovery_s"`
 }
