@@ -17,6 +17,7 @@ var scaled = map[string]func(string, float64) (string, error){
 	"rate": scaleRates, "levels": scaleRates, "start": scaleRates, "step": scaleRates, "max-rate": scaleRates,
 	"total-rate": scaleRates, "qps": scaleRates, "sweep-start": scaleRates, "sweep-step": scaleRates, "sweep-max": scaleRates,
 	"duration": scaleDuration, "warmup": scaleDuration, "hold": scaleDuration, "max-hold": scaleDuration,
+	"baseline": scaleDuration, "burst": scaleDuration, "recovery": scaleDuration, "resolution": scaleDuration,
 	"events": scaleCount,
 	// A shape's factors are of the scaled rate; its times scale as the
 	// duration does, so that a burst stays where it was in the run.

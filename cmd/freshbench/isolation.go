@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/invalid"
 	"github.com/freshbench/freshbench/isolation"
 	"github.com/freshbench/freshbench/redact"
 	"github.com/freshbench/freshbench/report"
@@ -70,6 +71,10 @@ func isolationCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	cfg, err := lf.config(tf.writeTimeout)
+	if e, ok := invalid.As(err); ok && e.Field == invalid.Duration {
+		// The experiment's length is its windows', not a flag of its own.
+		return usagef("the experiment's %s (--warmup + --baseline + 2 × (--burst + --recovery)): want %s", ic.Duration(), e.Want)
+	}
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,7 @@ func TestIsolationBadInput(t *testing.T) {
 		{"resolution past the recovery", isolationArgs(out, "--resolution", "3s"), "--resolution 3s: want a positive duration up to the recovery's 2s"},
 		{"no burst", isolationArgs(out, "--burst", "0s"), "--burst 0s: want a positive duration"},
 		{"closed loop", isolationArgs(out, "--concurrency", "4"), "--concurrency: the isolation experiment runs its queries open loop at --qps"},
+		{"shorter than a batch", isolationArgs(out, "--rate", "1"), "the experiment's 9s (--warmup + --baseline + 2 × (--burst + --recovery)): want a measured part (after the warm-up of 1s) of at least one batch interval, 10s"},
 		{"a shape of its own", isolationArgs(out, "--query-shape", "const 2"), "--query-shape: the isolation experiment"},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantUsageError(t, c.args, c.want) })

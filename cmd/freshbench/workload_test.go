@@ -150,6 +150,8 @@ var tinyScales = map[string]struct {
 	"es-vs-rockset-2023": {"0.009", []string{"--max-steps", "1"}},
 	// One sweep step.
 	"qps-20k": {"0.02", []string{"--sweep-max", "40"}},
+	// 30 s of virtual time, about 5 events and 100 queries a second.
+	"isolation-20k": {"0.1", nil},
 }
 
 // Every preset runs end to end at a tiny scale: those that fit any target
