@@ -1,6 +1,7 @@
 package pace
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -51,9 +52,6 @@ const (
 	ramp
 	sine
 )
-
-// burst is one burst as written.
-type burst struct{ start, length time.Duration }
 
 // factor is f at offset x into the piece.
 func (p piece) factor(x float64) float64 {
@@ -228,7 +226,7 @@ func ParseShape(text string) (Shape, error) {
 	fail := func(err error) (Shape, error) { return Shape{}, fmt.Errorf("shape %q: %w", text, err) }
 	var (
 		pieces []piece
-		bursts []burst
+		bursts int
 		at     float64
 		open   bool    // the last piece left out its length
 		end    float64 // where the last length written ends
@@ -242,12 +240,12 @@ func ParseShape(text string) (Shape, error) {
 			return fail(errors.New("only the last piece may leave out its length (add \"for D\")"))
 		}
 		if w[0] == "burst" {
-			b, k, err := parseBurst(w)
+			b, err := parseBurst(w)
 			if err != nil {
 				return fail(err)
 			}
-			bursts = append(bursts, b)
-			pieces = append(pieces, piece{start: float64(b.start), length: float64(b.length), kind: constant, from: k})
+			bursts++
+			pieces = append(pieces, b)
 			continue
 		}
 		ps, err := parsePiece(w)
@@ -267,10 +265,10 @@ func ParseShape(text string) (Shape, error) {
 			pieces = append(pieces, p)
 		}
 	}
-	if len(bursts) > 0 && len(bursts) != len(pieces) {
+	if bursts > 0 && bursts != len(pieces) {
 		return fail(errors.New("bursts and a sequence of pieces cannot be mixed: write either \"burst K at S for L; …\" or pieces back to back"))
 	}
-	if len(bursts) > 0 {
+	if bursts > 0 {
 		ps, err := overBase(pieces)
 		if err != nil {
 			return fail(err)
@@ -290,7 +288,7 @@ func ParseShape(text string) (Shape, error) {
 // overBase sorts bursts by start, refuses overlaps, and fills the gaps
 // and the tail with the factor 1.
 func overBase(bursts []piece) ([]piece, error) {
-	slices.SortFunc(bursts, func(a, b piece) int { return int(a.start - b.start) })
+	slices.SortFunc(bursts, func(a, b piece) int { return cmp.Compare(a.start, b.start) })
 	var out []piece
 	at := 0.0
 	for i, b := range bursts {
@@ -308,22 +306,22 @@ func overBase(bursts []piece) ([]piece, error) {
 	return append(out, piece{start: at, length: math.Inf(1), kind: constant, from: 1}), nil
 }
 
-// parseBurst reads "burst K at S for L".
-func parseBurst(w []string) (burst, float64, error) {
+// parseBurst reads "burst K at S for L" as its piece.
+func parseBurst(w []string) (piece, error) {
 	bad := errors.New("a burst is \"burst K at S for L\", e.g. burst 5x at 60s for 30s")
 	if len(w) != 6 || w[2] != "at" || w[4] != "for" {
-		return burst{}, 0, bad
+		return piece{}, bad
 	}
 	k, err := parseFactor(w[1])
 	if err != nil {
-		return burst{}, 0, err
+		return piece{}, err
 	}
 	s, err1 := time.ParseDuration(w[3])
 	l, err2 := time.ParseDuration(w[5])
 	if err1 != nil || err2 != nil || s < 0 || l <= 0 {
-		return burst{}, 0, fmt.Errorf("burst at %s for %s: want a start of 0 or more and a positive length, e.g. at 60s for 30s", w[3], w[5])
+		return piece{}, fmt.Errorf("burst at %s for %s: want a start of 0 or more and a positive length, e.g. at 60s for 30s", w[3], w[5])
 	}
-	return burst{start: s, length: l}, k, nil
+	return piece{start: float64(s), length: float64(l), kind: constant, from: k}, nil
 }
 
 // parsePiece reads one piece of a sequence (steps make several); a length
