@@ -169,8 +169,10 @@ func (r *Recorder) Analyze(start time.Time, c Config) *results.Isolation {
 				ep.QueryP99Ratio = &v
 			}
 			e := r.eps[n]
-			ep.Recovered, ep.RecoveryS = recovery(c, start.Add(rw.From), start.Add(rw.To),
+			var known bool
+			ep.Recovered, known, ep.RecoveryS = recovery(c, start.Add(rw.From), start.Add(rw.To),
 				[][]sample{e.queries, e.fresh}, []float64{ba.QueryLatency.P95Ms, ba.FreshnessLag.P95Ms})
+			ep.RecoveryNotKnown = !known
 			b.Endpoints = append(b.Endpoints, ep)
 		}
 		out.Bursts = append(out.Bursts, b)
@@ -179,34 +181,47 @@ func (r *Recorder) Analyze(start time.Time, c Config) *results.Isolation {
 }
 
 // recovery judges the buckets of c.Resolution from `from` (a burst's end)
-// to `to`: a bucket is out of the band when the p95 of some figure in it
-// is above c.Band × that figure's baseline p95 (a figure without a
-// baseline or without samples in the bucket is not judged). The figures
-// have recovered at the start of the first bucket after which none is
-// out of the band; when the last one is, they have not recovered by the
-// end.
-func recovery(c Config, from, to time.Time, figures [][]sample, baselineMs []float64) (bool, float64) {
+// to `to`. A bucket is out of the band when the p95 of some figure in it
+// is above c.Band × that figure's baseline p95, within it when every
+// figure with a baseline has samples there and none is out, and neither
+// when it lacks samples of some figure. The figures have recovered at the
+// start of the first bucket after the last one out of the band, once a
+// bucket after it is within the band. When the last bucket is out, they
+// have not recovered by the end; when no bucket after the last one out is
+// within the band (no samples: nothing sent, nothing answered), whether
+// they recovered is not known. Either way the time returned is a lower
+// bound.
+func recovery(c Config, from, to time.Time, figures [][]sample, baselineMs []float64) (recovered, known bool, seconds float64) {
 	n := int(math.Ceil(float64(to.Sub(from)) / float64(c.Resolution)))
-	lastOut := -1
+	lastOut, lastIn := -1, -1
 	for k := range n {
 		bf, bt := from.Add(time.Duration(k)*c.Resolution), from.Add(time.Duration(k+1)*c.Resolution)
 		if bt.After(to) {
 			bt = to
 		}
+		out, all := false, true
 		for i, f := range figures {
 			if baselineMs[i] <= 0 {
 				continue
 			}
 			q := quantiles(in(f, bf, bt))
-			if q.N > 0 && q.P95Ms > c.Band*baselineMs[i] {
-				lastOut = k
-			}
+			out = out || q.N > 0 && q.P95Ms > c.Band*baselineMs[i]
+			all = all && q.N > 0
+		}
+		switch {
+		case out:
+			lastOut = k
+		case all:
+			lastIn = k
 		}
 	}
-	if lastOut == n-1 {
-		return false, to.Sub(from).Seconds() // a lower bound
+	switch {
+	case lastOut == n-1:
+		return false, true, to.Sub(from).Seconds()
+	case lastIn < lastOut:
+		return false, false, (time.Duration(lastOut+1) * c.Resolution).Seconds()
 	}
-	return true, (time.Duration(lastOut+1) * c.Resolution).Seconds()
+	return true, true, (time.Duration(lastOut+1) * c.Resolution).Seconds()
 }
 
 // in is the samples at or after from and before to.

@@ -3,6 +3,7 @@ package isolation
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -172,6 +173,12 @@ func TestRecoveryAndUnknowns(t *testing.T) {
 	}
 	if qb.Recovered || qb.RecoveryS != 10 {
 		t.Errorf("query burst: recovered %v in %g s, want not recovered by the end, > 10 s (the recovery window)", qb.Recovered, qb.RecoveryS)
+	}
+	// Nothing answered after 22 s: whether the ingest burst's effect
+	// ended is not known, and at least 3 s.
+	e.queries = slices.DeleteFunc(e.queries, func(x sample) bool { return x.at.After(at(22)) })
+	if nk := rec.Analyze(start, c).Bursts[0].Endpoints[0]; nk.Recovered || !nk.RecoveryNotKnown || nk.RecoveryS != 3 {
+		t.Errorf("no samples after the last bucket out of the band: recovered %v, not known %v, %g s; want not known, ≥ 3 s", nk.Recovered, nk.RecoveryNotKnown, nk.RecoveryS)
 	}
 	if ib.QueryP95Ratio == nil || *ib.QueryP95Ratio != 10 {
 		t.Errorf("ingest burst query p95 ratio %v, want 10", ib.QueryP95Ratio)

@@ -48,6 +48,13 @@ func Run(ctx context.Context, tgt target.Target, run bench.Config, c Config) (*r
 	res, err := bench.Run(ctx, tgt, run)
 	if res != nil {
 		res.Isolation = rec.Analyze(res.StartedAt, c)
+		for _, w := range res.Isolation.Windows {
+			for _, p := range res.Series {
+				if p.StartS >= w.FromS && p.StartS < w.ToS {
+					w.WritesUnsent += p.UnsentEvents
+				}
+			}
+		}
 	}
 	return res, err
 }

@@ -28,9 +28,9 @@ type isolationBurstRow struct {
 }
 
 type isolationWindowRow struct {
-	Window, Span, Endpoint, WriteP50, WriteP95, WriteFailed string
-	Queries, QueryP50, QueryP95, QueryP99, QueryErrors      string
-	FreshP50, FreshP95, VisP50, VisP95                      string
+	Window, Span, Endpoint, WriteP50, WriteP95, WriteFailed, WriteUnsent string
+	Queries, QueryP50, QueryP95, QueryP99, QueryErrors                   string
+	FreshP50, FreshP95, VisP50, VisP95                                   string
 }
 
 func isolationHeadline(iso *results.Isolation) string {
@@ -64,7 +64,10 @@ func isolationSection(r *results.Result) *isolationView {
 			if i == 0 {
 				row.Window, row.Span = w.Name, fmt.Sprintf("%s–%s", seconds(w.FromS), seconds(w.ToS))
 				row.WriteP50, row.WriteP95 = quantile(w.WriteLatency, w.WriteLatency.P50Ms), quantile(w.WriteLatency, w.WriteLatency.P95Ms)
-				row.WriteFailed = count(w.WritesFailed)
+				row.WriteFailed, row.WriteUnsent = count(w.WritesFailed), count(w.WritesUnsent)
+				if w.WritesUnsent > 0 {
+					row.WriteP50, row.WriteP95 = "> "+row.WriteP50, "> "+row.WriteP95
+				}
 			}
 			v.Windows = append(v.Windows, row)
 		}
@@ -88,12 +91,15 @@ func ConsoleIsolation(w io.Writer, r *results.Result) {
 	tw.Flush()
 	fmt.Fprintln(w, "\nper window (ms; queries and writes by intended time, probes by write time, freshness lags by sample time):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "window\tfrom–to\twrite p50\tp95\tfailed\tendpoint\tqueries\tquery p50\tp95\tp99\terrors\tfreshness p50\tp95\tvisibility p50\tp95\t")
+	fmt.Fprintln(tw, "window\tfrom–to\twrite p50\tp95\tfailed\tunsent\tendpoint\tqueries\tquery p50\tp95\tp99\terrors\tfreshness p50\tp95\tvisibility p50\tp95\t")
 	for _, x := range v.Windows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", x.Window, x.Span, x.WriteP50, x.WriteP95, x.WriteFailed,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", x.Window, x.Span, x.WriteP50, x.WriteP95, x.WriteFailed, x.WriteUnsent,
 			x.Endpoint, x.Queries, x.QueryP50, x.QueryP95, x.QueryP99, x.QueryErrors, x.FreshP50, x.FreshP95, x.VisP50, x.VisP95)
 	}
 	tw.Flush()
+	if q := r.Queries; q != nil && q.Unsent > 0 {
+		fmt.Fprintf(w, "%s queries due were never sent (the load fell behind its in-flight bound): their latency, longer than any answered, is in no window's figures, which are lower bounds where they fell.\n", count(q.Unsent))
+	}
 }
 
 // burstBands shades each burst of an isolation run on a time chart.
@@ -118,7 +124,10 @@ func times(v *float64) string {
 }
 
 func recoveryText(e *results.BurstEndpoint) string {
-	if !e.Recovered {
+	switch {
+	case e.RecoveryNotKnown:
+		return "not yet known (≥ " + seconds(e.RecoveryS) + "; no samples after)"
+	case !e.Recovered:
 		return "> " + seconds(e.RecoveryS) + ", not recovered by the end"
 	}
 	return seconds(e.RecoveryS)
@@ -194,7 +203,7 @@ func isolationMetrics(rs []*results.Result) []metric {
 				return 0, false
 			}, func(v float64) string { return seconds(v) }, func(r *results.Result) bool {
 				e := find(r)
-				return e != nil && !e.Recovered // not recovered: the window's length is a lower bound
+				return e != nil && !e.Recovered // not recovered, or not known: a lower bound
 			}},
 		)
 	}

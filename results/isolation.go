@@ -26,11 +26,17 @@ const (
 // IsolationWindow is one window's figures, from FromS to ToS seconds
 // since the run's start.
 type IsolationWindow struct {
-	Name         string              `json:"name"`
-	FromS        float64             `json:"from_s"`
-	ToS          float64             `json:"to_s"`
-	WriteLatency Quantiles           `json:"write_latency"` // from intended time, acknowledged batches
-	WritesFailed int64               `json:"writes_failed"` // events whose write failed
+	Name         string    `json:"name"`
+	FromS        float64   `json:"from_s"`
+	ToS          float64   `json:"to_s"`
+	WriteLatency Quantiles `json:"write_latency"` // from intended time, acknowledged batches
+	WritesFailed int64     `json:"writes_failed"` // events whose write failed
+	// WritesUnsent are events due in the window (by the series'
+	// intervals that start in it) that were never sent: the driver
+	// gave them up behind a full in-flight bound. Their latency, longer
+	// than any here, is in no quantile: with unsent events, the
+	// window's write latency is a lower bound.
+	WritesUnsent int64               `json:"writes_unsent,omitempty"`
 	Endpoints    []*WindowByEndpoint `json:"endpoints"`
 }
 
@@ -75,7 +81,12 @@ type BurstEndpoint struct {
 	// Recovered says whether query p95 and freshness lag p95 came back
 	// within the band before the recovery window ended; RecoveryS is
 	// then how long after the burst's end, to within ResolutionS, and
-	// otherwise the recovery window's length, a lower bound.
+	// otherwise a lower bound: the recovery window's length when the
+	// figures were still out of the band at its end.
 	Recovered bool    `json:"recovered"`
 	RecoveryS float64 `json:"recovery_s"`
+	// RecoveryNotKnown: no bucket after the last one out of the band had
+	// samples of both figures (nothing sent or answered there), so
+	// whether they recovered is not known; RecoveryS is a lower bound.
+	RecoveryNotKnown bool `json:"recovery_not_known,omitempty"`
 }
