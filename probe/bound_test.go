@@ -10,8 +10,8 @@ import (
 	"github.com/freshbench/freshbench/stats"
 )
 
-// A client whose error wraps the context's cause (as the Elasticsearch
-// and OpenSearch clients' do when a request is cancelled) must not make
+// A client whose error wraps the context's cause (as an HTTP client's
+// can when its request is cancelled) must not make
 // the bound's error wrap itself: errors.Is would walk the chain forever,
 // under the lock of the loop that asked (seen: an isolation run on a
 // loaded two-node cluster hung, the ingest blocked on the probes' lock
