@@ -65,7 +65,7 @@ func isolationSection(r *results.Result) *isolationView {
 				row.Window, row.Span = w.Name, fmt.Sprintf("%s–%s", seconds(w.FromS), seconds(w.ToS))
 				row.WriteP50, row.WriteP95 = quantile(w.WriteLatency, w.WriteLatency.P50Ms), quantile(w.WriteLatency, w.WriteLatency.P95Ms)
 				row.WriteFailed, row.WriteUnsent = count(w.WritesFailed), count(w.WritesUnsent)
-				if w.WritesUnsent > 0 {
+				if w.WritesUnsent > 0 && w.WriteLatency.N > 0 {
 					row.WriteP50, row.WriteP95 = "> "+row.WriteP50, "> "+row.WriteP95
 				}
 			}
