@@ -43,6 +43,8 @@ func isolationCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	lf := addStreamFlags(fs)
 	fs.StringVar(&lf.rate, "rate", "1000", "steady write rate over all generators: events/s (5000) or bytes/s (10MB/s); the ingest burst multiplies it")
 	qf := addQueryFlags(fs)
+	// The experiment needs an open-loop query load: 100 QPS unless told.
+	qf.qps, fs.Lookup("qps").DefValue = 100, "100"
 	xf := addIsolationFlags(fs)
 	out := fs.String("out", "", "results file, - for standard output (default freshbench-results/isolation-<time>.json)")
 	quiet := fs.Bool("quiet", false, "no live progress")
@@ -57,9 +59,6 @@ func isolationCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if given(fs, name) {
 			return usagef("--%s: the isolation experiment runs its queries open loop at --qps and shapes both loads itself; leave --%s out", name, name)
 		}
-	}
-	if !given(fs, "qps") {
-		qf.qps = 100
 	}
 	ic := xf.config(lf.warmup)
 	if err := ic.Validate(); err != nil {
