@@ -132,6 +132,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if c.Queries != nil {
+		if err := checkQueryShape(*c.Queries, c.Ingest.Duration); err != nil {
+			return err
+		}
 		return c.Queries.Validate()
 	}
 	return nil
@@ -336,7 +339,7 @@ func (r *run) ingest(ctx context.Context, res *results.Result) *ingest.Accountin
 	go func() { account <- serverAccount(ctx, sched, r.tgt, r.tl.MeasuredFrom(), r.tl.End()) }()
 	acctCh := make(chan *ingest.Accounting, 1)
 	cpuBefore, cpuOK := processCPU()
-	r.obs.TargetRate(r.cfg.Ingest.Rate.EventsPerSecond(r.cfg.Ingest.EventSize()))
+	r.obs.TargetRate(targetRate(r.cfg.Ingest, 0))
 	go func() { acctCh <- r.in.Run(sched, r.tl, r.series) }()
 	acct := watch(r.tl, r.cfg, r.series, r.eps[0].fresh, r.obs, acctCh, endSchedule)
 	if r.tl.StoppedAt().Before(r.tl.End()) {
@@ -612,7 +615,10 @@ func watch(tl *timeline.Timeline, cfg Config, series *stats.Series, fresh *probe
 			if next < len(phases) {
 				change.Reset(time.Until(phases[next].At))
 			}
-		case <-tick.C:
+		case now := <-tick.C:
+			if !cfg.Ingest.Shape.IsConstant() {
+				obs.TargetRate(targetRate(cfg.Ingest, now.Sub(tl.Start())))
+			}
 			if cfg.Progress != nil {
 				cfg.Progress(progressAt(time.Now(), tl, series, fresh))
 			}
@@ -621,6 +627,12 @@ func watch(tl *timeline.Timeline, cfg Config, series *stats.Series, fresh *probe
 			}
 		}
 	}
+}
+
+// targetRate is the events per second the schedule asks for at t after
+// the start.
+func targetRate(c ingest.Config, t time.Duration) float64 {
+	return c.Rate.EventsPerSecond(c.DocSize) * c.Shape.Factor(max(t, 0))
 }
 
 func progressAt(now time.Time, tl *timeline.Timeline, series *stats.Series, fresh *probe.Freshness) Progress {

@@ -69,6 +69,13 @@ func (r QueryRun) Validate() error {
 	} else if err := checkWarmup(r.Warmup, r.Duration); err != nil {
 		return err
 	}
+	duration := r.Duration
+	if r.Ingest != nil {
+		duration = r.Ingest.Ingest.Duration
+	}
+	if err := checkQueryShape(r.Queries, duration); err != nil {
+		return err
+	}
 	if r.Sweep != nil {
 		if err := r.Sweep.Validate(); err != nil {
 			return err
@@ -104,6 +111,14 @@ func (r QueryRun) Validate() error {
 		return c.Validate()
 	}
 	return r.Queries.Validate()
+}
+
+// checkQueryShape refuses a query shape longer than the run it shapes.
+func checkQueryShape(q query.Config, duration time.Duration) error {
+	if err := q.Shape.Check(duration); err != nil {
+		return invalid.Wrap(invalid.QueryShape, strconv.Quote(q.Shape.String()), err)
+	}
+	return nil
 }
 
 // MeasureQueries runs r against tgt, set up already (SetupQueries

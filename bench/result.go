@@ -13,7 +13,7 @@ func recordConfig(c Config) results.Config {
 	}
 	i := c.Ingest
 	r := results.Config{
-		Rate: i.Rate.String(), RateUnit: unit, RatePerSecond: i.Rate.PerSecond,
+		Rate: i.Rate.String(), RateUnit: unit, RatePerSecond: i.Rate.PerSecond, WriteShape: i.Shape.String(),
 		BatchSize: i.BatchSize, DurationS: i.Duration.Seconds(), WarmupS: i.Warmup.Seconds(),
 		Generators: i.Generators, MaxInflight: i.MaxInflight, DocSize: i.DocSize, DocShape: i.DocShape, Seed: i.Seed, IDNonce: i.IDNonce,
 		WriteTimeoutS: i.WriteTimeout.Seconds(), WriteRetries: i.WriteRetries, ProbeRate: i.ProbeRate,

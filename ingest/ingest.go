@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,7 +26,11 @@ import (
 
 // Config is what one ingest run needs.
 type Config struct {
-	Rate         pace.Rate     // total over all generators
+	Rate pace.Rate // total over all generators
+	// Shape varies the rate over the run (pace.Shape): the target at t
+	// after the start is Rate × Shape.Factor(t). The zero Shape keeps
+	// the rate constant.
+	Shape        pace.Shape
 	BatchSize    int           // events per write request
 	Duration     time.Duration // how long batches are scheduled, warm-up included
 	Warmup       time.Duration // leading part excluded from the measured phase
@@ -80,6 +85,8 @@ func (c Config) Validate() error {
 		return invalid.New(invalid.BatchSize, c.BatchSize, "a positive number of events per request")
 	case c.Duration <= 0:
 		return invalid.New(invalid.Duration, c.Duration, "a positive duration, e.g. 60s")
+	case c.Shape.Check(c.Duration) != nil:
+		return invalid.Wrap(invalid.WriteShape, strconv.Quote(c.Shape.String()), c.Shape.Check(c.Duration))
 	case c.Warmup < 0 || c.Warmup >= c.Duration:
 		return invalid.New(invalid.Warmup, c.Warmup, fmt.Sprintf("0 or more and less than the duration %s", c.Duration))
 	case c.Generators <= 0 || c.Generators > GeneratorsPerInstance:
@@ -236,7 +243,7 @@ func (in *Ingester) Run(ctx context.Context, tl *timeline.Timeline, series *stat
 	var streams sync.WaitGroup
 	for i, g := range in.gens {
 		s := dispatch.Stream{
-			Schedule: pace.NewSchedule(start, in.cfg.Rate.Scale(1/n)),
+			Schedule: pace.NewShapedSchedule(start, in.cfg.Rate.Scale(1/n), in.cfg.Shape),
 			End:      tl.End(),
 			Slots:    in.slots,
 			// Timer jitter of a busy machine is not lateness.

@@ -5,6 +5,14 @@ package invalid
 // here, once, and give it a line there.
 const (
 	Rate              Field = "rate"
+	WriteShape        Field = "write shape"
+	QueryShape        Field = "query shape"
+	Baseline          Field = "baseline"
+	BurstLength       Field = "burst length"
+	Recovery          Field = "recovery"
+	BurstFactor       Field = "burst factor"
+	RecoveryBand      Field = "recovery band"
+	Resolution        Field = "recovery resolution"
 	BatchSize         Field = "batch size"
 	Duration          Field = "duration"
 	Warmup            Field = "warm-up"

@@ -134,40 +134,70 @@ func FormatBytes(v float64) string {
 // event rate, batch k is due at start + k*batchSize/rate; with a byte rate,
 // at start + (bytes sent before it)/rate, so that the byte rate is exact
 // whatever the size of each document.
+//
+// Under a Shape f the target at t is rate·f(t), so the units due before t
+// are N(t) = rate·F(t), F(t) = ∫₀ᵗ f. The unit that follows the sent ones
+// is due when the count reaches what was sent: at N⁻¹(sent) = F⁻¹(sent/rate),
+// the least such t (f ≥ 0, so F never falls; where f is 0 no unit is due).
+// For the constant shape F(t) = t and this is the constant rate's formula.
 type Schedule struct {
 	start time.Time
 	rate  Rate
+	shape Shape
 	sent  float64 // events or bytes already scheduled
 }
 
-// NewSchedule starts a schedule at start.
+// NewSchedule starts a schedule of a constant rate at start.
 func NewSchedule(start time.Time, rate Rate) *Schedule {
 	return &Schedule{start: start, rate: rate}
 }
 
-// Next returns the intended time of the next batch.
-func (s *Schedule) Next() time.Time {
-	return s.start.Add(time.Duration(math.Round(s.sent / s.rate.PerSecond * float64(time.Second))))
+// NewShapedSchedule starts a schedule at start whose target at t after it
+// is rate × shape.Factor(t).
+func NewShapedSchedule(start time.Time, rate Rate, shape Shape) *Schedule {
+	return &Schedule{start: start, rate: rate, shape: shape}
 }
 
-// Rate is the schedule's rate.
+// From skips the units due before t without sending them (a stream that
+// could not begin until t, such as queries waiting for a parameter): its
+// first unit is due at t.
+func (s *Schedule) From(t time.Time) {
+	if d := t.Sub(s.start); d > 0 {
+		s.sent = s.shape.integral(float64(d)) * s.rate.PerSecond / float64(time.Second)
+	}
+}
+
+// never is an intended time after any end: the shape's rate stays 0.
+const never = time.Duration(math.MaxInt64)
+
+// Next returns the intended time of the next batch.
+func (s *Schedule) Next() time.Time {
+	x := s.shape.inverse(s.sent / s.rate.PerSecond * float64(time.Second))
+	if x >= float64(never) {
+		return s.start.Add(never)
+	}
+	return s.start.Add(time.Duration(math.Round(x)))
+}
+
+// Rate is the schedule's rate (its shape's factor 1).
 func (s *Schedule) Rate() Rate { return s.rate }
 
 // Skip advances the schedule past every unit of the given size (events,
 // or bytes for a byte rate) due before end, and returns how many there
 // were and the intended times of the first and the last.
 //
-// Unit k from now is due at start + round((sent + k·unit)/rate), the
+// Unit k from now is due at start + round(N⁻¹(sent + k·unit)), the
 // rounding of Next. For x ≥ 0, round(x) < D ⇔ x < D − ½ (durations in
-// nanoseconds), so unit k is due before end exactly when
-// k < ((D − ½)·rate/10⁹ − sent)/unit, and the count is the ceiling of that
-// bound, or 0 when it is not positive.
+// nanoseconds), and N⁻¹(c) < x ⇔ c < N(x) where N rises (where it is flat
+// no unit falls due), so unit k is due before end exactly when
+// k < (N(D − ½) − sent)/unit, and the count is the ceiling of that bound,
+// or 0 when it is not positive. For the constant rate N(x) = x·rate/10⁹.
 func (s *Schedule) Skip(end time.Time, unit float64) (n int, first, last time.Time) {
 	if unit <= 0 {
 		return 0, time.Time{}, time.Time{}
 	}
 	d := float64(end.Sub(s.start))
-	bound := ((d-0.5)*s.rate.PerSecond/float64(time.Second) - s.sent) / unit
+	bound := (s.shape.integral(d-0.5)*s.rate.PerSecond/float64(time.Second) - s.sent) / unit
 	if bound <= 0 {
 		return 0, time.Time{}, time.Time{}
 	}

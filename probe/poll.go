@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -179,7 +180,15 @@ func withBound(ctx context.Context, bound time.Duration, what func() string, que
 	defer cancel()
 	err := query(qctx)
 	if err != nil && ctx.Err() == nil && context.Cause(qctx) == cause {
-		cause.query, cause.err = what(), err
+		cause.query = what()
+		// The client's error may wrap the cause itself (it carries
+		// context.Cause): wrapping it back would make the chain a cycle,
+		// which errors.Is and errors.As never leave.
+		if errors.Is(err, cause) {
+			cause.err = context.DeadlineExceeded
+		} else {
+			cause.err = err
+		}
 		return cause
 	}
 	return err

@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -46,8 +47,11 @@ import (
 
 // Config is one query workload.
 type Config struct {
-	Mix         Mix
-	QPS         float64       // open loop: queries per second over all kinds
+	Mix Mix
+	QPS float64 // open loop: queries per second over all kinds
+	// Shape varies the open loop's QPS over the run (pace.Shape),
+	// measured from the run's start: QPS × Shape.Factor(t).
+	Shape       pace.Shape
 	Concurrency int           // closed loop: workers, each with one query in flight
 	MaxInflight int           // open loop: bound on queries in flight
 	MissShare   float64       // share of queries whose parameter was never written
@@ -71,6 +75,8 @@ func (c Config) Validate() error {
 		return invalid.New(invalid.Concurrency, c.Concurrency, "1 or more workers")
 	case (c.QPS > 0) == (c.Concurrency > 0):
 		return invalid.New(invalid.QPSAndConcurrency, fmt.Sprintf("%g and %d", c.QPS, c.Concurrency), "one of the two: a QPS (open loop at a target rate) or a concurrency (closed loop with that many workers)")
+	case !c.Shape.IsConstant() && c.QPS <= 0:
+		return invalid.New(invalid.QueryShape, strconv.Quote(c.Shape.String()), "a shape of an open-loop load: give a QPS, not a concurrency")
 	case c.QPS > 0 && c.MaxInflight <= 0:
 		return invalid.New(invalid.QueryInflight, c.MaxInflight, "1 or more")
 	case c.MissShare < 0 || c.MissShare > 1:
@@ -260,7 +266,7 @@ func (l *Load) Run(ctx context.Context, tl *timeline.Timeline, series *stats.Ser
 		stop, stopped := make(chan struct{}), make(chan struct{})
 		go func() { defer close(stopped); l.settler(stop) }()
 		if l.cfg.QPS > 0 {
-			l.openLoop(ctx, begin, tl.End(), rec)
+			l.openLoop(ctx, tl.Start(), begin, tl.End(), rec)
 		} else {
 			l.closedLoop(ctx, tl.End(), rec)
 		}
@@ -318,9 +324,16 @@ func (l *Load) next() (target.Query, bool) {
 
 // openLoop sends queries at their intended times until end, through the
 // same dispatcher as the ingest's batches.
-func (l *Load) openLoop(ctx context.Context, begin, end time.Time, rec *recorder) {
+func (l *Load) openLoop(ctx context.Context, start, begin, end time.Time, rec *recorder) {
+	// A shape is measured from the run's start, so that a burst of
+	// queries falls where it was declared whenever the first could go.
+	sch := pace.NewSchedule(begin, pace.Rate{PerSecond: l.cfg.QPS, Unit: pace.Events})
+	if !l.cfg.Shape.IsConstant() {
+		sch = pace.NewShapedSchedule(start, pace.Rate{PerSecond: l.cfg.QPS, Unit: pace.Events}, l.cfg.Shape)
+		sch.From(begin)
+	}
 	stopped := dispatch.Stream{
-		Schedule: pace.NewSchedule(begin, pace.Rate{PerSecond: l.cfg.QPS, Unit: pace.Events}),
+		Schedule: sch,
 		End:      end,
 		Slots:    dispatch.NewSlots(l.cfg.MaxInflight),
 		// The same rule as the ingest's batches: the pacer behind by more

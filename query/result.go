@@ -130,8 +130,10 @@ func (r *recorder) result() *results.Queries {
 		Total:     newKind("all", 0),
 	}
 	if c.QPS > 0 {
-		res.Mode, res.TargetQPS, res.MaxInflight = "open", c.QPS, c.MaxInflight
-		res.Total.TargetQPS = c.QPS
+		// Under a shape, the target is the window's mean.
+		qps := c.QPS * c.Shape.Mean(r.from.Sub(r.start), r.to.Sub(r.start))
+		res.Mode, res.TargetQPS, res.MaxInflight, res.Shape = "open", qps, c.MaxInflight, c.Shape.String()
+		res.Total.TargetQPS = qps
 	} else {
 		res.Mode, res.Concurrency = "closed", c.Concurrency
 	}

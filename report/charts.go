@@ -52,6 +52,7 @@ func phaseBands(c *svg.Chart, r *results.Result, x svg.Scale, end float64) {
 	if d := r.Config.DurationS; d > 0 && end > d {
 		c.Bands = append(c.Bands, svg.Shape{Class: "band-tail", X: x.At(d), Y: c.Plot.Y, W: x.At(end) - x.At(d), H: c.Plot.H, Title: "after the schedule: acknowledgements still arriving"})
 	}
+	burstBands(c, r, x)
 }
 
 func throughputChart(r *results.Result) chartView {

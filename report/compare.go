@@ -72,6 +72,7 @@ func compareMetrics(rs []*results.Result) []metric {
 		}
 		list = append(list, lm...)
 	}
+	list = append(list, isolationMetrics(rs)...)
 	// The peak row appears only when some result is a peak search.
 	if slices.ContainsFunc(rs, func(r *results.Result) bool { return r.Peak != nil }) {
 		list = append(list, metric{"peak sustainable events/s", func(r *results.Result) (float64, bool) {

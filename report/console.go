@@ -61,6 +61,9 @@ func consoleHeader(w io.Writer, r *results.Result) {
 	printWorkload(w, r)
 	fmt.Fprintf(w, "%.1f s measured after %.0f s warm-up; %d generator(s), batch size %d, doc size %d B, max in-flight %d\n",
 		s.MeasuredS, r.Config.WarmupS, r.Config.Generators, r.Config.BatchSize, r.Config.DocSize, r.Config.MaxInflight)
+	if r.Config.WriteShape != "" {
+		fmt.Fprintf(w, "write shape: %s, factors of %s; the target below is its mean over the measured window\n", r.Config.WriteShape, r.Config.Rate)
+	}
 	switch {
 	case r.Merged != nil:
 		if r.EndedEarly {

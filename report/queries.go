@@ -176,6 +176,9 @@ func consoleSweep(w io.Writer, sw *results.QuerySweep) {
 }
 
 func loopText(q *results.Queries) string {
+	if q.Mode == "open" && q.Shape != "" {
+		return fmt.Sprintf("open loop shaped %q, %.4g QPS on average over the measured window (at most %d in flight)", q.Shape, q.TargetQPS, q.MaxInflight)
+	}
 	if q.Mode == "open" {
 		return fmt.Sprintf("open loop at %g QPS (at most %d in flight)", q.TargetQPS, q.MaxInflight)
 	}

@@ -40,6 +40,7 @@ type htmlView struct {
 	Latencies    []latencyRow
 	Endpoints    []endpointCells
 	Queries      *queriesView
+	Isolation    *isolationView // freshbench isolation only
 	Phases       []phaseRow
 	Errors       []errorRow
 	Completeness completenessView
@@ -121,6 +122,7 @@ func buildView(res *results.Result) *htmlView {
 	v.Notices = notices(res, detail)
 	v.Instances = instancesSection(res.Merged)
 	v.Queries = queryLoad(detail)
+	v.Isolation = isolationSection(res)
 	v.Config = configFacts(res)
 	if !v.Ingest {
 		v.Cards = queryCards(res.Target().Queries)

@@ -11,8 +11,9 @@ import (
 // first, rendered by the report package. Histograms are encoded HDR, so
 // results of several runs or machines merge exactly.
 type Queries struct {
-	Mode        string  `json:"mode"` // "open" (at a target QPS) or "closed" (fixed concurrency)
-	TargetQPS   float64 `json:"target_qps,omitempty"`
+	Mode        string  `json:"mode"`                 // "open" (at a target QPS) or "closed" (fixed concurrency)
+	TargetQPS   float64 `json:"target_qps,omitempty"` // under a Shape, its mean over the measured window
+	Shape       string  `json:"shape,omitempty"`      // the open loop's pace.Shape; "" for a constant QPS
 	MaxInflight int     `json:"max_inflight,omitempty"`
 	Concurrency int     `json:"concurrency,omitempty"`
 	Mix         string  `json:"mix"`

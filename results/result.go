@@ -145,6 +145,9 @@ type Result struct {
 	// Ceiling is the share of this machine's driver ceiling the ingest
 	// used, when it ran with one (see MachineCalibration).
 	Ceiling *Ceiling `json:"ceiling,omitempty"`
+	// Isolation, set by freshbench isolation, is what a burst of each
+	// load did to the other.
+	Isolation *Isolation `json:"isolation,omitempty"`
 }
 
 // Peak is the outcome of a peak search.
@@ -229,13 +232,16 @@ type Config struct {
 	Rate          string  `json:"rate"`
 	RateUnit      string  `json:"rate_unit"` // events/s or bytes/s
 	RatePerSecond float64 `json:"rate_per_second"`
-	BatchSize     int     `json:"batch_size"`
-	DurationS     float64 `json:"duration_s"`
-	WarmupS       float64 `json:"warmup_s"`
-	Generators    int     `json:"generators"`
-	MaxInflight   int     `json:"max_inflight"`
-	DocSize       int     `json:"doc_size"`
-	DocShape      string  `json:"doc_shape,omitempty"` // "" is rockbench, the RockBench sample's
+	// WriteShape varies the rate over the run (pace.Shape, as written):
+	// the target at t is the rate times its factor there. "" is constant.
+	WriteShape  string  `json:"write_shape,omitempty"`
+	BatchSize   int     `json:"batch_size"`
+	DurationS   float64 `json:"duration_s"`
+	WarmupS     float64 `json:"warmup_s"`
+	Generators  int     `json:"generators"`
+	MaxInflight int     `json:"max_inflight"`
+	DocSize     int     `json:"doc_size"`
+	DocShape    string  `json:"doc_shape,omitempty"` // "" is rockbench, the RockBench sample's
 	// Corpus, when the events were a user's corpus replayed, says which
 	// and how often; DocSize is then its mean line stamped.
 	Corpus *Corpus `json:"corpus,omitempty"`

@@ -4,7 +4,8 @@ import "github.com/freshbench/freshbench/stats"
 
 // Summarize derives the summary of r from what r holds: its measured
 // phase, freshness, visibility and completeness, over a measured window
-// of measuredS seconds. The target rate is r.Config's; the achieved rate
+// of measuredS seconds. The target rate is r.Config's (a shaped rate's: the
+// events its schedule made due in the window); the achieved rate
 // is what the measured phase acknowledged while it lasted. A run and a
 // merge of runs summarize by this one rule.
 func Summarize(r *Result, measuredS float64) Summary {
@@ -32,10 +33,15 @@ func Summarize(r *Result, measuredS float64) Summary {
 	}
 	if s.MeasuredS > 0 {
 		rate, docSize := r.Config.RatePerSecond, float64(r.Config.DocSize)
-		if r.Config.RateUnit == "bytes/s" {
+		switch {
+		case r.Config.WriteShape != "":
+			// A shaped rate's target is what its schedule made due.
+			s.TargetEventsPerSec = float64(m.Due) / s.MeasuredS
+			s.TargetMBPerSec = s.TargetEventsPerSec * docSize / 1e6
+		case r.Config.RateUnit == "bytes/s":
 			s.TargetMBPerSec = rate / 1e6
 			s.TargetEventsPerSec = rate / docSize
-		} else {
+		default:
 			s.TargetEventsPerSec = rate
 			s.TargetMBPerSec = rate * docSize / 1e6
 		}

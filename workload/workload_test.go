@@ -86,6 +86,8 @@ func TestScale(t *testing.T) {
   batch-size: 500
   doc-size: 1KB
   qps: 200
+  write-shape: burst 5x at 60m for 30m; burst 0x at 100m for 1000s
+  query-shape: sine 1x±0.5 every 10m
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +98,7 @@ func TestScale(t *testing.T) {
 	want := map[string]string{
 		"rate": "0.01MB/s", "levels": "4,8", "step": "x1.5", "start": "2", "max-rate": "15", "duration": "2.7s",
 		"warmup": "1ms", "events": "1000", "batch-size": "500", "doc-size": "1KB", "qps": "0.2",
+		"write-shape": "burst 5x at 3.6s for 1.8s; burst 0x at 6s for 1s", "query-shape": "sine 1x±0.5 every 600ms",
 	}
 	for _, e := range f.Flags {
 		if got := e.Joined(); got != want[e.Name] {

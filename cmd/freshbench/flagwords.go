@@ -12,6 +12,14 @@ import (
 // the commands' flags: a new field is one line here.
 var flagOf = map[invalid.Field]string{
 	invalid.Rate:              "--rate",
+	invalid.WriteShape:        "--write-shape",
+	invalid.QueryShape:        "--query-shape",
+	invalid.Baseline:          "--baseline",
+	invalid.BurstLength:       "--burst",
+	invalid.Recovery:          "--recovery",
+	invalid.BurstFactor:       "--burst-factor",
+	invalid.RecoveryBand:      "--band",
+	invalid.Resolution:        "--resolution",
 	invalid.BatchSize:         "--batch-size",
 	invalid.Duration:          "--duration",
 	invalid.Warmup:            "--warmup",

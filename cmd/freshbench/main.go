@@ -37,6 +37,7 @@ func commands() []command {
 		{"seed", "load a data set into the target before measuring it, unmeasured; safe to repeat (resumes)", seedCmd},
 		{"peak", "step the rate up until the target cannot keep up; report the peak sustainable throughput and every step", peakCmd},
 		{"query", "send parameterized queries open-loop at --qps or closed-loop at --concurrency, alone or beside an ingest (--rate); --sweep finds the highest QPS under a latency bound", queryCmd},
+		{"isolation", "measure what a burst of each load does to the other: steady ingest and queries, an ingest burst, recovery, a query burst, recovery; interference and recovery time per read endpoint", isolationCmd},
 		{"merge", "merge the results files of an experiment's instances (--experiment) into one: histograms added exactly, missing instances named", mergeCmd},
 		{"noop", "serve a no-op Elasticsearch, OpenSearch and PostgreSQL endpoint that acknowledges every write, to measure freshbench itself", noopCmd},
 		{"calibrate", "find this machine's driver ceiling (events/s) and CPU per 100k events for each batch size, against a noop server", calibrateCmd},

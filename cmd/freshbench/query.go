@@ -23,7 +23,7 @@ import (
 type queryFlags struct {
 	qps, missShare                  float64
 	concurrency, inflight, limit    int
-	mix, slo                        string
+	mix, slo, shape                 string
 	timeout, settle                 time.Duration
 	sweep, explain                  bool
 	sweepStart, sweepStep, sweepMax float64
@@ -33,6 +33,7 @@ type queryFlags struct {
 func addQueryFlags(fs *flag.FlagSet) *queryFlags {
 	f := &queryFlags{}
 	fs.Float64Var(&f.qps, "qps", 0, "open loop: queries per second over all kinds, each due at its intended time whatever the target does")
+	fs.StringVar(&f.shape, "query-shape", "", "open loop: shape of the QPS over time, as factors of --qps: const F [for D]; ramp F..G for D; sine F±A every P [for D]; steps F,G,… every D (pieces back to back, separated by \";\"), or burst K at S for L; … (bursts over the rate), e.g. \"burst 5x at 60s for 30s\" (default: constant)")
 	fs.IntVar(&f.concurrency, "concurrency", 0, "closed loop: this many workers, each sending its next query when the previous is answered")
 	fs.IntVar(&f.inflight, "query-max-inflight", 256, "open loop: bound on queries in flight; a query that waits for a slot is late")
 	fs.StringVar(&f.mix, "mix", query.DefaultMix().String(), "query kinds and their weights: point (processBy = v), array (emails contains v), aggregate (documents per tag for company = v), newest (newest of generator v), bucket (events per second of generator v, newest second first; not in the default, which stays as earlier runs measured it)")
@@ -61,8 +62,12 @@ func (f *queryFlags) config(fs *flag.FlagSet, seed uint64, levels *bench.QueryLe
 	if err != nil {
 		return query.Config{}, usagef("--mix: %v", err)
 	}
+	shape, err := pace.ParseShape(f.shape)
+	if err != nil {
+		return query.Config{}, usagef("--query-shape: %v", err)
+	}
 	c := query.Config{
-		Own: f.own,
+		Own: f.own, Shape: shape,
 		Mix: mix, QPS: f.qps, Concurrency: f.concurrency, MaxInflight: f.inflight, MissShare: f.missShare,
 		Limit: f.limit, Timeout: f.timeout, Settle: f.settle, SampleSize: 1000, Seed: seed,
 	}

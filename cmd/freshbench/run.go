@@ -141,6 +141,7 @@ func (f *targetFlags) options() target.Options {
 // loadFlags describe the ingest and its measurement.
 type loadFlags struct {
 	rate, docSize, docShape, maxMemory       string
+	writeShape                               string
 	updateKeys                               string
 	updateShare                              float64
 	batchSize, generators, inflight, retries int
@@ -160,6 +161,7 @@ func addLoadFlags(fs *flag.FlagSet) *loadFlags {
 	fs.StringVar(&f.events, "events", "", "replay your own events instead of generated ones: JSON Lines files or directories, comma-separated, in order (.gz and .zst/.zstd are decompressed); each line, one JSON object, is sent as it is with freshbench's fields stamped in; --doc-size and --doc-shape do not apply")
 	fs.BoolVar(&f.eventsOnce, "events-once", false, "with --events, end the run at the end of the corpus instead of starting it over")
 	fs.StringVar(&f.template, "template", "", "generate the events from a template: a JSON file whose strings may be expressions such as {{name}} or {{int 18 90}} (docs/measurement.md), or a shipped one by name ("+strings.Join(docgen.ShippedTemplates, ", ")+"); --doc-size and --doc-shape do not apply")
+	fs.StringVar(&f.writeShape, "write-shape", "", "shape of the write rate over time, as factors of --rate: const F [for D]; ramp F..G for D; sine F±A every P [for D]; steps F,G,… every D (pieces back to back, separated by \";\"), or burst K at S for L; … (bursts over the rate), e.g. \"burst 5x at 60s for 30s\" (default: constant)")
 	return f
 }
 
@@ -234,11 +236,15 @@ func (f *loadFlags) config(writeTimeout time.Duration) (bench.Config, error) {
 	if err != nil {
 		return bench.Config{}, usageError{err}
 	}
+	shape, err := pace.ParseShape(f.writeShape)
+	if err != nil {
+		return bench.Config{}, usagef("--write-shape: %v", err)
+	}
 	cfg := bench.Config{
 		Ingest: ingest.Config{
 			Corpus: events, Template: tmpl,
 			MemoryLimit: int64(memory), UpdateShare: f.updateShare, UpdateKeys: keys,
-			Rate: rate, BatchSize: f.batchSize, DocShape: f.docShape, Duration: f.duration, Warmup: f.warmup,
+			Rate: rate, Shape: shape, BatchSize: f.batchSize, DocShape: f.docShape, Duration: f.duration, Warmup: f.warmup,
 			Generators: f.generators, MaxInflight: f.inflight, DocSize: int(size), Seed: f.seed,
 			WriteTimeout: writeTimeout, WriteRetries: f.retries, ProbeRate: f.probeRate,
 		},

@@ -1,0 +1,112 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/freshbench/freshbench/isolation"
+	"github.com/freshbench/freshbench/query"
+	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/target"
+)
+
+// The isolation experiment runs end to end on a primary and a copy it
+// replicates to (a PostgreSQL standby, the second node of an
+// Elasticsearch or OpenSearch cluster): every window holds what each
+// load asked for on each endpoint, each burst's window as many times
+// more as the burst multiplies, every event is accounted for, and each
+// burst's query interference is known on every endpoint.
+func TestIsolationOnReplicas(t *testing.T) {
+	c := isolation.Config{Warmup: 2 * time.Second, Baseline: 8 * time.Second, Burst: 4 * time.Second, Recovery: 8 * time.Second,
+		Factor: 3, Band: 1.5, Resolution: time.Second}
+	experiment := func(t *testing.T, urls []string, settings map[string]string) {
+		tgt, reads := openSetup(t, sameName(t, "isolation", urls), settings)
+		if err := tgt.(target.Querier).SetupQueries(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		cfg := readConfig(200, time.Second, 0)
+		cfg.ReadEndpoints = reads
+		const qps = 20
+		cfg.Queries = &query.Config{Mix: query.DefaultMix(), QPS: qps, MaxInflight: 256, Limit: 10, Timeout: 10 * time.Second, Settle: time.Second}
+		res, err := isolation.Run(context.Background(), tgt, cfg, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lostNothing(t, res)
+		iso := res.Isolation
+		report := func(w *results.IsolationWindow) {
+			for _, e := range w.Endpoints {
+				t.Logf("%-16s %-7s queries %4d p95 %7.1f ms; freshness p95 %7.1f ms; visibility p95 %7.1f ms; writes p95 %7.1f ms",
+					w.Name, e.Endpoint, e.QueryLatency.N, e.QueryLatency.P95Ms, e.FreshnessLag.P95Ms, e.Visibility.P95Ms, w.WriteLatency.P95Ms)
+			}
+		}
+		for _, w := range iso.Windows {
+			report(w)
+		}
+		base, ingestBurst, queryBurst := iso.Windows[0], iso.Windows[1], iso.Windows[3]
+		if len(base.Endpoints) != 1+len(reads) {
+			t.Fatalf("the baseline has %d endpoints, want the target and %d read endpoints", len(base.Endpoints), len(reads))
+		}
+		// What each load asked for is in its windows: the query burst
+		// holds Factor × the baseline's queries per second on every
+		// endpoint, the ingest burst Factor × its batches. (Asked for, not
+		// answered in time: none may go unsent at these loads.)
+		perSecond := func(w *results.IsolationWindow, n int64) float64 { return float64(n) / (w.ToS - w.FromS) }
+		// The queries begin once a written document can be drawn from
+		// (res.Target().Queries.WaitedS): a window before that holds fewer.
+		queriesPerSecond := func(w *results.IsolationWindow, n int64) float64 {
+			return float64(n) / (w.ToS - max(w.FromS, res.Target().Queries.WaitedS))
+		}
+		for i, e := range base.Endpoints {
+			asked := func(w *results.IsolationWindow) float64 {
+				var failed int64
+				for _, n := range w.Endpoints[i].QueryErrors {
+					failed += n
+				}
+				return queriesPerSecond(w, w.Endpoints[i].QueryLatency.N+failed)
+			}
+			// A driver behind its in-flight bound leaves queries unsent:
+			// then the windows cannot hold all that was asked for.
+			if b, q := asked(base), asked(queryBurst); (b < 0.9*qps || q < 0.9*c.Factor*qps) && res.Target().Queries.Unsent == 0 {
+				t.Errorf("%s: %.1f queries/s in the baseline, %.1f in the query burst; want %d and %g × that", e.Endpoint, b, q, qps, c.Factor)
+			}
+			if e.FreshnessLag.N == 0 {
+				t.Errorf("%s: no freshness sample in the baseline", e.Endpoint)
+			}
+		}
+		batches := func(w *results.IsolationWindow) float64 {
+			return perSecond(w, w.WriteLatency.N+w.WritesUnsent/int64(cfg.Ingest.BatchSize))
+		}
+		if b, i := batches(base), batches(ingestBurst); i < 0.9*c.Factor*b {
+			t.Errorf("%.1f batches/s in the baseline, %.1f in the ingest burst: want %g × as many", b, i, c.Factor)
+		}
+		for _, b := range iso.Bursts {
+			for _, e := range b.Endpoints {
+				// Queries are answered in every window; a freshness poll
+				// of a loaded server may fail throughout one, and its
+				// ratio is then not known.
+				if e.QueryP95Ratio == nil {
+					t.Errorf("%s burst on %s: query p95 ratio not known; want queries answered in the baseline and the burst", b.Load, e.Endpoint)
+					continue
+				}
+				fresh := "not known"
+				if e.FreshnessRatio != nil {
+					fresh = fmt.Sprintf("×%.2f", *e.FreshnessRatio)
+				}
+				t.Logf("%s burst on %s: query p95 ×%.2f, freshness p95 %s, recovered %v in %g s (not known %v)",
+					b.Load, e.Endpoint, *e.QueryP95Ratio, fresh, e.Recovered, e.RecoveryS, e.RecoveryNotKnown)
+			}
+		}
+	}
+	t.Run("postgres-standby", func(t *testing.T) { experiment(t, pgPair(t), nil) })
+	t.Run("elasticsearch-cluster", func(t *testing.T) {
+		urls := setupURLs(t, "FRESHBENCH_TEST_ES_CLUSTER_URLS", "elasticsearch-cluster.sh")
+		experiment(t, urls, map[string]string{"replicas": "1", "refresh_interval": "1s"})
+	})
+	t.Run("opensearch-cluster", func(t *testing.T) {
+		urls := setupURLs(t, "FRESHBENCH_TEST_OS_CLUSTER_URLS", "opensearch-cluster.sh")
+		experiment(t, urls, map[string]string{"replicas": "1", "refresh_interval": "1s", "replication_type": "segment"})
+	})
+}
