@@ -22,7 +22,7 @@ jp_alive() {
 
 # jp_launch NAME MAINCLASS ARGS…: one JVM as the run user, its own
 # session, its pid in NAME.pid (the shell writes its pid and becomes the
-# JVM).
+# JVM), with JP_PRELOAD, if set, as its LD_PRELOAD.
 jp_launch() {
 	local name=$1
 	shift
@@ -30,7 +30,7 @@ jp_launch() {
 	mapfile -t opts < <(jvm_opts "$name")
 	rm -f "$(jp_pidfile "$name")"
 	ss_as_user setsid sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$(jp_pidfile "$name")" \
-		"$SS_RUN_JAVA_HOME/bin/java" "${opts[@]}" -cp "$(jvm_classpath "$name")" "$@" \
+		env ${JP_PRELOAD:+LD_PRELOAD="$JP_PRELOAD"} "$SS_RUN_JAVA_HOME/bin/java" "${opts[@]}" -cp "$(jvm_classpath "$name")" "$@" \
 		>"$LOGS/$name.log" 2>&1 </dev/null &
 	local deadline=$((SECONDS + 10))
 	until [[ -s $(jp_pidfile "$name") ]]; do

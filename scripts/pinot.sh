@@ -227,6 +227,18 @@ server_ready() {
 		curl -sf --max-time 5 "http://127.0.0.1:$CONTROLLER_PORT/instances" | grep -q "Server_127.0.0.1_$SERVER_PORT"
 }
 
+# loopback_only builds scripts/loopback/bind.c, which binds a socket
+# asked for the wildcard address to 127.0.0.1 instead, and has every
+# Pinot JVM load it: 0.11's server binds its Netty query port on every
+# interface, with no setting for the address.
+loopback_only() {
+	command -v cc >/dev/null || ss_die "a C compiler (cc) is needed to keep Pinot's server on 127.0.0.1: apt-get install gcc"
+	cc -shared -fPIC -O2 -o "$VAR/loopback-bind.so" "$(dirname "${BASH_SOURCE[0]}")/loopback/bind.c" -ldl ||
+		ss_die "could not build scripts/loopback/bind.c"
+	chmod 0755 "$VAR/loopback-bind.so"
+	JP_PRELOAD=$VAR/loopback-bind.so
+}
+
 launch_role() {
 	local role=$1 cmd
 	case $role in
@@ -253,6 +265,7 @@ start() {
 	rm -rf "$LOGS"
 	write_config
 	mkdir -p "$VAR/tmp"
+	loopback_only
 	if [[ $(id -u) -eq 0 ]]; then
 		chown -R "$SS_RUN_USER:" "$SS_CACHE"
 		runuser -u "$SS_RUN_USER" -- test -r "$SS_DIST/lib/pinot-tools-$SS_VERSION.jar" ||
@@ -281,6 +294,7 @@ start_server() {
 	jp_alive controller >/dev/null || ss_die "pinot is not running: start it"
 	ss_java
 	mv "$LOGS/server.log" "$LOGS/server.log.1" 2>/dev/null || true
+	loopback_only
 	local t0=$SECONDS
 	START_DEADLINE=$((SECONDS + SS_START_TIMEOUT))
 	launch_role server

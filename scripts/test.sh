@@ -88,6 +88,17 @@ if ((lane_ok == 0)); then
 	exit 1
 fi
 
+# Every server started here listens on loopback only (Pinot 0.11's server
+# would bind its query port on every interface but for
+# scripts/loopback/bind.c).
+if command -v ss >/dev/null; then
+	beyond=$(ss -Hltnp | awk '$4 !~ /^(127\.|\[::1\]|\[::ffff:127\.)/' | grep -E '"(java|postgres|prometheus)"' || true)
+	if [[ -n $beyond ]]; then
+		echo "test.sh: a server listens beyond loopback: $beyond" >&2
+		exit 1
+	fi
+fi
+
 export FRESHBENCH_REQUIRE_SERVERS=1
 export FRESHBENCH_TEST_POSTGRES_RESTART=1
 FRESHBENCH_TEST_POSTGRES_URL=$(bash scripts/postgres.sh url)
