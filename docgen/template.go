@@ -674,12 +674,7 @@ func fields(s string) ([]string, error) {
 }
 
 func compileExpr(kind string, args []string) (expr, error) {
-	want := func(n ...int) error {
-		if slices.Contains(n, len(args)) {
-			return nil
-		}
-		return fmt.Errorf("%s takes %v arguments, not %d; see: %s", kind, n, len(args), TemplateSyntax)
-	}
+	want := func(n ...int) error { return wantArgs(kind, args, n...) }
 	ints := func() ([]int64, error) {
 		v := make([]int64, len(args))
 		for i, a := range args {
@@ -733,25 +728,6 @@ func compileExpr(kind string, args []string) (expr, error) {
 			return text{min: int(v[0]), span: int(v[1] - v[0])}, nil
 		}
 		return words{min: int(v[0]), span: int(v[1] - v[0]), sentence: kind == "sentence"}, nil
-	case "float":
-		if err := want(2, 3); err != nil {
-			return nil, err
-		}
-		dec := 2
-		if len(args) == 3 {
-			d, err := strconv.Atoi(args[2])
-			if err != nil || d < 0 || d > 9 {
-				return nil, fmt.Errorf("float: decimals %q: want 0..9", args[2])
-			}
-			dec = d
-		}
-		lo, err1 := strconv.ParseFloat(args[0], 64)
-		hi, err2 := strconv.ParseFloat(args[1], 64)
-		if err1 != nil || err2 != nil || lo > hi {
-			return nil, fmt.Errorf("float %s %s: want numbers MIN ≤ MAX", args[0], args[1])
-		}
-		p := math.Pow10(dec)
-		return floatRange{min: int64(math.Round(lo * p)), span: uint64(math.Round(hi*p) - math.Round(lo*p)), dec: dec}, nil
 	case "digits":
 		if err := want(1); err != nil {
 			return nil, err
@@ -761,36 +737,79 @@ func compileExpr(kind string, args []string) (expr, error) {
 			return nil, fmt.Errorf("digits %s: want 1..64", args[0])
 		}
 		return digits{n: n}, nil
+	case "float":
+		return compileFloat(args)
 	case "date", "datetime":
-		if err := want(2); err != nil {
-			return nil, err
-		}
-		from, err1 := time.Parse(time.DateOnly, args[0])
-		to, err2 := time.Parse(time.DateOnly, args[1])
-		if err1 != nil || err2 != nil || to.Before(from) {
-			return nil, fmt.Errorf("%s %s %s: want two dates YYYY-MM-DD, the first not after the second", kind, args[0], args[1])
-		}
-		span := to.Unix() - from.Unix()
-		if kind == "date" { // whole days: draw a day, not a second
-			return dateDays{from: from.Unix(), days: span / 86_400}, nil
-		}
-		return dateRange{from: from.Unix(), span: span + 86_399}, nil
+		return compileDate(kind, args)
 	case "bool":
-		if err := want(0, 1); err != nil {
-			return nil, err
-		}
-		p := 0.5
-		if len(args) == 1 {
-			var err error
-			if p, err = strconv.ParseFloat(args[0], 64); err != nil || p < 0 || p > 1 {
-				return nil, fmt.Errorf("bool %s: want a probability of true in [0, 1]", args[0])
-			}
-		}
-		return boolean{p: threshold(p)}, nil
+		return compileBool(args)
 	case "choice":
 		return compileChoice(args)
 	}
 	return nil, fmt.Errorf("unknown expression %q; want one of %s", kind, TemplateSyntax)
+}
+
+// wantArgs says, in the template's words, when kind has not one of the
+// argument counts n.
+func wantArgs(kind string, args []string, n ...int) error {
+	if slices.Contains(n, len(args)) {
+		return nil
+	}
+	return fmt.Errorf("%s takes %v arguments, not %d; see: %s", kind, n, len(args), TemplateSyntax)
+}
+
+// compileFloat compiles float MIN MAX [DECIMALS].
+func compileFloat(args []string) (expr, error) {
+	if err := wantArgs("float", args, 2, 3); err != nil {
+		return nil, err
+	}
+	dec := 2
+	if len(args) == 3 {
+		d, err := strconv.Atoi(args[2])
+		if err != nil || d < 0 || d > 9 {
+			return nil, fmt.Errorf("float: decimals %q: want 0..9", args[2])
+		}
+		dec = d
+	}
+	lo, err1 := strconv.ParseFloat(args[0], 64)
+	hi, err2 := strconv.ParseFloat(args[1], 64)
+	if err1 != nil || err2 != nil || lo > hi {
+		return nil, fmt.Errorf("float %s %s: want numbers MIN ≤ MAX", args[0], args[1])
+	}
+	p := math.Pow10(dec)
+	return floatRange{min: int64(math.Round(lo * p)), span: uint64(math.Round(hi*p) - math.Round(lo*p)), dec: dec}, nil
+}
+
+// compileDate compiles date or datetime FROM TO.
+func compileDate(kind string, args []string) (expr, error) {
+	if err := wantArgs(kind, args, 2); err != nil {
+		return nil, err
+	}
+	from, err1 := time.Parse(time.DateOnly, args[0])
+	to, err2 := time.Parse(time.DateOnly, args[1])
+	if err1 != nil || err2 != nil || to.Before(from) {
+		return nil, fmt.Errorf("%s %s %s: want two dates YYYY-MM-DD, the first not after the second", kind, args[0], args[1])
+	}
+	span := to.Unix() - from.Unix()
+	if kind == "date" { // whole days: draw a day, not a second
+		return dateDays{from: from.Unix(), days: span / 86_400}, nil
+	}
+	return dateRange{from: from.Unix(), span: span + 86_399}, nil
+}
+
+// compileBool compiles bool [P].
+func compileBool(args []string) (expr, error) {
+	if err := wantArgs("bool", args, 0, 1); err != nil {
+		return nil, err
+	}
+	p := 0.5
+	if len(args) == 1 {
+		var err error
+		if p, err = strconv.ParseFloat(args[0], 64); err != nil || p < 0 || p > 1 {
+			return nil, fmt.Errorf("bool %s: want a probability of true in [0, 1]", args[0])
+		}
+	}
+	return boolean{p: threshold(p)}, nil
 }
 
 type dateDays struct {

@@ -327,19 +327,6 @@ func parseBurst(w []string) (piece, error) {
 // parsePiece reads one piece of a sequence (steps make several); a length
 // left out is 0.
 func parsePiece(w []string) ([]piece, error) {
-	length := func(rest []string) (float64, error) {
-		switch {
-		case len(rest) == 0:
-			return 0, nil
-		case len(rest) == 2 && rest[0] == "for":
-			d, err := time.ParseDuration(rest[1])
-			if err != nil || d <= 0 {
-				return 0, fmt.Errorf("length %q: want a positive duration, e.g. 30s", rest[1])
-			}
-			return float64(d), nil
-		}
-		return 0, fmt.Errorf("%q: want \"for D\" after the piece", strings.Join(rest, " "))
-	}
 	switch w[0] {
 	case "const":
 		if len(w) < 2 {
@@ -349,76 +336,106 @@ func parsePiece(w []string) ([]piece, error) {
 		if err != nil {
 			return nil, err
 		}
-		l, err := length(w[2:])
+		l, err := parseLength(w[2:])
 		return []piece{{kind: constant, from: f, length: l}}, err
 	case "ramp":
-		if len(w) != 4 || w[2] != "for" {
-			return nil, errors.New("a ramp is \"ramp F..G for D\", e.g. ramp 0.1x..2x for 60s")
-		}
-		a, b, ok := strings.Cut(w[1], "..")
-		if !ok {
-			return nil, errors.New("a ramp is \"ramp F..G for D\", e.g. ramp 0.1x..2x for 60s")
-		}
-		f, err := parseFactor(a)
-		if err != nil {
-			return nil, err
-		}
-		g, err := parseFactor(b)
-		if err != nil {
-			return nil, err
-		}
-		l, err := length(w[2:])
-		if err == nil && l == 0 {
-			err = errors.New("a ramp needs its length")
-		}
-		return []piece{{kind: ramp, from: f, to: g, length: l}}, err
+		return parseRamp(w)
 	case "sine":
-		if len(w) < 4 || w[2] != "every" {
-			return nil, errors.New("a sine is \"sine F±A every P [for D]\", e.g. sine 1x±0.5x every 60s")
-		}
-		m, a, ok := strings.Cut(w[1], "±")
-		if !ok {
-			m, a, ok = strings.Cut(w[1], "+-")
-		}
-		if !ok {
-			return nil, errors.New("a sine is \"sine F±A every P [for D]\", e.g. sine 1x±0.5x every 60s")
-		}
-		f, err := parseFactor(m)
-		if err != nil {
-			return nil, err
-		}
-		amp, err := parseFactor(a)
-		if err != nil {
-			return nil, err
-		}
-		if amp > f {
-			return nil, fmt.Errorf("sine %s: the amplitude %g is more than the mean %g, so the rate would fall below 0", w[1], amp, f)
-		}
-		p, err := time.ParseDuration(w[3])
-		if err != nil || p <= 0 {
-			return nil, fmt.Errorf("period %q: want a positive duration, e.g. 60s", w[3])
-		}
-		l, err := length(w[4:])
-		return []piece{{kind: sine, from: f, amp: amp, period: float64(p), length: l}}, err
+		return parseSine(w)
 	case "steps":
-		if len(w) != 4 || w[2] != "every" {
-			return nil, errors.New("steps are \"steps F,G,… every D\", e.g. steps 1x,2x,3x every 30s")
-		}
-		d, err := time.ParseDuration(w[3])
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("step length %q: want a positive duration, e.g. 30s", w[3])
-		}
-		var ps []piece
-		for s := range strings.SplitSeq(w[1], ",") {
-			f, err := parseFactor(s)
-			if err != nil {
-				return nil, err
-			}
-			ps = append(ps, piece{kind: constant, from: f, length: float64(d)})
-		}
-		return ps, nil
+		return parseSteps(w)
 	}
 	return nil, fmt.Errorf("piece %q: want const, ramp, sine, steps or burst", strings.Join(w, " "))
+}
+
+// parseLength reads a piece's optional "for D"; left out, it is 0.
+func parseLength(rest []string) (float64, error) {
+	switch {
+	case len(rest) == 0:
+		return 0, nil
+	case len(rest) == 2 && rest[0] == "for":
+		d, err := time.ParseDuration(rest[1])
+		if err != nil || d <= 0 {
+			return 0, fmt.Errorf("length %q: want a positive duration, e.g. 30s", rest[1])
+		}
+		return float64(d), nil
+	}
+	return 0, fmt.Errorf("%q: want \"for D\" after the piece", strings.Join(rest, " "))
+}
+
+// parseRamp reads "ramp F..G for D".
+func parseRamp(w []string) ([]piece, error) {
+	if len(w) != 4 || w[2] != "for" {
+		return nil, errors.New("a ramp is \"ramp F..G for D\", e.g. ramp 0.1x..2x for 60s")
+	}
+	a, b, ok := strings.Cut(w[1], "..")
+	if !ok {
+		return nil, errors.New("a ramp is \"ramp F..G for D\", e.g. ramp 0.1x..2x for 60s")
+	}
+	f, err := parseFactor(a)
+	if err != nil {
+		return nil, err
+	}
+	g, err := parseFactor(b)
+	if err != nil {
+		return nil, err
+	}
+	l, err := parseLength(w[2:])
+	if err == nil && l == 0 {
+		err = errors.New("a ramp needs its length")
+	}
+	return []piece{{kind: ramp, from: f, to: g, length: l}}, err
+}
+
+// parseSine reads "sine F±A every P [for D]".
+func parseSine(w []string) ([]piece, error) {
+	if len(w) < 4 || w[2] != "every" {
+		return nil, errors.New("a sine is \"sine F±A every P [for D]\", e.g. sine 1x±0.5x every 60s")
+	}
+	m, a, ok := strings.Cut(w[1], "±")
+	if !ok {
+		m, a, ok = strings.Cut(w[1], "+-")
+	}
+	if !ok {
+		return nil, errors.New("a sine is \"sine F±A every P [for D]\", e.g. sine 1x±0.5x every 60s")
+	}
+	f, err := parseFactor(m)
+	if err != nil {
+		return nil, err
+	}
+	amp, err := parseFactor(a)
+	if err != nil {
+		return nil, err
+	}
+	if amp > f {
+		return nil, fmt.Errorf("sine %s: the amplitude %g is more than the mean %g, so the rate would fall below 0", w[1], amp, f)
+	}
+	p, err := time.ParseDuration(w[3])
+	if err != nil || p <= 0 {
+		return nil, fmt.Errorf("period %q: want a positive duration, e.g. 60s", w[3])
+	}
+	l, err := parseLength(w[4:])
+	return []piece{{kind: sine, from: f, amp: amp, period: float64(p), length: l}}, err
+}
+
+// parseSteps reads "steps F,G,… every D": one constant piece a factor.
+func parseSteps(w []string) ([]piece, error) {
+	if len(w) != 4 || w[2] != "every" {
+		return nil, errors.New("steps are \"steps F,G,… every D\", e.g. steps 1x,2x,3x every 30s")
+	}
+	d, err := time.ParseDuration(w[3])
+	if err != nil || d <= 0 {
+		return nil, fmt.Errorf("step length %q: want a positive duration, e.g. 30s", w[3])
+	}
+	var ps []piece
+	for s := range strings.SplitSeq(w[1], ",") {
+		f, err := parseFactor(s)
+		if err != nil {
+			return nil, err
+		}
+		ps = append(ps, piece{kind: constant, from: f, length: float64(d)})
+	}
+	return ps, nil
 }
 
 // parseFactor reads a factor of the rate: a number of 0 or more, with an

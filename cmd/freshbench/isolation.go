@@ -55,36 +55,11 @@ func isolationCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	defer func() { err = wf.locate(err) }()
-	for _, name := range []string{"concurrency", "query-shape", "sweep", "sweep-start", "sweep-step", "sweep-max", "slo", "explain"} {
-		if given(fs, name) {
-			return usagef("--%s: the isolation experiment runs its queries open loop at --qps and shapes both loads itself; leave --%s out", name, name)
-		}
-	}
-	ic := xf.config(lf.warmup)
-	if err := ic.Validate(); err != nil {
-		return usageError{err}
-	}
-	lf.duration = ic.Duration()
-	reads, err := tf.readEndpoints()
+	cfg, ic, err := isolationConfig(fs, lf, qf, xf, tf)
 	if err != nil {
 		return err
 	}
-	cfg, err := lf.config(tf.writeTimeout)
-	if e, ok := invalid.As(err); ok && e.Field == invalid.Duration {
-		// The experiment's length is its windows', not a flag of its own.
-		return usagef("the experiment's %s (--warmup + --baseline + 2 × (--burst + --recovery)): want %s", ic.Duration(), e.Want)
-	}
-	if err != nil {
-		return err
-	}
-	qcfg, err := qf.config(fs, lf.seed, nil)
-	if err != nil {
-		return err
-	}
-	cfg.Queries, cfg.ReadEndpoints = &qcfg, reads
-	if cfg, err = isolation.Configure(cfg, ic); err != nil {
-		return usageError{err}
-	}
+	reads, qcfg := cfg.ReadEndpoints, *cfg.Queries
 	o, stdout, err := resultsOut(*out, "isolation", stdout, stderr)
 	if err != nil {
 		return err
@@ -123,4 +98,40 @@ func isolationCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	report.ConsoleIsolation(stdout, res)
 	fmt.Fprintf(stdout, "results: %s\n", o)
 	return err
+}
+
+// isolationConfig checks the flags and returns the run the experiment
+// shapes: the steady loads with the bursts laid on them.
+func isolationConfig(fs *flag.FlagSet, lf *loadFlags, qf *queryFlags, xf *isolationFlags, tf *targetFlags) (bench.Config, isolation.Config, error) {
+	for _, name := range []string{"concurrency", "query-shape", "sweep", "sweep-start", "sweep-step", "sweep-max", "slo", "explain"} {
+		if given(fs, name) {
+			return bench.Config{}, isolation.Config{}, usagef("--%s: the isolation experiment runs its queries open loop at --qps and shapes both loads itself; leave --%s out", name, name)
+		}
+	}
+	ic := xf.config(lf.warmup)
+	if err := ic.Validate(); err != nil {
+		return bench.Config{}, isolation.Config{}, usageError{err}
+	}
+	lf.duration = ic.Duration()
+	reads, err := tf.readEndpoints()
+	if err != nil {
+		return bench.Config{}, isolation.Config{}, err
+	}
+	cfg, err := lf.config(tf.writeTimeout)
+	if e, ok := invalid.As(err); ok && e.Field == invalid.Duration {
+		// The experiment's length is its windows', not a flag of its own.
+		return bench.Config{}, isolation.Config{}, usagef("the experiment's %s (--warmup + --baseline + 2 × (--burst + --recovery)): want %s", ic.Duration(), e.Want)
+	}
+	if err != nil {
+		return bench.Config{}, isolation.Config{}, err
+	}
+	qcfg, err := qf.config(fs, lf.seed, nil)
+	if err != nil {
+		return bench.Config{}, isolation.Config{}, err
+	}
+	cfg.Queries, cfg.ReadEndpoints = &qcfg, reads
+	if cfg, err = isolation.Configure(cfg, ic); err != nil {
+		return bench.Config{}, isolation.Config{}, usageError{err}
+	}
+	return cfg, ic, nil
 }

@@ -322,6 +322,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 		lc.Run = cfg
 		return runLevels(ctx, sess, lc, *teardown, stdout, stderr)
 	}
+	return runOnce(ctx, sess, cfg, o, *teardown, stdout)
+}
+
+// runOnce runs cfg once, writes and prints its result, and closes sess,
+// dropping the index or table when teardown says so and the run ended well.
+func runOnce(ctx context.Context, sess *session, cfg bench.Config, o output, teardown bool, stdout io.Writer) error {
 	res, err := bench.Run(ctx, sess.tgt, cfg)
 	if err != nil {
 		sess.close(ctx, false)
@@ -343,7 +349,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 		sess.close(ctx, false)
 		return err
 	}
-	return sess.close(ctx, *teardown)
+	return sess.close(ctx, teardown)
 }
 
 // corpusErr is the read error that ended a replay early, if any.
