@@ -111,16 +111,7 @@ func parseConfig(u *url.URL, opts target.Options) (*config, error) {
 	if !validTable.MatchString(table) {
 		return nil, fmt.Errorf("%w %s: the path must be a table name (letters, digits, '_', '-'; at most 200)", target.ErrBadURL, redacted)
 	}
-	ks := knobs()
-	q := u.Query()
-	if err := ks.CheckQuery(q); err != nil {
-		return nil, fmt.Errorf("pinot %s: %w", redacted, err)
-	}
-	set, err := ks.WithQuery(q, opts.Settings)
-	if err != nil {
-		return nil, fmt.Errorf("pinot %s: %w", redacted, err)
-	}
-	s, err := ks.Resolve(set)
+	s, err := knobs().ResolveURL(u.Query(), opts.Settings)
 	if err != nil {
 		return nil, fmt.Errorf("pinot %s: %w", redacted, err)
 	}
