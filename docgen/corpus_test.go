@@ -142,21 +142,5 @@ func benchmarkCorpus(b *testing.B, suffix string) {
 		}
 		data = w.EncodeAll(data, nil)
 	}
-	c := openCorpusFile(b, "c.jsonl"+suffix, data, true)
-	g, err := New(Config{Corpus: c, Seed: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	buf := make([]byte, 0, 4096)
-	b.SetBytes(int64(g.Size()))
-	b.ReportAllocs()
-	var n int
-	for i := 0; b.Loop(); i++ {
-		doc, _ := g.Next(buf[:0], 1_700_000_000_000_000+int64(i))
-		n += len(doc.JSON)
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "docs/s")
-	if n == 0 {
-		b.Fatal("no output")
-	}
+	benchmarkNextConfig(b, Config{Corpus: openCorpusFile(b, "c.jsonl"+suffix, data, true), Seed: 1})
 }
