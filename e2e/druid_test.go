@@ -87,15 +87,7 @@ func TestViaKafkaDruidExactlyOnce(t *testing.T) {
 	checkAccounting(t, cfg, res)
 	checkExactlyOnce(t, res)
 
-	rec := recorded(t, res)
-	start, err := druid.AccountOf(rec.Start)
-	if err != nil {
-		t.Fatal(err)
-	}
-	end, err := druid.AccountOf(rec.End)
-	if err != nil {
-		t.Fatal(err)
-	}
+	start, end := recordedOwn(t, res, druid.AccountOf)
 	if start == nil || end == nil || len(end.Supervisors) != 1 || end.Supervisors[0].Datasource != p.datasource ||
 		end.Supervisors[0].State != "RUNNING" || len(end.Tasks) == 0 || len(end.Segments) != 1 {
 		t.Fatalf("Druid's account %+v … %+v: want the running supervisor of %s, its tasks and segments at both ends", start, end, p.datasource)
@@ -204,15 +196,7 @@ func TestViaKafkaDruidIndexerKilled(t *testing.T) {
 	if want := int64(cfg.Ingest.Rate.PerSecond * down.Seconds() / 4); backlog < want || backlog == 0 {
 		t.Errorf("Druid's largest lag in the series %d records; want at least %d, a quarter of the outage's records", backlog, want)
 	}
-	rec := recorded(t, res)
-	start, err := druid.AccountOf(rec.Start)
-	if err != nil {
-		t.Fatal(err)
-	}
-	end, err := druid.AccountOf(rec.End)
-	if err != nil {
-		t.Fatal(err)
-	}
+	start, end := recordedOwn(t, res, druid.AccountOf)
 	active := func(a *druid.Account) (ids []string) {
 		for _, tk := range a.Tasks {
 			if tk.Type == "ACTIVE" {

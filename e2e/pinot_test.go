@@ -69,15 +69,7 @@ func TestViaKafkaPinotExactlyOnce(t *testing.T) {
 	checkAccounting(t, cfg, res)
 	checkExactlyOnce(t, res)
 
-	rec := recorded(t, res)
-	start, err := pinot.AccountOf(rec.Start)
-	if err != nil {
-		t.Fatal(err)
-	}
-	end, err := pinot.AccountOf(rec.End)
-	if err != nil {
-		t.Fatal(err)
-	}
+	start, end := recordedOwn(t, res, pinot.AccountOf)
 	// (A commit may be under way at either end: the segment's state in
 	// the external view is then neither consuming nor online.)
 	if start == nil || end == nil || len(start.Partitions) != 1 || len(end.Partitions) != 1 || len(end.Segments) != 1 {
