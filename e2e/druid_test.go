@@ -171,18 +171,9 @@ func TestViaKafkaDruidIndexerKilled(t *testing.T) {
 	p := newDruidPipeline(t, "kill")
 	cfg := pipelineConfig(500, 45*time.Second)
 	cfg.Drain = 2 * time.Minute
-	var down time.Duration
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		time.Sleep(cfg.Ingest.Warmup + 5*time.Second)
-		t0 := time.Now()
-		scriptRun(t, "druid.sh", "kill-indexer")
-		scriptRun(t, "druid.sh", "start-indexer")
-		down = time.Since(t0)
-	}()
+	wait := restartAfter(t, cfg.Ingest.Warmup+5*time.Second, "druid.sh", "kill-indexer", "start-indexer")
 	res := run(t, p.tgt, cfg)
-	<-done
+	down := wait()
 	checkExactlyOnce(t, res)
 	most, last, backlog := spike(res)
 	t.Logf("indexer down %s; freshness lag: largest %.0f ms, last interval %.0f ms; Druid's largest lag %d records", down, most, last, backlog)

@@ -262,6 +262,26 @@ func waitDrained(within, poll time.Duration, want int64, read func() offsets) of
 	}
 }
 
+// restartAfter kills a part of a server after the given time
+// (scripts/<script> kill) and starts it again (start), beside the test;
+// wait waits for both and says how long the part was down.
+func restartAfter(t *testing.T, after time.Duration, script, kill, start string) (wait func() (down time.Duration)) {
+	var down time.Duration
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(after)
+		t0 := time.Now()
+		scriptRun(t, script, kill)
+		scriptRun(t, script, start)
+		down = time.Since(t0)
+	}()
+	return func() time.Duration {
+		<-done
+		return down
+	}
+}
+
 // kafkaAccount returns the pipeline's Kafka account at the start and end
 // of the measured phase.
 func kafkaAccount(t *testing.T, res *results.Result) (start, end *via.Account) {

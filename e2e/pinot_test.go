@@ -101,18 +101,9 @@ func TestViaKafkaPinotServerKilled(t *testing.T) {
 	// expiry of the dead session, the server's own start): the measured
 	// phase outlasts it by 15 s or more, to show the recovery.
 	cfg := pipelineConfig(500, 45*time.Second)
-	var down time.Duration
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		time.Sleep(cfg.Ingest.Warmup + 5*time.Second)
-		t0 := time.Now()
-		scriptRun(t, "pinot.sh", "kill-server")
-		scriptRun(t, "pinot.sh", "start-server")
-		down = time.Since(t0)
-	}()
+	wait := restartAfter(t, cfg.Ingest.Warmup+5*time.Second, "pinot.sh", "kill-server", "start-server")
 	res := run(t, p, cfg)
-	<-done
+	down := wait()
 	checkExactlyOnce(t, res)
 	most, last, backlog := spike(res)
 	f := res.Summary.FreshnessLag
