@@ -37,7 +37,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/freshbench/freshbench/redact"
@@ -139,9 +138,7 @@ type store struct {
 	api *jsonapi.Client
 	ds  string // the datasource, quoted as an SQL identifier
 
-	mu      sync.Mutex
-	brokers string // Kafka's, from the via
-	topic   string
+	target.Topic // the via's, which the supervisor reads
 }
 
 var (
@@ -167,20 +164,6 @@ func (s *store) Settings() map[string]string { return s.cfg.settings.Text() }
 func (s *store) Close() error {
 	s.api.HTTP.CloseIdleConnections()
 	return nil
-}
-
-// ConsumeTopic is told the via's brokers and topic, which Setup's
-// supervisor reads.
-func (s *store) ConsumeTopic(brokers, topic string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.brokers, s.topic = brokers, topic
-}
-
-func (s *store) source() (brokers, topic string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.brokers, s.topic
 }
 
 // errNoVia is the answer to a write or setup without a topic.

@@ -133,10 +133,10 @@ type store struct {
 	api *jsonapi.Client
 	tbl string // the table, quoted as an SQL identifier
 
-	mu      sync.Mutex
-	brokers string // Kafka's, from the via
-	topic   string
-	kafka   *kadm.Client // for Kafka's end offsets in the account; made at its first read
+	target.Topic // the via's, which the table consumes
+
+	mu    sync.Mutex
+	kafka *kadm.Client // for Kafka's end offsets in the account; made at its first read
 }
 
 // upsertStore is a store of an upsert table: it takes updates.
@@ -175,20 +175,6 @@ func (s *store) Close() error {
 		s.kafka.Close()
 	}
 	return nil
-}
-
-// ConsumeTopic is told the via's brokers and topic, which Setup's table
-// consumes.
-func (s *store) ConsumeTopic(brokers, topic string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.brokers, s.topic = brokers, topic
-}
-
-func (s *store) source() (brokers, topic string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.brokers, s.topic
 }
 
 // errNoVia is the answer to a write or setup without a topic.

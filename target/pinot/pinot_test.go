@@ -226,7 +226,8 @@ func TestSetupReadsTheTopic(t *testing.T) {
 
 	other, _ := server(t, nil)
 	other.cfg = s.cfg
-	other.ConsumeTopic(s.brokers, s.topic+"_other")
+	brokers, topic := s.Source()
+	other.ConsumeTopic(brokers, topic+"_other")
 	if err := other.Setup(ctx); !errors.Is(err, target.ErrBadSetting) {
 		t.Errorf("setup on another topic: %v; want %v", err, target.ErrBadSetting)
 	}
