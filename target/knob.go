@@ -240,6 +240,19 @@ func ParseDuration(minimum time.Duration) func(string) (any, error) {
 	}
 }
 
+// ParseHostPort accepts host:port, or "" (unset), and returns it as
+// given.
+func ParseHostPort(v string) (any, error) {
+	if v == "" {
+		return "", nil
+	}
+	u, err := url.Parse("http://" + v)
+	if err != nil || u.Host != v || u.Port() == "" {
+		return nil, fmt.Errorf("%q: want host:port", v)
+	}
+	return v, nil
+}
+
 // OneOf accepts one of choices, in any case, and returns it as written in
 // choices.
 func OneOf(choices ...string) func(string) (any, error) {

@@ -133,3 +133,16 @@ func TestRegistryChecksSettingsBeforeOpening(t *testing.T) {
 		}
 	}
 }
+
+func TestParseHostPort(t *testing.T) {
+	for _, v := range []string{"", "127.0.0.1:9000", "db.local:1", "[::1]:9000"} {
+		if got, err := ParseHostPort(v); err != nil || got != v {
+			t.Errorf("%q: %v, %v; want it as given", v, got, err)
+		}
+	}
+	for _, v := range []string{"host", "127.0.0.1:", "http://h:1", "h:1/x", "h:1?q"} {
+		if _, err := ParseHostPort(v); err == nil || !strings.Contains(err.Error(), "want host:port") {
+			t.Errorf("%q: %v; want an error saying host:port", v, err)
+		}
+	}
+}

@@ -61,7 +61,7 @@ func Register(r *target.Registry) {
 func knobs() target.Knobs {
 	return target.Knobs{
 		{Name: "overlord", Help: "host:port of the overlord's API (supervisors, tasks) and the coordinator's (datasources); unset: the URL's host:port (a router proxies both)",
-			Parse: parseHostPort},
+			Parse: target.ParseHostPort},
 		{Name: "task_duration", Default: "PT1H", Parse: parsePeriod,
 			Help: "taskDuration of the supervisor's tasks (ISO 8601 period): how long a task reads before it publishes its segments and hands them off"},
 		{Name: "segment_granularity", Default: "HOUR", Parse: target.OneOf("MINUTE", "FIVE_MINUTE", "TEN_MINUTE", "FIFTEEN_MINUTE", "HOUR", "DAY"),
@@ -69,17 +69,6 @@ func knobs() target.Knobs {
 		{Name: "max_rows_in_memory", Default: "150000", Parse: target.ParseInt(1000),
 			Help: "maxRowsInMemory of the tasks: rows held before they persist to disk"},
 	}
-}
-
-func parseHostPort(v string) (any, error) {
-	if v == "" {
-		return "", nil
-	}
-	u, err := url.Parse("http://" + v)
-	if err != nil || u.Host != v || u.Port() == "" {
-		return nil, fmt.Errorf("%q: want host:port", v)
-	}
-	return v, nil
 }
 
 var periodRE = regexp.MustCompile(`^P(T(\d+H)?(\d+M)?(\d+S)?|\d+D)$`)

@@ -63,7 +63,7 @@ func Register(r *target.Registry) {
 func knobs() target.Knobs {
 	return target.Knobs{
 		{Name: "controller", Help: "host:port of the controller's API (schemas, tables, segments); required",
-			Parse: parseHostPort},
+			Parse: target.ParseHostPort},
 		{Name: "upsert", Default: "false", Parse: target.ParseBool,
 			Help: "make the table an upsert table (primary key _id, comparison column _revision), which takes updates (an update stream); false: append-only, every record a row"},
 		{Name: "flush_rows", Default: "5000000", Parse: target.ParseInt(1000),
@@ -71,17 +71,6 @@ func knobs() target.Knobs {
 		{Name: "flush_time", Default: "6h", Parse: target.ParseDuration(time.Minute),
 			Help: "realtime.segment.flush.threshold.time (Pinot's default): how long a consuming segment takes rows before it is committed"},
 	}
-}
-
-func parseHostPort(v string) (any, error) {
-	if v == "" {
-		return "", nil
-	}
-	u, err := url.Parse("http://" + v)
-	if err != nil || u.Host != v || u.Port() == "" {
-		return nil, fmt.Errorf("%q: want host:port", v)
-	}
-	return v, nil
 }
 
 // validTable keeps names that need no quoting in a URL path or a Kafka
