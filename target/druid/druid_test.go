@@ -14,6 +14,7 @@ import (
 
 	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/target/targettest"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -59,12 +60,7 @@ func TestNoVia(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tgt.Write(context.Background(), target.Batch{}); !errors.Is(err, errNoVia) {
-		t.Errorf("write: %v; want %v", err, errNoVia)
-	}
-	if err := tgt.Setup(context.Background()); !errors.Is(err, errNoVia) {
-		t.Errorf("setup: %v; want %v", err, errNoVia)
-	}
+	targettest.NoStream(t, tgt, errNoVia)
 }
 
 // server opens a target on a datasource of the test's own, fed from a
@@ -72,34 +68,8 @@ func TestNoVia(t *testing.T) {
 // the test's to write.
 func server(t *testing.T, settings map[string]string) (*store, *kgo.Client) {
 	t.Helper()
-	raw := testenv.URL(t, "FRESHBENCH_TEST_DRUID_URL", "scripts/druid.sh")
-	broker := strings.TrimPrefix(strings.TrimSuffix(testenv.URL(t, "FRESHBENCH_TEST_KAFKA_URL", "scripts/kafka.sh"), "/"), "kafka://")
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := fmt.Sprintf("fb_druid_%d", time.Now().UnixNano()%1e9)
-	u.Path = "/" + name
-	tgt, err := Open(context.Background(), u, target.Options{Settings: settings, RequestTimeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := tgt.(*store)
-	s.ConsumeTopic(broker, name)
-	kc, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.DefaultProduceTopic(name), kgo.AllowAutoTopicCreation())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := s.Teardown(ctx); err != nil {
-			t.Errorf("teardown: %v", err)
-		}
-		s.Close()
-		kc.Close()
-	})
-	return s, kc
+	st := targettest.OpenStream(t, "FRESHBENCH_TEST_DRUID_URL", "scripts/druid.sh", "fb_druid", settings, Open)
+	return st.Target.(*store), st.Kafka
 }
 
 // Setup is idempotent and makes the supervisor read the topic: an event

@@ -13,6 +13,7 @@ import (
 
 	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/target/targettest"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -76,12 +77,7 @@ func TestNoVia(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tgt.Write(context.Background(), target.Batch{}); !errors.Is(err, errNoVia) {
-		t.Errorf("write: %v; want %v", err, errNoVia)
-	}
-	if err := tgt.Setup(context.Background()); !errors.Is(err, errNoVia) {
-		t.Errorf("setup: %v; want %v", err, errNoVia)
-	}
+	targettest.NoStream(t, tgt, errNoVia)
 }
 
 // server opens a target on a table of the test's own, consuming a topic
@@ -89,42 +85,17 @@ func TestNoVia(t *testing.T) {
 // test's to write.
 func server(t *testing.T, settings map[string]string) (*store, *kgo.Client) {
 	t.Helper()
-	raw := testenv.URL(t, "FRESHBENCH_TEST_PINOT_URL", "scripts/pinot.sh")
-	broker := strings.TrimPrefix(strings.TrimSuffix(testenv.URL(t, "FRESHBENCH_TEST_KAFKA_URL", "scripts/kafka.sh"), "/"), "kafka://")
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := fmt.Sprintf("fb_pinot_%d", time.Now().UnixNano()%1e9)
-	u.Path = "/" + name
-	tgt, err := Open(context.Background(), u, target.Options{Settings: settings, RequestTimeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, ok := tgt.(*store)
+	st := targettest.OpenStream(t, "FRESHBENCH_TEST_PINOT_URL", "scripts/pinot.sh", "fb_pinot", settings, Open)
+	s, ok := st.Target.(*store)
 	if !ok {
-		s = tgt.(upsertStore).store
-	}
-	s.ConsumeTopic(broker, name)
-	kc, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.DefaultProduceTopic(name), kgo.AllowAutoTopicCreation())
-	if err != nil {
-		t.Fatal(err)
+		s = st.Target.(upsertStore).store
 	}
 	// Pinot asks Kafka for the topic's partitions when the table is made:
 	// the topic must exist first (the via makes it before setup).
-	if err := kc.ProduceSync(context.Background(), &kgo.Record{Key: []byte("x"), Value: []byte(`{"_id":"x","generator_identifier":"setup","_seq":0,"_event_time":1}`)}).FirstErr(); err != nil {
+	if err := st.Kafka.ProduceSync(context.Background(), &kgo.Record{Key: []byte("x"), Value: []byte(`{"_id":"x","generator_identifier":"setup","_seq":0,"_event_time":1}`)}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := s.Teardown(ctx); err != nil {
-			t.Errorf("teardown: %v", err)
-		}
-		s.Close()
-		kc.Close()
-	})
-	return s, kc
+	return s, st.Kafka
 }
 
 // produce writes one event of generator g to the topic.

@@ -1,0 +1,77 @@
+package targettest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/freshbench/freshbench/internal/testenv"
+	"github.com/freshbench/freshbench/target"
+)
+
+// Stream is a target whose database consumes a Kafka topic itself (a
+// target.StreamConsumer), on a table of the test's own that consumes a
+// topic of the same name, and a client that produces to that topic: no
+// via stands between, the test writes the topic's records.
+type Stream struct {
+	Target target.Target
+	Name   string      // the table's and the topic's
+	Broker string      // Kafka's, host:port
+	Kafka  *kgo.Client // produces to the topic
+}
+
+// OpenStream opens, with open, the target at the URL of env (the server
+// of scripts/<script>) on a table named prefix_<number>, with settings,
+// and tells it the topic of the same name on the Kafka broker of
+// FRESHBENCH_TEST_KAFKA_URL. It sets nothing up; the target is torn down
+// and closed, and the client closed, when the test ends.
+func OpenStream(t *testing.T, env, script, prefix string, settings map[string]string,
+	open func(context.Context, *url.URL, target.Options) (target.Target, error)) Stream {
+	t.Helper()
+	raw := testenv.URL(t, env, script)
+	broker := strings.TrimPrefix(strings.TrimSuffix(testenv.URL(t, "FRESHBENCH_TEST_KAFKA_URL", "scripts/kafka.sh"), "/"), "kafka://")
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("%s_%d", prefix, time.Now().UnixNano()%1e9)
+	u.Path = "/" + name
+	tgt, err := open(context.Background(), u, target.Options{Settings: settings, RequestTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tgt.(target.StreamConsumer).ConsumeTopic(broker, name)
+	kc, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.DefaultProduceTopic(name), kgo.AllowAutoTopicCreation())
+	if err != nil {
+		tgt.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := tgt.Teardown(ctx); err != nil {
+			t.Errorf("teardown: %v", err)
+		}
+		tgt.Close()
+		kc.Close()
+	})
+	return Stream{Target: tgt, Name: name, Broker: broker, Kafka: kc}
+}
+
+// NoStream checks that tgt, a StreamConsumer told no topic, refuses to
+// write and to set up with noVia, its error that says to give one.
+func NoStream(t *testing.T, tgt target.Target, noVia error) {
+	t.Helper()
+	if _, err := tgt.Write(context.Background(), target.Batch{}); !errors.Is(err, noVia) {
+		t.Errorf("write: %v; want %v", err, noVia)
+	}
+	if err := tgt.Setup(context.Background()); !errors.Is(err, noVia) {
+		t.Errorf("setup: %v; want %v", err, noVia)
+	}
+}
