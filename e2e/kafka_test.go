@@ -24,6 +24,7 @@ import (
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/all"
+	"github.com/freshbench/freshbench/target/targettest"
 	"github.com/freshbench/freshbench/via"
 )
 
@@ -227,14 +228,7 @@ func newViaPipeline(t *testing.T, env, script, name string, settings map[string]
 		p.Close()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := p.Teardown(ctx); err != nil {
-			t.Errorf("teardown: %v", err)
-		}
-		p.Close()
-	})
+	targettest.TeardownAtEnd(t, p, time.Minute)
 	return p, u
 }
 

@@ -52,15 +52,8 @@ func OpenStream(t *testing.T, env, script, prefix string, settings map[string]st
 		tgt.Close()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := tgt.Teardown(ctx); err != nil {
-			t.Errorf("teardown: %v", err)
-		}
-		tgt.Close()
-		kc.Close()
-	})
+	t.Cleanup(kc.Close)
+	TeardownAtEnd(t, tgt, time.Minute)
 	return Stream{Target: tgt, Name: name, Broker: broker, Kafka: kc}
 }
 
