@@ -149,32 +149,7 @@ func TestSetupReadsTheTopic(t *testing.T) {
 	if got != now {
 		t.Fatalf("freshness %d; want the event's _event_time %d, in microseconds", got, now)
 	}
-	if n, err := s.Count(ctx, "g"); n != 1 || err != nil {
-		t.Errorf("count %d, %v; want 1", n, err)
-	}
-	seen, err := s.Visible(ctx, "g", []string{"a1", "a2"})
-	if err != nil || !seen["a1"] || seen["a2"] {
-		t.Errorf("visible %v, %v; want a1 only", seen, err)
-	}
-	var seqs []int64
-	if err := s.Seqs(ctx, "g", func(seq int64) { seqs = append(seqs, seq) }); err != nil || len(seqs) != 1 || seqs[0] != 7 {
-		t.Errorf("seqs %v, %v; want [7]", seqs, err)
-	}
-	for _, q := range []target.Query{
-		{Kind: target.QueryPoint, Value: "p", Limit: 10},
-		{Kind: target.QueryArray, Value: "e2", Limit: 10},
-		{Kind: target.QueryAggregate, Value: "c", Limit: 10},
-		{Kind: target.QueryNewest, Value: "g", Limit: 10},
-		{Kind: target.QueryBucket, Value: "g", Limit: 10},
-	} {
-		want := 1
-		if q.Kind == target.QueryAggregate {
-			want = 2 // one row per tag
-		}
-		if n, err := s.Query(ctx, q); n != want || err != nil {
-			t.Errorf("%s query: %d rows, %v; want %d\n%s", q.Kind, n, err, want, s.QueryText(q))
-		}
-	}
+	targettest.SeesOneEvent(t, ctx, s, "g")
 	if n, err := s.Query(ctx, target.Query{Kind: target.QueryPoint, Value: "p'; DROP", Limit: 10}); n != 0 || err != nil {
 		t.Errorf("a value with a quote: %d rows, %v; want none, no error", n, err)
 	}

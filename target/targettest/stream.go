@@ -68,3 +68,41 @@ func NoStream(t *testing.T, tgt target.Target, noVia error) {
 		t.Errorf("setup: %v; want %v", err, noVia)
 	}
 }
+
+// SeesOneEvent checks what the reads of tgt see of generator g once its
+// one event is visible: _id a1, _seq 7, processBy p, company c, emails
+// [e1 e2], tags [t1 t2]. A count of 1, a1 visible and a2 not, the seqs
+// [7], and one row for each kind of query, but two for the aggregate:
+// one per tag.
+func SeesOneEvent(t *testing.T, ctx context.Context, tgt interface {
+	target.Reader
+	target.Querier
+}, g string) {
+	t.Helper()
+	if n, err := tgt.Count(ctx, g); n != 1 || err != nil {
+		t.Errorf("count %d, %v; want 1", n, err)
+	}
+	seen, err := tgt.Visible(ctx, g, []string{"a1", "a2"})
+	if err != nil || !seen["a1"] || seen["a2"] {
+		t.Errorf("visible %v, %v; want a1 only", seen, err)
+	}
+	var seqs []int64
+	if err := tgt.Seqs(ctx, g, func(seq int64) { seqs = append(seqs, seq) }); err != nil || len(seqs) != 1 || seqs[0] != 7 {
+		t.Errorf("seqs %v, %v; want [7]", seqs, err)
+	}
+	for _, q := range []target.Query{
+		{Kind: target.QueryPoint, Value: "p", Limit: 10},
+		{Kind: target.QueryArray, Value: "e2", Limit: 10},
+		{Kind: target.QueryAggregate, Value: "c", Limit: 10},
+		{Kind: target.QueryNewest, Value: g, Limit: 10},
+		{Kind: target.QueryBucket, Value: g, Limit: 10},
+	} {
+		want := 1
+		if q.Kind == target.QueryAggregate {
+			want = 2 // one row per tag
+		}
+		if n, err := tgt.Query(ctx, q); n != want || err != nil {
+			t.Errorf("%s query: %d rows, %v; want %d\n%s", q.Kind, n, err, want, tgt.QueryText(q))
+		}
+	}
+}
