@@ -18,33 +18,16 @@ import (
 )
 
 func TestParseConfig(t *testing.T) {
-	for _, c := range []struct {
-		raw, want string
-	}{
-		{"druid://127.0.0.1:8888/events?task_duration=PT10M", ""},
-		{"druid://127.0.0.1:8888", ""},
-		{"druid://127.0.0.1/events", "want druid://host:port/datasource"},
-		{"druid://127.0.0.1:8888/a/b", "the path must be a datasource name"},
-		{`druid://127.0.0.1:8888/x"y`, "the path must be a datasource name"},
-		{"druid://127.0.0.1:8888/x?task_duration=1h", "want an ISO 8601 period"},
-		{"druid://127.0.0.1:8888/x?overlord=host", "want host:port"},
-		{"druid://127.0.0.1:8888/x?taskduration=PT1H", `query parameter "taskduration"`},
-	} {
-		u, err := url.Parse(c.raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := parseConfig(u, target.Options{})
-		if c.want == "" {
-			if err != nil {
-				t.Errorf("%s: %v", c.raw, err)
-			}
-			continue
-		}
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v (%+v); want an error saying %q", c.raw, err, cfg, c.want)
-		}
-	}
+	targettest.CheckURLs(t, func(u *url.URL) (*config, error) { return parseConfig(u, target.Options{}) }, map[string]string{
+		"druid://127.0.0.1:8888/events?task_duration=PT10M": "",
+		"druid://127.0.0.1:8888":                            "",
+		"druid://127.0.0.1/events":                          "want druid://host:port/datasource",
+		"druid://127.0.0.1:8888/a/b":                        "the path must be a datasource name",
+		`druid://127.0.0.1:8888/x"y`:                        "the path must be a datasource name",
+		"druid://127.0.0.1:8888/x?task_duration=1h":         "want an ISO 8601 period",
+		"druid://127.0.0.1:8888/x?overlord=host":            "want host:port",
+		"druid://127.0.0.1:8888/x?taskduration=PT1H":        `query parameter "taskduration"`,
+	})
 	u, _ := url.Parse("druid://127.0.0.1:8888?overlord=127.0.0.1:8081")
 	cfg, err := parseConfig(u, target.Options{})
 	if err != nil || cfg.datasource != DefaultDatasource || cfg.overlord != "http://127.0.0.1:8081" || cfg.broker != "http://127.0.0.1:8888" {

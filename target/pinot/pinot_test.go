@@ -17,34 +17,17 @@ import (
 )
 
 func TestParseConfig(t *testing.T) {
-	for _, c := range []struct {
-		raw, want string
-	}{
-		{"pinot://127.0.0.1:8099/events?controller=127.0.0.1:9000&flush_rows=5000", ""},
-		{"pinot://127.0.0.1:8099?controller=127.0.0.1:9000", ""},
-		{"pinot://127.0.0.1:8099/events", "give the controller, controller=host:port"},
-		{"pinot://127.0.0.1/events?controller=127.0.0.1:9000", "want pinot://host:port/table"},
-		{"pinot://127.0.0.1:8099/a/b?controller=127.0.0.1:9000", "the path must be a table name"},
-		{`pinot://127.0.0.1:8099/x'y?controller=127.0.0.1:9000`, "the path must be a table name"},
-		{"pinot://127.0.0.1:8099/x?controller=host", "want host:port"},
-		{"pinot://127.0.0.1:8099/x?controller=127.0.0.1:9000&upsert=maybe", "upsert"},
-		{"pinot://127.0.0.1:8099/x?controler=127.0.0.1:9000", `query parameter "controler"`},
-	} {
-		u, err := url.Parse(c.raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := parseConfig(u, target.Options{})
-		if c.want == "" {
-			if err != nil {
-				t.Errorf("%s: %v", c.raw, err)
-			}
-			continue
-		}
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v (%+v); want an error saying %q", c.raw, err, cfg, c.want)
-		}
-	}
+	targettest.CheckURLs(t, func(u *url.URL) (*config, error) { return parseConfig(u, target.Options{}) }, map[string]string{
+		"pinot://127.0.0.1:8099/events?controller=127.0.0.1:9000&flush_rows=5000": "",
+		"pinot://127.0.0.1:8099?controller=127.0.0.1:9000":                        "",
+		"pinot://127.0.0.1:8099/events":                                           "give the controller, controller=host:port",
+		"pinot://127.0.0.1/events?controller=127.0.0.1:9000":                      "want pinot://host:port/table",
+		"pinot://127.0.0.1:8099/a/b?controller=127.0.0.1:9000":                    "the path must be a table name",
+		`pinot://127.0.0.1:8099/x'y?controller=127.0.0.1:9000`:                    "the path must be a table name",
+		"pinot://127.0.0.1:8099/x?controller=host":                                "want host:port",
+		"pinot://127.0.0.1:8099/x?controller=127.0.0.1:9000&upsert=maybe":         "upsert",
+		"pinot://127.0.0.1:8099/x?controler=127.0.0.1:9000":                       `query parameter "controler"`,
+	})
 	u, _ := url.Parse("pinot://127.0.0.1:8099?controller=127.0.0.1:9000")
 	cfg, err := parseConfig(u, target.Options{})
 	if err != nil || cfg.table != DefaultTable || cfg.controller != "http://127.0.0.1:9000" || cfg.broker != "http://127.0.0.1:8099" || cfg.upsert {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,6 +105,29 @@ func SeesOneEvent(t *testing.T, ctx context.Context, tgt interface {
 		}
 		if n, err := tgt.Query(ctx, q); n != want || err != nil {
 			t.Errorf("%s query: %d rows, %v; want %d\n%s", q.Kind, n, err, want, tgt.QueryText(q))
+		}
+	}
+}
+
+// CheckURLs parses each URL of cases with parse and checks its error,
+// which must say what the case maps the URL to ("" for no error).
+func CheckURLs[C any](t *testing.T, parse func(*url.URL) (C, error), cases map[string]string) {
+	t.Helper()
+	for _, raw := range slices.Sorted(maps.Keys(cases)) {
+		want := cases[raw]
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := parse(u)
+		if want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", raw, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v (%+v); want an error saying %q", raw, err, cfg, want)
 		}
 	}
 }
