@@ -3,7 +3,6 @@ package druid
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -63,30 +62,13 @@ func TestSetupReadsTheTopic(t *testing.T) {
 	s, kc := server(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	for range 2 {
-		if err := s.Setup(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, ok, err := s.Freshness(ctx, "g"); ok || err != nil {
-		t.Fatalf("freshness before any event: %v, %v; want nothing seen", ok, err)
-	}
+	targettest.SetupTwice(t, ctx, s, "g")
 	now := time.Now().UnixMicro()
 	doc := fmt.Sprintf(`{"_id":"a1","_event_time":%d,"generator_identifier":"g","_seq":7,"processBy":"p","company":"c","emails":["e1","e2"],"tags":["t1","t2"]}`, now)
 	if err := kc.ProduceSync(ctx, &kgo.Record{Key: []byte("a1"), Value: []byte(doc)}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	var got int64
-	var ok bool
-	var err error
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if got, ok, err = s.Freshness(ctx, "g"); err != nil || ok {
-			break
-		}
-	}
-	if err != nil || !ok || got != now {
-		t.Fatalf("freshness %d, %v, %v; want the event's _event_time %d, in microseconds", got, ok, err, now)
-	}
+	targettest.WaitFresh(t, ctx, s, "g", now)
 	targettest.SeesOneEvent(t, ctx, s, "g")
 	sample, err := s.Sample(ctx, 5)
 	if err != nil || len(sample) != 1 || !strings.Contains(string(sample[0]), `"emails":["e1","e2"]`) {
@@ -95,11 +77,7 @@ func TestSetupReadsTheTopic(t *testing.T) {
 
 	other, _ := server(t, nil)
 	other.cfg = s.cfg
-	brokers, topic := s.Source()
-	other.ConsumeTopic(brokers, topic+"_other")
-	if err := other.Setup(ctx); !errors.Is(err, target.ErrBadSetting) {
-		t.Errorf("setup on another topic: %v; want %v", err, target.ErrBadSetting)
-	}
+	targettest.RefusesOtherTopic(t, ctx, s, other)
 
 	if err := s.Teardown(ctx); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package pinot
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -114,24 +113,10 @@ func TestSetupReadsTheTopic(t *testing.T) {
 	s, kc := server(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	for range 2 {
-		if err := s.Setup(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, ok, err := s.Freshness(ctx, "g"); ok || err != nil {
-		t.Fatalf("freshness before any event: %v, %v; want nothing seen", ok, err)
-	}
+	targettest.SetupTwice(t, ctx, s, "g")
 	now := time.Now().UnixMicro()
 	produce(t, ctx, kc, fmt.Sprintf(`{"_id":"a1","_event_time":%d,"generator_identifier":"g","_seq":7,"processBy":"p","company":"c","emails":["e1","e2"],"tags":["t1","t2"],"address":{"city":"x"}}`, now))
-	var got int64
-	waitFor(t, "freshness", func() (ok bool, err error) {
-		got, ok, err = s.Freshness(ctx, "g")
-		return ok, err
-	})
-	if got != now {
-		t.Fatalf("freshness %d; want the event's _event_time %d, in microseconds", got, now)
-	}
+	targettest.WaitFresh(t, ctx, s, "g", now)
 	targettest.SeesOneEvent(t, ctx, s, "g")
 	if n, err := s.Query(ctx, target.Query{Kind: target.QueryPoint, Value: "p'; DROP", Limit: 10}); n != 0 || err != nil {
 		t.Errorf("a value with a quote: %d rows, %v; want none, no error", n, err)
@@ -155,11 +140,7 @@ func TestSetupReadsTheTopic(t *testing.T) {
 
 	other, _ := server(t, nil)
 	other.cfg = s.cfg
-	brokers, topic := s.Source()
-	other.ConsumeTopic(brokers, topic+"_other")
-	if err := other.Setup(ctx); !errors.Is(err, target.ErrBadSetting) {
-		t.Errorf("setup on another topic: %v; want %v", err, target.ErrBadSetting)
-	}
+	targettest.RefusesOtherTopic(t, ctx, s, other)
 
 	if err := s.Teardown(ctx); err != nil {
 		t.Fatal(err)

@@ -131,3 +131,47 @@ func CheckURLs[C any](t *testing.T, parse func(*url.URL) (C, error), cases map[s
 		}
 	}
 }
+
+// SetupTwice sets tgt up twice, as setup is idempotent, and checks that
+// nothing of generator g is seen yet.
+func SetupTwice(t *testing.T, ctx context.Context, tgt target.Target, g string) {
+	t.Helper()
+	for range 2 {
+		if err := tgt.Setup(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok, err := tgt.Freshness(ctx, g); ok || err != nil {
+		t.Fatalf("freshness before any event: %v, %v; want nothing seen", ok, err)
+	}
+}
+
+// WaitFresh waits, up to a minute, until generator g is seen at all, and
+// checks that its freshness is then want, the _event_time of its event.
+func WaitFresh(t *testing.T, ctx context.Context, tgt target.Reader, g string, want int64) {
+	t.Helper()
+	var got int64
+	var ok bool
+	var err error
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if got, ok, err = tgt.Freshness(ctx, g); err != nil || ok {
+			break
+		}
+	}
+	if err != nil || !ok || got != want {
+		t.Fatalf("freshness %d, %v, %v; want the event's _event_time %d, in microseconds", got, ok, err, want)
+	}
+}
+
+// RefusesOtherTopic checks that other, a target on the table of tgt, told
+// another topic than tgt's, refuses to set up with target.ErrBadSetting.
+func RefusesOtherTopic(t *testing.T, ctx context.Context, tgt interface {
+	Source() (brokers, topic string)
+}, other target.Target) {
+	t.Helper()
+	brokers, topic := tgt.Source()
+	other.(target.StreamConsumer).ConsumeTopic(brokers, topic+"_other")
+	if err := other.Setup(ctx); !errors.Is(err, target.ErrBadSetting) {
+		t.Errorf("setup on another topic: %v; want %v", err, target.ErrBadSetting)
+	}
+}
