@@ -4,33 +4,18 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/freshbench/freshbench/corpus"
+	"github.com/freshbench/freshbench/corpus/corpustest"
 )
 
 func openCorpus(t testing.TB, text string, loop bool) *corpus.Corpus {
 	t.Helper()
-	return openCorpusFile(t, "c.jsonl", []byte(text), loop)
-}
-
-func openCorpusFile(t testing.TB, name string, data []byte, loop bool) *corpus.Corpus {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	c, err := corpus.Open([]string{p}, loop)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return corpustest.Open(t, "c.jsonl", []byte(text), loop)
 }
 
 // A corpus line goes out as it is, with the head stamped in front of its
@@ -142,5 +127,5 @@ func benchmarkCorpus(b *testing.B, suffix string) {
 		}
 		data = w.EncodeAll(data, nil)
 	}
-	benchmarkNextConfig(b, Config{Corpus: openCorpusFile(b, "c.jsonl"+suffix, data, true), Seed: 1})
+	benchmarkNextConfig(b, Config{Corpus: corpustest.Open(b, "c.jsonl"+suffix, data, true), Seed: 1})
 }
