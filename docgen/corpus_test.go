@@ -4,33 +4,18 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/freshbench/freshbench/corpus"
+	"github.com/freshbench/freshbench/corpus/corpustest"
 )
 
 func openCorpus(t testing.TB, text string, loop bool) *corpus.Corpus {
 	t.Helper()
-	return openCorpusFile(t, "c.jsonl", []byte(text), loop)
-}
-
-func openCorpusFile(t testing.TB, name string, data []byte, loop bool) *corpus.Corpus {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	c, err := corpus.Open([]string{p}, loop)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return corpustest.Open(t, "c.jsonl", []byte(text), loop)
 }
 
 // A corpus line goes out as it is, with the head stamped in front of its
@@ -142,21 +127,5 @@ func benchmarkCorpus(b *testing.B, suffix string) {
 		}
 		data = w.EncodeAll(data, nil)
 	}
-	c := openCorpusFile(b, "c.jsonl"+suffix, data, true)
-	g, err := New(Config{Corpus: c, Seed: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	buf := make([]byte, 0, 4096)
-	b.SetBytes(int64(g.Size()))
-	b.ReportAllocs()
-	var n int
-	for i := 0; b.Loop(); i++ {
-		doc, _ := g.Next(buf[:0], 1_700_000_000_000_000+int64(i))
-		n += len(doc.JSON)
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "docs/s")
-	if n == 0 {
-		b.Fatal("no output")
-	}
+	benchmarkNextConfig(b, Config{Corpus: corpustest.Open(b, "c.jsonl"+suffix, data, true), Seed: 1})
 }

@@ -241,20 +241,5 @@ func BenchmarkTemplateRockBench(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	g, err := New(Config{Template: tm, Seed: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	buf := make([]byte, 0, 4096)
-	b.SetBytes(int64(g.Size()))
-	b.ReportAllocs()
-	var n int
-	for i := 0; b.Loop(); i++ {
-		doc, _ := g.Next(buf[:0], 1_700_000_000_000_000+int64(i))
-		n += len(doc.JSON)
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "docs/s")
-	if n == 0 {
-		b.Fatal("no output")
-	}
+	benchmarkNextConfig(b, Config{Template: tm, Seed: 1})
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/elastic"
 	"github.com/freshbench/freshbench/target/postgres"
 	"github.com/freshbench/freshbench/target/questdb"
@@ -107,6 +109,44 @@ func recorded(t *testing.T, res *results.Result) *results.Account {
 		t.Fatalf("server_account %+v, want both ends", a)
 	}
 	return a
+}
+
+// recordedOwn is the database's own account at the start and at the end
+// of the measured phase as the results file records them, read by
+// accountOf (such as pinot.AccountOf).
+func recordedOwn[A any](t *testing.T, res *results.Result, accountOf func(*results.ServerAccount) (*A, error)) (start, end *A) {
+	t.Helper()
+	rec := recorded(t, res)
+	start, err := accountOf(rec.Start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end, err = accountOf(rec.End); err != nil {
+		t.Fatal(err)
+	}
+	return start, end
+}
+
+// ownAccount is the database's own account now (of type A, such as
+// pinot.Account), read through the pipeline p.
+func ownAccount[A any, P interface {
+	*A
+	results.AccountSnapshot
+}](t *testing.T, p target.Target) P {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := p.(target.AccountReporter).ServerAccount(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range s.(results.AccountSnapshots) {
+		if d, ok := a.(P); ok {
+			return d
+		}
+	}
+	t.Fatalf("server account %+v: no %T in it", s, new(A))
+	return nil
 }
 
 // The server's account of each database, read through the database's own

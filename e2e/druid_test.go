@@ -1,21 +1,15 @@
 package e2e
 
 import (
-	"context"
-	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/target"
-	"github.com/freshbench/freshbench/target/all"
 	"github.com/freshbench/freshbench/target/druid"
-	"github.com/freshbench/freshbench/via"
 )
 
 // Apache Druid (scripts/druid.sh) reads the topic that freshbench
@@ -33,60 +27,12 @@ type druidPipeline struct {
 
 func newDruidPipeline(t *testing.T, name string) *druidPipeline {
 	t.Helper()
-	raw := testenv.URL(t, "FRESHBENCH_TEST_DRUID_URL", "scripts/druid.sh")
-	broker := strings.TrimSuffix(testenv.URL(t, "FRESHBENCH_TEST_KAFKA_URL", "scripts/kafka.sh"), "/")
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &druidPipeline{datasource: fmt.Sprintf("fb_e2e_%s_%d", name, time.Now().UnixNano()%1e9), overlord: "http://" + u.Host}
+	tgt, u := newViaPipeline(t, "FRESHBENCH_TEST_DRUID_URL", "scripts/druid.sh", name, nil)
+	p := &druidPipeline{tgt: tgt, datasource: strings.TrimPrefix(u.Path, "/"), overlord: "http://" + u.Host}
 	if o := u.Query().Get("overlord"); o != "" {
 		p.overlord = "http://" + o
 	}
-	u.Path = "/" + p.datasource
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	db, err := all.Registry().Open(ctx, u.String(), target.Options{RequestTimeout: requestTimeout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := via.Open(ctx, broker+"/"+p.datasource, 30*time.Second)
-	if err != nil {
-		db.Close()
-		t.Fatal(err)
-	}
-	p.tgt = k.Wrap(db)
-	if err := p.tgt.Setup(ctx); err != nil {
-		p.tgt.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := p.tgt.Teardown(ctx); err != nil {
-			t.Errorf("teardown: %v", err)
-		}
-		p.tgt.Close()
-	})
 	return p
-}
-
-// account is Druid's own account now, read through the pipeline.
-func (p *druidPipeline) account(t *testing.T) *druid.Account {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := p.tgt.(target.AccountReporter).ServerAccount(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range s.(results.AccountSnapshots) {
-		if d, ok := a.(*druid.Account); ok {
-			return d
-		}
-	}
-	t.Fatalf("server account %+v: no Druid account in it", s)
-	return nil
 }
 
 // supervisor suspends or resumes the datasource's supervisor.
@@ -141,15 +87,7 @@ func TestViaKafkaDruidExactlyOnce(t *testing.T) {
 	checkAccounting(t, cfg, res)
 	checkExactlyOnce(t, res)
 
-	rec := recorded(t, res)
-	start, err := druid.AccountOf(rec.Start)
-	if err != nil {
-		t.Fatal(err)
-	}
-	end, err := druid.AccountOf(rec.End)
-	if err != nil {
-		t.Fatal(err)
-	}
+	start, end := recordedOwn(t, res, druid.AccountOf)
 	if start == nil || end == nil || len(end.Supervisors) != 1 || end.Supervisors[0].Datasource != p.datasource ||
 		end.Supervisors[0].State != "RUNNING" || len(end.Tasks) == 0 || len(end.Segments) != 1 {
 		t.Fatalf("Druid's account %+v … %+v: want the running supervisor of %s, its tasks and segments at both ends", start, end, p.datasource)
@@ -158,21 +96,16 @@ func TestViaKafkaDruidExactlyOnce(t *testing.T) {
 
 	acked := acknowledged(res)
 	var a *druid.Account
-	var consumed, ends, lag int64
-	for deadline := time.Now().Add(45 * time.Second); ; {
-		a = p.account(t)
-		consumed, ends, lag = 0, 0, 0
+	o := waitDrained(45*time.Second, time.Second, acked, func() (o offsets) {
+		a = ownAccount[druid.Account](t, p.tgt)
 		for _, pt := range a.Partitions {
-			consumed, ends, lag = consumed+pt.Consumed, ends+pt.EndOffset, lag+pt.Lag
+			o.add(pt.Consumed, pt.EndOffset, pt.Lag)
 		}
-		if (ends == acked && consumed == acked && lag == 0) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(time.Second)
-	}
-	if ends != acked || consumed != acked || lag != 0 || a.Supervisors[0].AggregateLag != 0 {
+		return o
+	})
+	if !o.drained(acked) || a.Supervisors[0].AggregateLag != 0 {
 		t.Errorf("after the drain Druid's account says %d records in the topic, %d read, lag %d (aggregate %d); want %d, the events acknowledged, read, no lag: %+v",
-			ends, consumed, lag, a.Supervisors[0].AggregateLag, acked, a)
+			o.ends, o.consumed, o.lag, a.Supervisors[0].AggregateLag, acked, a)
 	}
 }
 
@@ -238,18 +171,9 @@ func TestViaKafkaDruidIndexerKilled(t *testing.T) {
 	p := newDruidPipeline(t, "kill")
 	cfg := pipelineConfig(500, 45*time.Second)
 	cfg.Drain = 2 * time.Minute
-	var down time.Duration
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		time.Sleep(cfg.Ingest.Warmup + 5*time.Second)
-		t0 := time.Now()
-		scriptRun(t, "druid.sh", "kill-indexer")
-		scriptRun(t, "druid.sh", "start-indexer")
-		down = time.Since(t0)
-	}()
+	wait := restartAfter(t, cfg.Ingest.Warmup+5*time.Second, "druid.sh", "kill-indexer", "start-indexer")
 	res := run(t, p.tgt, cfg)
-	<-done
+	down := wait()
 	checkExactlyOnce(t, res)
 	most, last, backlog := spike(res)
 	t.Logf("indexer down %s; freshness lag: largest %.0f ms, last interval %.0f ms; Druid's largest lag %d records", down, most, last, backlog)
@@ -263,15 +187,7 @@ func TestViaKafkaDruidIndexerKilled(t *testing.T) {
 	if want := int64(cfg.Ingest.Rate.PerSecond * down.Seconds() / 4); backlog < want || backlog == 0 {
 		t.Errorf("Druid's largest lag in the series %d records; want at least %d, a quarter of the outage's records", backlog, want)
 	}
-	rec := recorded(t, res)
-	start, err := druid.AccountOf(rec.Start)
-	if err != nil {
-		t.Fatal(err)
-	}
-	end, err := druid.AccountOf(rec.End)
-	if err != nil {
-		t.Fatal(err)
-	}
+	start, end := recordedOwn(t, res, druid.AccountOf)
 	active := func(a *druid.Account) (ids []string) {
 		for _, tk := range a.Tasks {
 			if tk.Type == "ACTIVE" {

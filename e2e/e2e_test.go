@@ -27,6 +27,7 @@ import (
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/all"
+	"github.com/freshbench/freshbench/target/targettest"
 )
 
 var servers = []struct{ name, env, script string }{
@@ -138,14 +139,7 @@ func open(t *testing.T, raw string, settings map[string]string) target.Target {
 		tgt.Close()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := tgt.Teardown(ctx); err != nil {
-			t.Errorf("teardown: %v", err)
-		}
-		tgt.Close()
-	})
+	targettest.TeardownAtEnd(t, tgt, 30*time.Second)
 	return tgt
 }
 

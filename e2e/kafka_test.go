@@ -23,6 +23,8 @@ import (
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/target/all"
+	"github.com/freshbench/freshbench/target/targettest"
 	"github.com/freshbench/freshbench/via"
 )
 
@@ -193,6 +195,85 @@ func pipelineConfig(rate float64, d time.Duration) bench.Config {
 	cfg.Ingest.WriteTimeout = 30 * time.Second
 	cfg.Drain = 60 * time.Second
 	return cfg
+}
+
+// newViaPipeline opens the target of env (its URL given by script) on a
+// table of the test's own, named after name, fed through a Kafka topic of
+// the same name (--via), and sets it up with settings; all is removed
+// when the test ends. It returns the pipeline and the target's URL with
+// the table as its path.
+func newViaPipeline(t *testing.T, env, script, name string, settings map[string]string) (target.Target, *url.URL) {
+	t.Helper()
+	raw := testenv.URL(t, env, script)
+	broker := strings.TrimSuffix(testenv.URL(t, "FRESHBENCH_TEST_KAFKA_URL", "scripts/kafka.sh"), "/")
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := fmt.Sprintf("fb_e2e_%s_%d", name, time.Now().UnixNano()%1e9)
+	u.Path = "/" + table
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	db, err := all.Registry().Open(ctx, u.String(), target.Options{Settings: settings, RequestTimeout: requestTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := via.Open(ctx, broker+"/"+table, 30*time.Second)
+	if err != nil {
+		db.Close()
+		t.Fatal(err)
+	}
+	p := k.Wrap(db)
+	if err := p.Setup(ctx); err != nil {
+		p.Close()
+		t.Fatal(err)
+	}
+	targettest.TeardownAtEnd(t, p, time.Minute)
+	return p, u
+}
+
+// offsets are a database's own offsets of a topic, summed over its
+// partitions: consumed to, Kafka's end, and the lag between.
+type offsets struct{ consumed, ends, lag int64 }
+
+func (o *offsets) add(consumed, end, lag int64) {
+	o.consumed, o.ends, o.lag = o.consumed+consumed, o.ends+end, o.lag+lag
+}
+
+// drained says whether o shows the topic consumed to its end offset,
+// want, with no lag.
+func (o offsets) drained(want int64) bool {
+	return o.ends == want && o.consumed == want && o.lag == 0
+}
+
+// waitDrained reads the offsets every poll until they are drained to
+// want or within has passed, and returns the last reading.
+func waitDrained(within, poll time.Duration, want int64, read func() offsets) offsets {
+	for deadline := time.Now().Add(within); ; time.Sleep(poll) {
+		if o := read(); o.drained(want) || time.Now().After(deadline) {
+			return o
+		}
+	}
+}
+
+// restartAfter kills a part of a server after the given time
+// (scripts/<script> kill) and starts it again (start), beside the test;
+// wait waits for both and says how long the part was down.
+func restartAfter(t *testing.T, after time.Duration, script, kill, start string) (wait func() (down time.Duration)) {
+	var down time.Duration
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(after)
+		t0 := time.Now()
+		scriptRun(t, script, kill)
+		scriptRun(t, script, start)
+		down = time.Since(t0)
+	}()
+	return func() time.Duration {
+		<-done
+		return down
+	}
 }
 
 // kafkaAccount returns the pipeline's Kafka account at the start and end
@@ -485,53 +566,15 @@ func TestViaKafkaPeak(t *testing.T) {
 	p := newSinkPipeline(t, postgresSink, "peakvia")
 	// Kafka Connect names a sink task's consumer connector-consumer-<connector>-<task>.
 	consumerQuota(t, "connector-consumer-"+p.connector+"-0", peakQuotaBytes)
-
-	// Kafka holds a client to its quota on average over its window (11 s
-	// by default): a consumer that read below it has credit left, and
-	// reads faster for a while. The step above capacity spends that
-	// credit (about 4 s of it) in its 5 s warm-up, so that the 6 s held
-	// show the backlog the quota builds.
-	run := pipelineConfig(500, 11*time.Second)
-	run.Ingest.Warmup = 5 * time.Second
-	run.Drain = 30 * time.Second
-	cfg := bench.PeakConfig{Run: run, Increase: bench.RateStep{Factor: 2}, MaxSteps: 3, Rule: stats.DefaultRule()}
-	// A 6 s hold resolves a trend only coarsely: 100 ms/s tolerated is an
-	// overload of 10 %, far below that of the step above capacity.
-	cfg.Rule.MaxGrowth = 0.1
-	res, err := bench.SearchPeak(context.Background(), p.tgt, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	perRecord := bytesPerRecord(t, p.table)
 	capacity := peakQuotaBytes / perRecord
-	for i, s := range res.Steps {
+	t.Logf("capacity: %.0f bytes/s consumed at %.0f bytes a record", float64(peakQuotaBytes), perRecord)
+	over, hold := quotaPeak(t, p.tgt, capacity, "pipeline", func(s *results.Result) string {
 		start, end := kafkaAccount(t, s)
-		m := s.Summary
-		t.Logf("step %d: %s, achieved %.0f events/s, freshness lag p50/p95 %.0f/%.0f ms, group lag %d → %d: %s",
-			i+1, s.Config.Rate, m.AchievedEventsPerSec, m.FreshnessLag.P50Ms, m.FreshnessLag.P95Ms, lagOf(start), lagOf(end), s.Verdict.Reason())
-		step := run
-		step.Ingest.Rate.PerSecond = s.Config.RatePerSecond
-		checkAccounting(t, step, s)
-	}
-	pk := res.Peak
-	if pk == nil || !pk.Found || res.EndedEarly || pk.Step+2 != len(res.Steps) {
-		t.Fatalf("peak %+v after %d steps (ended early %v): want a sustainable step followed by the unsustainable one the search stopped at", pk, len(res.Steps), res.EndedEarly)
-	}
-	t.Logf("capacity %.0f records/s (%.0f bytes/s consumed at %.0f bytes a record); peak %s: %s", capacity, float64(peakQuotaBytes), perRecord, pk.Rate, pk.Reason)
-	peak, over := res.Steps[pk.Step], res.Steps[pk.Step+1]
-	// Kafka's quota is an average over its window: a little over it
-	// passes early in a step.
-	if r := peak.Config.RatePerSecond; r > 1.1*capacity {
-		t.Errorf("peak %s above the pipeline's capacity %.0f records/s: the search measured Kafka's produce rate", peak.Config.Rate, capacity)
-	}
-	if r := over.Config.RatePerSecond; r < capacity/2 {
-		t.Errorf("step %s failed at under half the pipeline's capacity %.0f records/s", over.Config.Rate, capacity)
-	}
+		return fmt.Sprintf("group lag %d → %d", lagOf(start), lagOf(end))
+	})
 	// Kafka took the whole step: what failed it is the backlog behind.
 	v := over.Verdict
-	if a := over.Summary.AchievedEventsPerSec / over.Summary.TargetEventsPerSec; a < cfg.Rule.MinAchieved {
-		t.Errorf("step %s: Kafka acknowledged %.0f%% of the target; want all of it", over.Config.Rate, 100*a)
-	}
 	backlog := false
 	for _, r := range v.Reasons {
 		backlog = backlog || strings.HasPrefix(r, "freshness lag grows") && strings.HasSuffix(r, "a backlog builds") || strings.Contains(r, "missing after the drain")
@@ -542,7 +585,6 @@ func TestViaKafkaPeak(t *testing.T) {
 	// Its backlog, in Kafka's own account: the group falls behind by the
 	// overload over the hold, half of it at least.
 	start, end := kafkaAccount(t, over)
-	hold := (run.Ingest.Duration - run.Ingest.Warmup).Seconds()
 	if want := int64((over.Config.RatePerSecond - capacity) * hold / 2); lagOf(end)-lagOf(start) < want {
 		t.Errorf("step %s: group lag %d → %d; want it grown by %d at least", over.Config.Rate, lagOf(start), lagOf(end), want)
 	}
@@ -644,7 +686,7 @@ func TestViaKafkaPeakRefined(t *testing.T) {
 	p := newSinkPipeline(t, postgresSink, "peakref")
 	consumerQuota(t, "connector-consumer-"+p.connector+"-0", peakQuotaBytes)
 	run := pipelineConfig(500, 11*time.Second)
-	run.Ingest.Warmup = 5 * time.Second // spends the quota's credit (see TestViaKafkaPeak)
+	run.Ingest.Warmup = 5 * time.Second // spends the quota's credit (see quotaPeak)
 	run.Drain = 30 * time.Second
 	// Steps near the capacity need more than 6 s to tell (seen: 750
 	// records/s "too short to tell" at 6 s, 625 still at 45 s, asking for

@@ -1,9 +1,6 @@
 package e2e
 
 import (
-	"context"
-	"fmt"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -11,12 +8,9 @@ import (
 	"time"
 
 	"github.com/freshbench/freshbench/ingest"
-	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/target"
-	"github.com/freshbench/freshbench/target/all"
 	"github.com/freshbench/freshbench/target/pinot"
-	"github.com/freshbench/freshbench/via"
 )
 
 // Apache Pinot (scripts/pinot.sh) consumes the topic that freshbench
@@ -36,57 +30,8 @@ func newPinotPipeline(t *testing.T, name string, settings map[string]string) tar
 // which is the topic's.
 func newPinotTable(t *testing.T, name string, settings map[string]string) (target.Target, string) {
 	t.Helper()
-	raw := testenv.URL(t, "FRESHBENCH_TEST_PINOT_URL", "scripts/pinot.sh")
-	broker := strings.TrimSuffix(testenv.URL(t, "FRESHBENCH_TEST_KAFKA_URL", "scripts/kafka.sh"), "/")
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	table := fmt.Sprintf("fb_e2e_%s_%d", name, time.Now().UnixNano()%1e9)
-	u.Path = "/" + table
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	db, err := all.Registry().Open(ctx, u.String(), target.Options{Settings: settings, RequestTimeout: requestTimeout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := via.Open(ctx, broker+"/"+table, 30*time.Second)
-	if err != nil {
-		db.Close()
-		t.Fatal(err)
-	}
-	p := k.Wrap(db)
-	if err := p.Setup(ctx); err != nil {
-		p.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := p.Teardown(ctx); err != nil {
-			t.Errorf("teardown: %v", err)
-		}
-		p.Close()
-	})
-	return p, table
-}
-
-// pinotAccount is Pinot's own account now, read through the pipeline.
-func pinotAccount(t *testing.T, p target.Target) *pinot.Account {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := p.(target.AccountReporter).ServerAccount(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range s.(results.AccountSnapshots) {
-		if d, ok := a.(*pinot.Account); ok {
-			return d
-		}
-	}
-	t.Fatalf("server account %+v: no Pinot account in it", s)
-	return nil
+	p, u := newViaPipeline(t, "FRESHBENCH_TEST_PINOT_URL", "scripts/pinot.sh", name, settings)
+	return p, strings.TrimPrefix(u.Path, "/")
 }
 
 // checkPinotConsumedAll: once the run is drained, Pinot's server has
@@ -95,20 +40,16 @@ func pinotAccount(t *testing.T, p target.Target) *pinot.Account {
 func checkPinotConsumedAll(t *testing.T, p target.Target, want int64) {
 	t.Helper()
 	var a *pinot.Account
-	var consumed, ends, lag int64
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
-		a = pinotAccount(t, p)
-		consumed, ends, lag = 0, 0, 0
+	o := waitDrained(30*time.Second, 500*time.Millisecond, want, func() (o offsets) {
+		a = ownAccount[pinot.Account](t, p)
 		for _, pt := range a.Partitions {
-			consumed, ends, lag = consumed+pt.Consumed, ends+pt.EndOffset, lag+pt.Lag
+			o.add(pt.Consumed, pt.EndOffset, pt.Lag)
 		}
-		if (ends == want && consumed == want && lag == 0) || time.Now().After(deadline) {
-			break
-		}
-	}
-	if ends != want || consumed != want || lag != 0 {
+		return o
+	})
+	if !o.drained(want) {
 		t.Errorf("after the drain Pinot's account says %d records in the topic, %d consumed, lag %d; want %d, the records acknowledged, consumed, no lag: %+v",
-			ends, consumed, lag, want, a)
+			o.ends, o.consumed, o.lag, want, a)
 	}
 }
 
@@ -128,15 +69,7 @@ func TestViaKafkaPinotExactlyOnce(t *testing.T) {
 	checkAccounting(t, cfg, res)
 	checkExactlyOnce(t, res)
 
-	rec := recorded(t, res)
-	start, err := pinot.AccountOf(rec.Start)
-	if err != nil {
-		t.Fatal(err)
-	}
-	end, err := pinot.AccountOf(rec.End)
-	if err != nil {
-		t.Fatal(err)
-	}
+	start, end := recordedOwn(t, res, pinot.AccountOf)
 	// (A commit may be under way at either end: the segment's state in
 	// the external view is then neither consuming nor online.)
 	if start == nil || end == nil || len(start.Partitions) != 1 || len(end.Partitions) != 1 || len(end.Segments) != 1 {
@@ -145,7 +78,7 @@ func TestViaKafkaPinotExactlyOnce(t *testing.T) {
 	t.Logf("Pinot's account at the end of the measured phase: %+v", end)
 	acked := acknowledged(res)
 	checkPinotConsumedAll(t, p, acked)
-	a := pinotAccount(t, p)
+	a := ownAccount[pinot.Account](t, p)
 	if commits := acked / flushRows; len(a.Partitions) != 1 || a.Partitions[0].StartOffset != commits*flushRows || a.Segments[0].Online != commits {
 		t.Errorf("Pinot's account after the drain %+v; want %d segments committed, of %d rows each, and the one consuming from offset %d",
 			a, commits, flushRows, commits*flushRows)
@@ -168,18 +101,9 @@ func TestViaKafkaPinotServerKilled(t *testing.T) {
 	// expiry of the dead session, the server's own start): the measured
 	// phase outlasts it by 15 s or more, to show the recovery.
 	cfg := pipelineConfig(500, 45*time.Second)
-	var down time.Duration
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		time.Sleep(cfg.Ingest.Warmup + 5*time.Second)
-		t0 := time.Now()
-		scriptRun(t, "pinot.sh", "kill-server")
-		scriptRun(t, "pinot.sh", "start-server")
-		down = time.Since(t0)
-	}()
+	wait := restartAfter(t, cfg.Ingest.Warmup+5*time.Second, "pinot.sh", "kill-server", "start-server")
 	res := run(t, p, cfg)
-	<-done
+	down := wait()
 	checkExactlyOnce(t, res)
 	most, last, backlog := spike(res)
 	f := res.Summary.FreshnessLag

@@ -23,6 +23,7 @@ import (
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/all"
 	"github.com/freshbench/freshbench/target/elastic"
+	"github.com/freshbench/freshbench/target/targettest"
 )
 
 // The read-endpoint tests run against the replicated setups of
@@ -99,14 +100,7 @@ func openSetup(t *testing.T, raws []string, settings map[string]string) (target.
 		tgt.Close()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := tgt.Teardown(ctx); err != nil {
-			t.Errorf("teardown: %v", err)
-		}
-		tgt.Close()
-	})
+	targettest.TeardownAtEnd(t, tgt, time.Minute)
 	var reads []bench.ReadEndpoint
 	for i, raw := range raws[1:] {
 		r, err := all.Registry().Open(ctx, raw, endpointOptions(settings))

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/freshbench/freshbench/corpus"
+	"github.com/freshbench/freshbench/corpus/corpustest"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/sim"
@@ -47,16 +46,7 @@ func corpusOf(t *testing.T, lines int, loop bool) *corpus.Corpus {
 	for i := range lines {
 		fmt.Fprintf(&b, "{\"line\":%d,\"user\":{\"name\":\"u%d\"}}\n", i, i%7)
 	}
-	p := filepath.Join(t.TempDir(), "c.jsonl")
-	if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	c, err := corpus.Open([]string{p}, loop)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return corpustest.Open(t, "c.jsonl", []byte(b.String()), loop)
 }
 
 // A corpus that does not loop stops the run at its end: every line is

@@ -155,10 +155,25 @@ func (ks Knobs) WithQuery(q url.Values, set map[string]string) (map[string]strin
 	return out, nil
 }
 
-// CheckQuery refuses, with ErrBadURL, a query parameter of a target URL
+// ResolveURL is Resolve for a target whose URL's query parameters are
+// knobs only: it refuses a parameter that is not a knob (checkQuery),
+// merges the rest with set (WithQuery) and resolves the result. Its
+// errors wrap ErrBadURL or ErrBadSetting as those of the steps do.
+func (ks Knobs) ResolveURL(q url.Values, set map[string]string) (Settings, error) {
+	if err := ks.checkQuery(q); err != nil {
+		return nil, err
+	}
+	set, err := ks.WithQuery(q, set)
+	if err != nil {
+		return nil, err
+	}
+	return ks.Resolve(set)
+}
+
+// checkQuery refuses, with ErrBadURL, a query parameter of a target URL
 // that is not a knob, for targets whose URL takes knobs only: a misspelt
 // one would otherwise leave its knob silently at the default.
-func (ks Knobs) CheckQuery(q url.Values) error {
+func (ks Knobs) checkQuery(q url.Values) error {
 	k, ok := ks.unknown(maps.Keys(q))
 	switch {
 	case !ok:
@@ -223,6 +238,19 @@ func ParseDuration(minimum time.Duration) func(string) (any, error) {
 		}
 		return d, nil
 	}
+}
+
+// ParseHostPort accepts host:port, or "" (unset), and returns it as
+// given.
+func ParseHostPort(v string) (any, error) {
+	if v == "" {
+		return "", nil
+	}
+	u, err := url.Parse("http://" + v)
+	if err != nil || u.Host != v || u.Port() == "" {
+		return nil, fmt.Errorf("%q: want host:port", v)
+	}
+	return v, nil
 }
 
 // OneOf accepts one of choices, in any case, and returns it as written in

@@ -75,12 +75,37 @@ func TestWithQuery(t *testing.T) {
 }
 
 func TestCheckQuery(t *testing.T) {
-	if err := testKnobs().CheckQuery(url.Values{"n": {"1"}, "mode": {"safe"}}); err != nil {
+	if err := testKnobs().checkQuery(url.Values{"n": {"1"}, "mode": {"safe"}}); err != nil {
 		t.Errorf("knobs only: %v", err)
 	}
-	err := testKnobs().CheckQuery(url.Values{"n": {"1"}, "mdoe": {"safe"}})
+	err := testKnobs().checkQuery(url.Values{"n": {"1"}, "mdoe": {"safe"}})
 	if !errors.Is(err, ErrBadURL) || !strings.Contains(err.Error(), `"mdoe"`) {
 		t.Errorf("a misspelt parameter: err = %v, want ErrBadURL naming it", err)
+	}
+}
+
+func TestResolveURL(t *testing.T) {
+	s, err := testKnobs().ResolveURL(url.Values{"n": {"3"}}, map[string]string{"mode": "safe"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s["n"] != 3 || s["mode"] != "safe" || s["d"] != time.Second {
+		t.Errorf("settings = %v, want n from the query, mode from the settings, d by default", s)
+	}
+	for name, c := range map[string]struct {
+		q    url.Values
+		set  map[string]string
+		want error
+	}{
+		"a parameter that is not a knob": {q: url.Values{"mdoe": {"safe"}}, want: ErrBadURL},
+		"a knob given two ways":          {q: url.Values{"n": {"3"}}, set: map[string]string{"n": "4"}, want: ErrBadURL},
+		"a bad value in the URL":         {q: url.Values{"n": {"x"}}, want: ErrBadURL},
+		"a setting that is not a knob":   {set: map[string]string{"nn": "1"}, want: ErrBadSetting},
+		"a bad value in the settings":    {set: map[string]string{"n": "0"}, want: ErrBadSetting},
+	} {
+		if _, err := testKnobs().ResolveURL(c.q, c.set); !errors.Is(err, c.want) {
+			t.Errorf("%s: err = %v, want one wrapping %v", name, err, c.want)
+		}
 	}
 }
 
@@ -105,6 +130,19 @@ func TestRegistryChecksSettingsBeforeOpening(t *testing.T) {
 	for _, k := range testKnobs() {
 		if !strings.Contains(help, k.Name+" (default ") || !strings.Contains(help, k.Help) {
 			t.Errorf("help %q misses %s", help, k.Name)
+		}
+	}
+}
+
+func TestParseHostPort(t *testing.T) {
+	for _, v := range []string{"", "127.0.0.1:9000", "db.local:1", "[::1]:9000"} {
+		if got, err := ParseHostPort(v); err != nil || got != v {
+			t.Errorf("%q: %v, %v; want it as given", v, got, err)
+		}
+	}
+	for _, v := range []string{"host", "127.0.0.1:", "http://h:1", "h:1/x", "h:1?q"} {
+		if _, err := ParseHostPort(v); err == nil || !strings.Contains(err.Error(), "want host:port") {
+			t.Errorf("%q: %v; want an error saying host:port", v, err)
 		}
 	}
 }

@@ -95,16 +95,7 @@ func parse(raw string) (config, error) {
 	if !validTopic(c.topic) {
 		return config{}, fmt.Errorf("%w %q: the path must be a topic name (letters, digits, '.', '_', '-'; at most 249)", target.ErrBadURL, c.url)
 	}
-	ks := Knobs()
-	q := u.Query()
-	if err := ks.CheckQuery(q); err != nil {
-		return config{}, fmt.Errorf("kafka %s: %w", c.url, err)
-	}
-	set, err := ks.WithQuery(q, nil)
-	if err != nil {
-		return config{}, fmt.Errorf("kafka %s: %w", c.url, err)
-	}
-	if c.settings, err = ks.Resolve(set); err != nil {
+	if c.settings, err = Knobs().ResolveURL(u.Query(), nil); err != nil {
 		return config{}, fmt.Errorf("kafka %s: %w", c.url, err)
 	}
 	return c, nil

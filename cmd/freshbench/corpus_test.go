@@ -22,19 +22,16 @@ func TestRunBadCorpus(t *testing.T) {
 	stamped := file("stamped.jsonl", "{\"a\":1}\n{\"a\":2,\"_seq\":7}\n")
 	array := file("array.jsonl", "{\"a\":1}\n\n[1]\n")
 	broken := file("broken.jsonl", "{\"a\":\n")
-	base := func(args ...string) []string {
-		return append(shortRun("--data-dir", filepath.Join(dir, "data"), "--out", filepath.Join(dir, "r.json")), args...)
-	}
 	for _, c := range []struct {
 		name string
 		args []string
 		want string
 	}{
-		{"stamped field", base("--events", stamped), "--events " + stamped + `: line 2: carries the field "_seq", which freshbench stamps into every event (_id, _event_time, generator_identifier, _seq, _revision, _update_time); rename or remove it`},
-		{"not an object", base("--events", array), "--events " + array + ": line 3: not a JSON object; write one object a line"},
-		{"broken JSON", base("--events", broken), "--events " + broken + ": line 1: not valid JSON"},
-		{"missing file", base("--events", filepath.Join(dir, "none.jsonl")), "--events " + filepath.Join(dir, "none.jsonl") + ": stat"},
-		{"once without a corpus", base("--events-once"), "--events-once: give the corpus with --events"},
+		{"stamped field", shortRunIn(dir, "--events", stamped), "--events " + stamped + `: line 2: carries the field "_seq", which freshbench stamps into every event (_id, _event_time, generator_identifier, _seq, _revision, _update_time); rename or remove it`},
+		{"not an object", shortRunIn(dir, "--events", array), "--events " + array + ": line 3: not a JSON object; write one object a line"},
+		{"broken JSON", shortRunIn(dir, "--events", broken), "--events " + broken + ": line 1: not valid JSON"},
+		{"missing file", shortRunIn(dir, "--events", filepath.Join(dir, "none.jsonl")), "--events " + filepath.Join(dir, "none.jsonl") + ": stat"},
+		{"once without a corpus", shortRunIn(dir, "--events-once"), "--events-once: give the corpus with --events"},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantUsageError(t, c.args, c.want) })
 	}
@@ -92,12 +89,9 @@ func TestRunBadTemplate(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("{\n  \"user\": \"{{name}}\",\n  \"age\": \"{{int 90 18}}\"\n}"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	base := func(args ...string) []string {
-		return append(shortRun("--data-dir", filepath.Join(dir, "data"), "--out", filepath.Join(dir, "r.json")), args...)
-	}
-	wantUsageError(t, base("--template", bad), "--template "+bad+": line 3: {{int 90 18}}: int 90 18: want 0 ≤ MIN ≤ MAX")
-	wantUsageError(t, base("--template", "rockbnch"), "--template rockbnch: open rockbnch")
-	wantUsageError(t, base("--template", "rockbench", "--events", bad), "--template and --events: give one")
+	wantUsageError(t, shortRunIn(dir, "--template", bad), "--template "+bad+": line 3: {{int 90 18}}: int 90 18: want 0 ≤ MIN ≤ MAX")
+	wantUsageError(t, shortRunIn(dir, "--template", "rockbnch"), "--template rockbnch: open rockbnch")
+	wantUsageError(t, shortRunIn(dir, "--template", "rockbench", "--events", bad), "--template and --events: give one")
 }
 
 // The shipped RockBench template streams into SQLite like the built-in

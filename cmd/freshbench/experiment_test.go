@@ -11,23 +11,20 @@ import (
 
 func TestExperimentBadInput(t *testing.T) {
 	dir := t.TempDir()
-	base := func(args ...string) []string {
-		return append(shortRun("--data-dir", filepath.Join(dir, "data"), "--out", filepath.Join(dir, "r.json")), args...)
-	}
 	ahead := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	for _, c := range []struct {
 		name string
 		args []string
 		want string
 	}{
-		{"instance without experiment", base("--instance", "1"), "--instance needs --experiment NAME"},
-		{"start without experiment", base("--start-at", ahead), "--start-at needs --experiment NAME"},
-		{"instance past the count", base("--experiment", "x", "--instance", "3", "--instances", "3"), "--instance 3: want 0..2"},
-		{"no instances", base("--experiment", "x", "--instances", "0"), "--instances 0: want 1 or more"},
-		{"start not an instant", base("--experiment", "x", "--start-at", "10:00"), `--start-at "10:00": want an RFC 3339 instant`},
-		{"start passed", base("--experiment", "x", "--start-at", "2020-01-01T00:00:00Z"), "--start-at 2020-01-01T00:00:00Z: that instant has passed"},
-		{"rate and total rate", base("--experiment", "x", "--rate", "1000", "--total-rate", "3000"), "--total-rate and --rate: give one"},
-		{"bad total rate", base("--experiment", "x", "--total-rate", "fast"), `--total-rate: rate "fast"`},
+		{"instance without experiment", shortRunIn(dir, "--instance", "1"), "--instance needs --experiment NAME"},
+		{"start without experiment", shortRunIn(dir, "--start-at", ahead), "--start-at needs --experiment NAME"},
+		{"instance past the count", shortRunIn(dir, "--experiment", "x", "--instance", "3", "--instances", "3"), "--instance 3: want 0..2"},
+		{"no instances", shortRunIn(dir, "--experiment", "x", "--instances", "0"), "--instances 0: want 1 or more"},
+		{"start not an instant", shortRunIn(dir, "--experiment", "x", "--start-at", "10:00"), `--start-at "10:00": want an RFC 3339 instant`},
+		{"start passed", shortRunIn(dir, "--experiment", "x", "--start-at", "2020-01-01T00:00:00Z"), "--start-at 2020-01-01T00:00:00Z: that instant has passed"},
+		{"rate and total rate", shortRunIn(dir, "--experiment", "x", "--rate", "1000", "--total-rate", "3000"), "--total-rate and --rate: give one"},
+		{"bad total rate", shortRunIn(dir, "--experiment", "x", "--total-rate", "fast"), `--total-rate: rate "fast"`},
 		{"query alone in an experiment", []string{"query", "--qps", "10", "--experiment", "x", "--data-dir", filepath.Join(dir, "data")}, "--experiment: an experiment's instances run an ingest"},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantUsageError(t, c.args, c.want) })

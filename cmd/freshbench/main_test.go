@@ -75,6 +75,12 @@ func shortRun(extra ...string) []string {
 		"--poll-interval", "100ms", "--metrics-addr", "127.0.0.1:0"}, extra...)
 }
 
+// shortRunIn is shortRun with the embedded database and the results file
+// in dir.
+func shortRunIn(dir string, extra ...string) []string {
+	return append(shortRun("--data-dir", filepath.Join(dir, "data"), "--out", filepath.Join(dir, "r.json")), extra...)
+}
+
 func TestRunBadInput(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "file")
@@ -82,35 +88,32 @@ func TestRunBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Every case would otherwise run against SQLite in dir.
-	base := func(args ...string) []string {
-		return append(shortRun("--data-dir", filepath.Join(dir, "data"), "--out", filepath.Join(dir, "r.json")), args...)
-	}
 	for _, c := range []struct {
 		name string
 		args []string
 		want string
 	}{
-		{"unknown target scheme", base("--target", "mongodb://127.0.0.1/x"), `--target: bad target URL: unknown scheme "mongodb", want one of`},
-		{"target without scheme", base("--target", "127.0.0.1:9200"), "--target: bad target URL"},
-		{"unparseable rate", base("--rate", "fast"), `--rate: rate "fast"`},
-		{"rate without number", base("--rate", "MB/s"), "--rate:"},
-		{"unparseable doc size", base("--doc-size", "1XB"), `--doc-size: size "1XB"`},
-		{"batch size 0", base("--batch-size", "0"), "--batch-size 0: want a positive number"},
-		{"duration 0", base("--duration", "0s"), "--duration 0s: want a positive duration"},
-		{"duration not a duration", base("--duration", "ten"), `invalid value "ten" for flag -duration`},
-		{"warmup past duration", base("--warmup", "5s"), "--warmup 5s: want 0 or more and less than the duration 2s"},
-		{"documents too small", base("--doc-size", "10"), "--doc-size 10: want 400..1000000 bytes"},
-		{"shorter than a batch", base("--duration", "1ns", "--warmup", "0s"), "--duration 1ns: want a measured part (after the warm-up of 0s) of at least one batch interval, 50ms"},
-		{"batches past the memory limit", base("--batch-size", "10000000"), "--batch-size 10000000: want batches that fit the memory limit: batch size 10000000 × document size 1000 B × (in-flight bound 16 + generators 1) × 2 (documents and request body) = 340.00 GB, more than the limit of 1.07 GB"},
-		{"memory limit raised, still short", base("--batch-size", "2000000", "--max-memory", "8GB"), "more than the limit of 8.00 GB"},
-		{"unknown flag", base("--rates", "10"), "flag provided but not defined: -rates"},
-		{"stray argument", base("extra"), `unexpected argument "extra"`},
-		{"data dir under a file", base("--data-dir", filepath.Join(file, "data")), "choose another data directory (--data-dir)"},
-		{"out under a file", base("--out", filepath.Join(file, "r.json")), "--out " + filepath.Join(file, "r.json") + ": directory cannot be created"},
-		{"out is a directory", base("--out", dir), "--out " + dir + " is a directory"},
-		{"metrics address not host:port", base("--metrics-addr", "9464"), `invalid value "9464" for flag -metrics-addr: want host:port`},
-		{"metrics port out of range", base("--metrics-addr", "127.0.0.1:70000"), "want host:port"},
-		{"negative metrics linger", base("--metrics-linger", "-1s"), `invalid value "-1s" for flag -metrics-linger: want a duration of 0 or more`},
+		{"unknown target scheme", shortRunIn(dir, "--target", "mongodb://127.0.0.1/x"), `--target: bad target URL: unknown scheme "mongodb", want one of`},
+		{"target without scheme", shortRunIn(dir, "--target", "127.0.0.1:9200"), "--target: bad target URL"},
+		{"unparseable rate", shortRunIn(dir, "--rate", "fast"), `--rate: rate "fast"`},
+		{"rate without number", shortRunIn(dir, "--rate", "MB/s"), "--rate:"},
+		{"unparseable doc size", shortRunIn(dir, "--doc-size", "1XB"), `--doc-size: size "1XB"`},
+		{"batch size 0", shortRunIn(dir, "--batch-size", "0"), "--batch-size 0: want a positive number"},
+		{"duration 0", shortRunIn(dir, "--duration", "0s"), "--duration 0s: want a positive duration"},
+		{"duration not a duration", shortRunIn(dir, "--duration", "ten"), `invalid value "ten" for flag -duration`},
+		{"warmup past duration", shortRunIn(dir, "--warmup", "5s"), "--warmup 5s: want 0 or more and less than the duration 2s"},
+		{"documents too small", shortRunIn(dir, "--doc-size", "10"), "--doc-size 10: want 400..1000000 bytes"},
+		{"shorter than a batch", shortRunIn(dir, "--duration", "1ns", "--warmup", "0s"), "--duration 1ns: want a measured part (after the warm-up of 0s) of at least one batch interval, 50ms"},
+		{"batches past the memory limit", shortRunIn(dir, "--batch-size", "10000000"), "--batch-size 10000000: want batches that fit the memory limit: batch size 10000000 × document size 1000 B × (in-flight bound 16 + generators 1) × 2 (documents and request body) = 340.00 GB, more than the limit of 1.07 GB"},
+		{"memory limit raised, still short", shortRunIn(dir, "--batch-size", "2000000", "--max-memory", "8GB"), "more than the limit of 8.00 GB"},
+		{"unknown flag", shortRunIn(dir, "--rates", "10"), "flag provided but not defined: -rates"},
+		{"stray argument", shortRunIn(dir, "extra"), `unexpected argument "extra"`},
+		{"data dir under a file", shortRunIn(dir, "--data-dir", filepath.Join(file, "data")), "choose another data directory (--data-dir)"},
+		{"out under a file", shortRunIn(dir, "--out", filepath.Join(file, "r.json")), "--out " + filepath.Join(file, "r.json") + ": directory cannot be created"},
+		{"out is a directory", shortRunIn(dir, "--out", dir), "--out " + dir + " is a directory"},
+		{"metrics address not host:port", shortRunIn(dir, "--metrics-addr", "9464"), `invalid value "9464" for flag -metrics-addr: want host:port`},
+		{"metrics port out of range", shortRunIn(dir, "--metrics-addr", "127.0.0.1:70000"), "want host:port"},
+		{"negative metrics linger", shortRunIn(dir, "--metrics-linger", "-1s"), `invalid value "-1s" for flag -metrics-linger: want a duration of 0 or more`},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantUsageError(t, c.args, c.want) })
 	}

@@ -37,7 +37,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/freshbench/freshbench/redact"
@@ -62,7 +61,7 @@ func Register(r *target.Registry) {
 func knobs() target.Knobs {
 	return target.Knobs{
 		{Name: "overlord", Help: "host:port of the overlord's API (supervisors, tasks) and the coordinator's (datasources); unset: the URL's host:port (a router proxies both)",
-			Parse: parseHostPort},
+			Parse: target.ParseHostPort},
 		{Name: "task_duration", Default: "PT1H", Parse: parsePeriod,
 			Help: "taskDuration of the supervisor's tasks (ISO 8601 period): how long a task reads before it publishes its segments and hands them off"},
 		{Name: "segment_granularity", Default: "HOUR", Parse: target.OneOf("MINUTE", "FIVE_MINUTE", "TEN_MINUTE", "FIFTEEN_MINUTE", "HOUR", "DAY"),
@@ -70,17 +69,6 @@ func knobs() target.Knobs {
 		{Name: "max_rows_in_memory", Default: "150000", Parse: target.ParseInt(1000),
 			Help: "maxRowsInMemory of the tasks: rows held before they persist to disk"},
 	}
-}
-
-func parseHostPort(v string) (any, error) {
-	if v == "" {
-		return "", nil
-	}
-	u, err := url.Parse("http://" + v)
-	if err != nil || u.Host != v || u.Port() == "" {
-		return nil, fmt.Errorf("%q: want host:port", v)
-	}
-	return v, nil
 }
 
 var periodRE = regexp.MustCompile(`^P(T(\d+H)?(\d+M)?(\d+S)?|\d+D)$`)
@@ -118,16 +106,7 @@ func parseConfig(u *url.URL, opts target.Options) (*config, error) {
 	if !validDatasource.MatchString(ds) {
 		return nil, fmt.Errorf("%w %s: the path must be a datasource name (letters, digits, '_', '.', '-'; at most 200)", target.ErrBadURL, redacted)
 	}
-	ks := knobs()
-	q := u.Query()
-	if err := ks.CheckQuery(q); err != nil {
-		return nil, fmt.Errorf("druid %s: %w", redacted, err)
-	}
-	set, err := ks.WithQuery(q, opts.Settings)
-	if err != nil {
-		return nil, fmt.Errorf("druid %s: %w", redacted, err)
-	}
-	s, err := ks.Resolve(set)
+	s, err := knobs().ResolveURL(u.Query(), opts.Settings)
 	if err != nil {
 		return nil, fmt.Errorf("druid %s: %w", redacted, err)
 	}
@@ -148,9 +127,7 @@ type store struct {
 	api *jsonapi.Client
 	ds  string // the datasource, quoted as an SQL identifier
 
-	mu      sync.Mutex
-	brokers string // Kafka's, from the via
-	topic   string
+	target.Topic // the via's, which the supervisor reads
 }
 
 var (
@@ -176,20 +153,6 @@ func (s *store) Settings() map[string]string { return s.cfg.settings.Text() }
 func (s *store) Close() error {
 	s.api.HTTP.CloseIdleConnections()
 	return nil
-}
-
-// ConsumeTopic is told the via's brokers and topic, which Setup's
-// supervisor reads.
-func (s *store) ConsumeTopic(brokers, topic string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.brokers, s.topic = brokers, topic
-}
-
-func (s *store) source() (brokers, topic string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.brokers, s.topic
 }
 
 // errNoVia is the answer to a write or setup without a topic.

@@ -3,7 +3,6 @@ package druid
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -14,36 +13,20 @@ import (
 
 	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/target/targettest"
 )
 
 func TestParseConfig(t *testing.T) {
-	for _, c := range []struct {
-		raw, want string
-	}{
-		{"druid://127.0.0.1:8888/events?task_duration=PT10M", ""},
-		{"druid://127.0.0.1:8888", ""},
-		{"druid://127.0.0.1/events", "want druid://host:port/datasource"},
-		{"druid://127.0.0.1:8888/a/b", "the path must be a datasource name"},
-		{`druid://127.0.0.1:8888/x"y`, "the path must be a datasource name"},
-		{"druid://127.0.0.1:8888/x?task_duration=1h", "want an ISO 8601 period"},
-		{"druid://127.0.0.1:8888/x?overlord=host", "want host:port"},
-		{"druid://127.0.0.1:8888/x?taskduration=PT1H", `query parameter "taskduration"`},
-	} {
-		u, err := url.Parse(c.raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := parseConfig(u, target.Options{})
-		if c.want == "" {
-			if err != nil {
-				t.Errorf("%s: %v", c.raw, err)
-			}
-			continue
-		}
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v (%+v); want an error saying %q", c.raw, err, cfg, c.want)
-		}
-	}
+	targettest.CheckURLs(t, func(u *url.URL) (*config, error) { return parseConfig(u, target.Options{}) }, map[string]string{
+		"druid://127.0.0.1:8888/events?task_duration=PT10M": "",
+		"druid://127.0.0.1:8888":                            "",
+		"druid://127.0.0.1/events":                          "want druid://host:port/datasource",
+		"druid://127.0.0.1:8888/a/b":                        "the path must be a datasource name",
+		`druid://127.0.0.1:8888/x"y`:                        "the path must be a datasource name",
+		"druid://127.0.0.1:8888/x?task_duration=1h":         "want an ISO 8601 period",
+		"druid://127.0.0.1:8888/x?overlord=host":            "want host:port",
+		"druid://127.0.0.1:8888/x?taskduration=PT1H":        `query parameter "taskduration"`,
+	})
 	u, _ := url.Parse("druid://127.0.0.1:8888?overlord=127.0.0.1:8081")
 	cfg, err := parseConfig(u, target.Options{})
 	if err != nil || cfg.datasource != DefaultDatasource || cfg.overlord != "http://127.0.0.1:8081" || cfg.broker != "http://127.0.0.1:8888" {
@@ -59,12 +42,7 @@ func TestNoVia(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tgt.Write(context.Background(), target.Batch{}); !errors.Is(err, errNoVia) {
-		t.Errorf("write: %v; want %v", err, errNoVia)
-	}
-	if err := tgt.Setup(context.Background()); !errors.Is(err, errNoVia) {
-		t.Errorf("setup: %v; want %v", err, errNoVia)
-	}
+	targettest.NoStream(t, tgt, errNoVia)
 }
 
 // server opens a target on a datasource of the test's own, fed from a
@@ -72,34 +50,8 @@ func TestNoVia(t *testing.T) {
 // the test's to write.
 func server(t *testing.T, settings map[string]string) (*store, *kgo.Client) {
 	t.Helper()
-	raw := testenv.URL(t, "FRESHBENCH_TEST_DRUID_URL", "scripts/druid.sh")
-	broker := strings.TrimPrefix(strings.TrimSuffix(testenv.URL(t, "FRESHBENCH_TEST_KAFKA_URL", "scripts/kafka.sh"), "/"), "kafka://")
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := fmt.Sprintf("fb_druid_%d", time.Now().UnixNano()%1e9)
-	u.Path = "/" + name
-	tgt, err := Open(context.Background(), u, target.Options{Settings: settings, RequestTimeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := tgt.(*store)
-	s.ConsumeTopic(broker, name)
-	kc, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.DefaultProduceTopic(name), kgo.AllowAutoTopicCreation())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := s.Teardown(ctx); err != nil {
-			t.Errorf("teardown: %v", err)
-		}
-		s.Close()
-		kc.Close()
-	})
-	return s, kc
+	st := targettest.OpenStream(t, "FRESHBENCH_TEST_DRUID_URL", "scripts/druid.sh", "fb_druid", settings, Open)
+	return st.Target.(*store), st.Kafka
 }
 
 // Setup is idempotent and makes the supervisor read the topic: an event
@@ -110,56 +62,14 @@ func TestSetupReadsTheTopic(t *testing.T) {
 	s, kc := server(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	for range 2 {
-		if err := s.Setup(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, ok, err := s.Freshness(ctx, "g"); ok || err != nil {
-		t.Fatalf("freshness before any event: %v, %v; want nothing seen", ok, err)
-	}
+	targettest.SetupTwice(t, ctx, s, "g")
 	now := time.Now().UnixMicro()
 	doc := fmt.Sprintf(`{"_id":"a1","_event_time":%d,"generator_identifier":"g","_seq":7,"processBy":"p","company":"c","emails":["e1","e2"],"tags":["t1","t2"]}`, now)
 	if err := kc.ProduceSync(ctx, &kgo.Record{Key: []byte("a1"), Value: []byte(doc)}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	var got int64
-	var ok bool
-	var err error
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if got, ok, err = s.Freshness(ctx, "g"); err != nil || ok {
-			break
-		}
-	}
-	if err != nil || !ok || got != now {
-		t.Fatalf("freshness %d, %v, %v; want the event's _event_time %d, in microseconds", got, ok, err, now)
-	}
-	if n, err := s.Count(ctx, "g"); n != 1 || err != nil {
-		t.Errorf("count %d, %v; want 1", n, err)
-	}
-	seen, err := s.Visible(ctx, "g", []string{"a1", "a2"})
-	if err != nil || !seen["a1"] || seen["a2"] {
-		t.Errorf("visible %v, %v; want a1 only", seen, err)
-	}
-	var seqs []int64
-	if err := s.Seqs(ctx, "g", func(seq int64) { seqs = append(seqs, seq) }); err != nil || len(seqs) != 1 || seqs[0] != 7 {
-		t.Errorf("seqs %v, %v; want [7]", seqs, err)
-	}
-	for _, q := range []target.Query{
-		{Kind: target.QueryPoint, Value: "p", Limit: 10},
-		{Kind: target.QueryArray, Value: "e2", Limit: 10},
-		{Kind: target.QueryAggregate, Value: "c", Limit: 10},
-		{Kind: target.QueryNewest, Value: "g", Limit: 10},
-		{Kind: target.QueryBucket, Value: "g", Limit: 10},
-	} {
-		want := 1
-		if q.Kind == target.QueryAggregate {
-			want = 2 // one row per tag
-		}
-		if n, err := s.Query(ctx, q); n != want || err != nil {
-			t.Errorf("%s query: %d rows, %v; want %d\n%s", q.Kind, n, err, want, s.QueryText(q))
-		}
-	}
+	targettest.WaitFresh(t, ctx, s, "g", now)
+	targettest.SeesOneEvent(t, ctx, s, "g")
 	sample, err := s.Sample(ctx, 5)
 	if err != nil || len(sample) != 1 || !strings.Contains(string(sample[0]), `"emails":["e1","e2"]`) {
 		t.Errorf("sample %s, %v; want the event's fields, arrays as arrays", sample, err)
@@ -167,10 +77,7 @@ func TestSetupReadsTheTopic(t *testing.T) {
 
 	other, _ := server(t, nil)
 	other.cfg = s.cfg
-	other.ConsumeTopic(s.brokers, s.topic+"_other")
-	if err := other.Setup(ctx); !errors.Is(err, target.ErrBadSetting) {
-		t.Errorf("setup on another topic: %v; want %v", err, target.ErrBadSetting)
-	}
+	targettest.RefusesOtherTopic(t, ctx, s, other)
 
 	if err := s.Teardown(ctx); err != nil {
 		t.Fatal(err)

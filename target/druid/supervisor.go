@@ -113,7 +113,7 @@ func (s *store) supervisorSpec(ctx context.Context) (topic string, ok bool, err 
 // waits until its task runs. With Recreate, what was there is torn down
 // first.
 func (s *store) Setup(ctx context.Context) error {
-	brokers, topic := s.source()
+	brokers, topic := s.Source()
 	if topic == "" {
 		return fmt.Errorf("druid %s: %w", s.cfg.redacted, errNoVia)
 	}

@@ -200,7 +200,7 @@ func (s *store) segments(ctx context.Context) (Segments, error) {
 // endOffsets reads Kafka's end offset of each partition of the topic,
 // with a client made at the first read.
 func (s *store) endOffsets(ctx context.Context) (map[int32]int64, error) {
-	brokers, topic := s.source()
+	brokers, topic := s.Source()
 	if topic == "" {
 		return nil, fmt.Errorf("pinot %s: %w", s.cfg.redacted, errNoVia)
 	}

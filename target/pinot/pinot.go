@@ -63,7 +63,7 @@ func Register(r *target.Registry) {
 func knobs() target.Knobs {
 	return target.Knobs{
 		{Name: "controller", Help: "host:port of the controller's API (schemas, tables, segments); required",
-			Parse: parseHostPort},
+			Parse: target.ParseHostPort},
 		{Name: "upsert", Default: "false", Parse: target.ParseBool,
 			Help: "make the table an upsert table (primary key _id, comparison column _revision), which takes updates (an update stream); false: append-only, every record a row"},
 		{Name: "flush_rows", Default: "5000000", Parse: target.ParseInt(1000),
@@ -71,17 +71,6 @@ func knobs() target.Knobs {
 		{Name: "flush_time", Default: "6h", Parse: target.ParseDuration(time.Minute),
 			Help: "realtime.segment.flush.threshold.time (Pinot's default): how long a consuming segment takes rows before it is committed"},
 	}
-}
-
-func parseHostPort(v string) (any, error) {
-	if v == "" {
-		return "", nil
-	}
-	u, err := url.Parse("http://" + v)
-	if err != nil || u.Host != v || u.Port() == "" {
-		return nil, fmt.Errorf("%q: want host:port", v)
-	}
-	return v, nil
 }
 
 // validTable keeps names that need no quoting in a URL path or a Kafka
@@ -111,16 +100,7 @@ func parseConfig(u *url.URL, opts target.Options) (*config, error) {
 	if !validTable.MatchString(table) {
 		return nil, fmt.Errorf("%w %s: the path must be a table name (letters, digits, '_', '-'; at most 200)", target.ErrBadURL, redacted)
 	}
-	ks := knobs()
-	q := u.Query()
-	if err := ks.CheckQuery(q); err != nil {
-		return nil, fmt.Errorf("pinot %s: %w", redacted, err)
-	}
-	set, err := ks.WithQuery(q, opts.Settings)
-	if err != nil {
-		return nil, fmt.Errorf("pinot %s: %w", redacted, err)
-	}
-	s, err := ks.Resolve(set)
+	s, err := knobs().ResolveURL(u.Query(), opts.Settings)
 	if err != nil {
 		return nil, fmt.Errorf("pinot %s: %w", redacted, err)
 	}
@@ -142,10 +122,10 @@ type store struct {
 	api *jsonapi.Client
 	tbl string // the table, quoted as an SQL identifier
 
-	mu      sync.Mutex
-	brokers string // Kafka's, from the via
-	topic   string
-	kafka   *kadm.Client // for Kafka's end offsets in the account; made at its first read
+	target.Topic // the via's, which the table consumes
+
+	mu    sync.Mutex
+	kafka *kadm.Client // for Kafka's end offsets in the account; made at its first read
 }
 
 // upsertStore is a store of an upsert table: it takes updates.
@@ -184,20 +164,6 @@ func (s *store) Close() error {
 		s.kafka.Close()
 	}
 	return nil
-}
-
-// ConsumeTopic is told the via's brokers and topic, which Setup's table
-// consumes.
-func (s *store) ConsumeTopic(brokers, topic string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.brokers, s.topic = brokers, topic
-}
-
-func (s *store) source() (brokers, topic string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.brokers, s.topic
 }
 
 // errNoVia is the answer to a write or setup without a topic.

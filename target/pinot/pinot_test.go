@@ -2,7 +2,6 @@ package pinot
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -13,37 +12,21 @@ import (
 
 	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/target/targettest"
 )
 
 func TestParseConfig(t *testing.T) {
-	for _, c := range []struct {
-		raw, want string
-	}{
-		{"pinot://127.0.0.1:8099/events?controller=127.0.0.1:9000&flush_rows=5000", ""},
-		{"pinot://127.0.0.1:8099?controller=127.0.0.1:9000", ""},
-		{"pinot://127.0.0.1:8099/events", "give the controller, controller=host:port"},
-		{"pinot://127.0.0.1/events?controller=127.0.0.1:9000", "want pinot://host:port/table"},
-		{"pinot://127.0.0.1:8099/a/b?controller=127.0.0.1:9000", "the path must be a table name"},
-		{`pinot://127.0.0.1:8099/x'y?controller=127.0.0.1:9000`, "the path must be a table name"},
-		{"pinot://127.0.0.1:8099/x?controller=host", "want host:port"},
-		{"pinot://127.0.0.1:8099/x?controller=127.0.0.1:9000&upsert=maybe", "upsert"},
-		{"pinot://127.0.0.1:8099/x?controler=127.0.0.1:9000", `query parameter "controler"`},
-	} {
-		u, err := url.Parse(c.raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := parseConfig(u, target.Options{})
-		if c.want == "" {
-			if err != nil {
-				t.Errorf("%s: %v", c.raw, err)
-			}
-			continue
-		}
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v (%+v); want an error saying %q", c.raw, err, cfg, c.want)
-		}
-	}
+	targettest.CheckURLs(t, func(u *url.URL) (*config, error) { return parseConfig(u, target.Options{}) }, map[string]string{
+		"pinot://127.0.0.1:8099/events?controller=127.0.0.1:9000&flush_rows=5000": "",
+		"pinot://127.0.0.1:8099?controller=127.0.0.1:9000":                        "",
+		"pinot://127.0.0.1:8099/events":                                           "give the controller, controller=host:port",
+		"pinot://127.0.0.1/events?controller=127.0.0.1:9000":                      "want pinot://host:port/table",
+		"pinot://127.0.0.1:8099/a/b?controller=127.0.0.1:9000":                    "the path must be a table name",
+		`pinot://127.0.0.1:8099/x'y?controller=127.0.0.1:9000`:                    "the path must be a table name",
+		"pinot://127.0.0.1:8099/x?controller=host":                                "want host:port",
+		"pinot://127.0.0.1:8099/x?controller=127.0.0.1:9000&upsert=maybe":         "upsert",
+		"pinot://127.0.0.1:8099/x?controler=127.0.0.1:9000":                       `query parameter "controler"`,
+	})
 	u, _ := url.Parse("pinot://127.0.0.1:8099?controller=127.0.0.1:9000")
 	cfg, err := parseConfig(u, target.Options{})
 	if err != nil || cfg.table != DefaultTable || cfg.controller != "http://127.0.0.1:9000" || cfg.broker != "http://127.0.0.1:8099" || cfg.upsert {
@@ -76,12 +59,7 @@ func TestNoVia(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tgt.Write(context.Background(), target.Batch{}); !errors.Is(err, errNoVia) {
-		t.Errorf("write: %v; want %v", err, errNoVia)
-	}
-	if err := tgt.Setup(context.Background()); !errors.Is(err, errNoVia) {
-		t.Errorf("setup: %v; want %v", err, errNoVia)
-	}
+	targettest.NoStream(t, tgt, errNoVia)
 }
 
 // server opens a target on a table of the test's own, consuming a topic
@@ -89,42 +67,17 @@ func TestNoVia(t *testing.T) {
 // test's to write.
 func server(t *testing.T, settings map[string]string) (*store, *kgo.Client) {
 	t.Helper()
-	raw := testenv.URL(t, "FRESHBENCH_TEST_PINOT_URL", "scripts/pinot.sh")
-	broker := strings.TrimPrefix(strings.TrimSuffix(testenv.URL(t, "FRESHBENCH_TEST_KAFKA_URL", "scripts/kafka.sh"), "/"), "kafka://")
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := fmt.Sprintf("fb_pinot_%d", time.Now().UnixNano()%1e9)
-	u.Path = "/" + name
-	tgt, err := Open(context.Background(), u, target.Options{Settings: settings, RequestTimeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, ok := tgt.(*store)
+	st := targettest.OpenStream(t, "FRESHBENCH_TEST_PINOT_URL", "scripts/pinot.sh", "fb_pinot", settings, Open)
+	s, ok := st.Target.(*store)
 	if !ok {
-		s = tgt.(upsertStore).store
-	}
-	s.ConsumeTopic(broker, name)
-	kc, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.DefaultProduceTopic(name), kgo.AllowAutoTopicCreation())
-	if err != nil {
-		t.Fatal(err)
+		s = st.Target.(upsertStore).store
 	}
 	// Pinot asks Kafka for the topic's partitions when the table is made:
 	// the topic must exist first (the via makes it before setup).
-	if err := kc.ProduceSync(context.Background(), &kgo.Record{Key: []byte("x"), Value: []byte(`{"_id":"x","generator_identifier":"setup","_seq":0,"_event_time":1}`)}).FirstErr(); err != nil {
+	if err := st.Kafka.ProduceSync(context.Background(), &kgo.Record{Key: []byte("x"), Value: []byte(`{"_id":"x","generator_identifier":"setup","_seq":0,"_event_time":1}`)}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := s.Teardown(ctx); err != nil {
-			t.Errorf("teardown: %v", err)
-		}
-		s.Close()
-		kc.Close()
-	})
-	return s, kc
+	return s, st.Kafka
 }
 
 // produce writes one event of generator g to the topic.
@@ -160,50 +113,11 @@ func TestSetupReadsTheTopic(t *testing.T) {
 	s, kc := server(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	for range 2 {
-		if err := s.Setup(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, ok, err := s.Freshness(ctx, "g"); ok || err != nil {
-		t.Fatalf("freshness before any event: %v, %v; want nothing seen", ok, err)
-	}
+	targettest.SetupTwice(t, ctx, s, "g")
 	now := time.Now().UnixMicro()
 	produce(t, ctx, kc, fmt.Sprintf(`{"_id":"a1","_event_time":%d,"generator_identifier":"g","_seq":7,"processBy":"p","company":"c","emails":["e1","e2"],"tags":["t1","t2"],"address":{"city":"x"}}`, now))
-	var got int64
-	waitFor(t, "freshness", func() (ok bool, err error) {
-		got, ok, err = s.Freshness(ctx, "g")
-		return ok, err
-	})
-	if got != now {
-		t.Fatalf("freshness %d; want the event's _event_time %d, in microseconds", got, now)
-	}
-	if n, err := s.Count(ctx, "g"); n != 1 || err != nil {
-		t.Errorf("count %d, %v; want 1", n, err)
-	}
-	seen, err := s.Visible(ctx, "g", []string{"a1", "a2"})
-	if err != nil || !seen["a1"] || seen["a2"] {
-		t.Errorf("visible %v, %v; want a1 only", seen, err)
-	}
-	var seqs []int64
-	if err := s.Seqs(ctx, "g", func(seq int64) { seqs = append(seqs, seq) }); err != nil || len(seqs) != 1 || seqs[0] != 7 {
-		t.Errorf("seqs %v, %v; want [7]", seqs, err)
-	}
-	for _, q := range []target.Query{
-		{Kind: target.QueryPoint, Value: "p", Limit: 10},
-		{Kind: target.QueryArray, Value: "e2", Limit: 10},
-		{Kind: target.QueryAggregate, Value: "c", Limit: 10},
-		{Kind: target.QueryNewest, Value: "g", Limit: 10},
-		{Kind: target.QueryBucket, Value: "g", Limit: 10},
-	} {
-		want := 1
-		if q.Kind == target.QueryAggregate {
-			want = 2 // one row per tag
-		}
-		if n, err := s.Query(ctx, q); n != want || err != nil {
-			t.Errorf("%s query: %d rows, %v; want %d\n%s", q.Kind, n, err, want, s.QueryText(q))
-		}
-	}
+	targettest.WaitFresh(t, ctx, s, "g", now)
+	targettest.SeesOneEvent(t, ctx, s, "g")
 	if n, err := s.Query(ctx, target.Query{Kind: target.QueryPoint, Value: "p'; DROP", Limit: 10}); n != 0 || err != nil {
 		t.Errorf("a value with a quote: %d rows, %v; want none, no error", n, err)
 	}
@@ -226,10 +140,7 @@ func TestSetupReadsTheTopic(t *testing.T) {
 
 	other, _ := server(t, nil)
 	other.cfg = s.cfg
-	other.ConsumeTopic(s.brokers, s.topic+"_other")
-	if err := other.Setup(ctx); !errors.Is(err, target.ErrBadSetting) {
-		t.Errorf("setup on another topic: %v; want %v", err, target.ErrBadSetting)
-	}
+	targettest.RefusesOtherTopic(t, ctx, s, other)
 
 	if err := s.Teardown(ctx); err != nil {
 		t.Fatal(err)

@@ -169,11 +169,7 @@ func (s *store) Count(ctx context.Context, generator string) (int64, error) {
 // Visible says which of ids a query sees.
 func (s *store) Visible(ctx context.Context, generator string, ids []string) (map[string]bool, error) {
 	seen := make(map[string]bool, len(ids))
-	if len(ids) == 0 {
-		return seen, nil
-	}
-	rows, err := s.rows(ctx, "visibility probe on", `SELECT DISTINCT "_id"`+s.byGenerator(generator)+
-		` AND "_id" IN (`+list(ids)+`) LIMIT `+strconv.Itoa(len(ids)))
+	rows, err := s.byIDs(ctx, "visibility probe on", `SELECT DISTINCT "_id"`, generator, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +181,16 @@ func (s *store) Visible(ctx context.Context, generator string, ids []string) (ma
 		seen[id] = true
 	}
 	return seen, nil
+}
+
+// byIDs runs `sel FROM table WHERE generator = g AND _id IN ids`, a
+// probe that returns at most one row an id; no ids, no rows, nothing
+// sent.
+func (s *store) byIDs(ctx context.Context, what, sel, generator string, ids []string) ([][]json.RawMessage, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return s.rows(ctx, what, sel+s.byGenerator(generator)+` AND "_id" IN (`+list(ids)+`) LIMIT `+strconv.Itoa(len(ids)))
 }
 
 // selectAll runs `SELECT cols FROM table WHERE generator = g AND where`
@@ -232,11 +238,7 @@ func (u upsertStore) UpdateFreshness(ctx context.Context, generator string) (int
 // Revisions says which revision a query sees of each of ids it sees.
 func (u upsertStore) Revisions(ctx context.Context, generator string, ids []string) (map[string]int64, error) {
 	revs := make(map[string]int64, len(ids))
-	if len(ids) == 0 {
-		return revs, nil
-	}
-	rows, err := u.rows(ctx, "revision probe on", `SELECT "_id", "_revision"`+u.byGenerator(generator)+
-		` AND "_id" IN (`+list(ids)+`) LIMIT `+strconv.Itoa(len(ids)))
+	rows, err := u.byIDs(ctx, "revision probe on", `SELECT "_id", "_revision"`, generator, ids)
 	if err != nil {
 		return nil, err
 	}

@@ -154,7 +154,7 @@ func (s *store) schemaURL() string {
 // left as it is) and waits until its server consumes. With Recreate,
 // what was there is torn down first.
 func (s *store) Setup(ctx context.Context) error {
-	brokers, topic := s.source()
+	brokers, topic := s.Source()
 	if topic == "" {
 		return fmt.Errorf("pinot %s: %w", s.cfg.redacted, errNoVia)
 	}

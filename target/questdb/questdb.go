@@ -110,18 +110,10 @@ func parseConfig(u *url.URL, opts target.Options) (*config, error) {
 	if u.Hostname() == "" {
 		return nil, fmt.Errorf("%w %s: want questdb://host:port (the PostgreSQL wire port, 8812 by default)", target.ErrBadURL, redacted)
 	}
-	ks := knobs()
 	q := u.Query()
-	if err := ks.CheckQuery(q); err != nil {
-		return nil, fmt.Errorf("questdb %s: %w", redacted, err)
-	}
-	set, err := ks.WithQuery(q, opts.Settings)
+	settings, err := knobs().ResolveURL(q, opts.Settings)
 	if err != nil {
 		return nil, fmt.Errorf("questdb %s: %w", redacted, err)
-	}
-	settings, err := ks.Resolve(set)
-	if err != nil {
-		return nil, fmt.Errorf("questdb: %w", err)
 	}
 	cfg := &config{
 		redacted:  redacted,

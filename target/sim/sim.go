@@ -59,15 +59,7 @@ func Open(_ context.Context, u *url.URL, opts target.Options) (target.Target, er
 		}
 		return New(Config{Discard: true}), nil
 	}
-	ks := knobs()
-	if err := ks.CheckQuery(q); err != nil {
-		return nil, fmt.Errorf("sim: %w", err)
-	}
-	set, err := ks.WithQuery(q, opts.Settings)
-	if err != nil {
-		return nil, fmt.Errorf("sim: %w", err)
-	}
-	settings, err := ks.Resolve(set)
+	settings, err := knobs().ResolveURL(q, opts.Settings)
 	if err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}

@@ -50,17 +50,9 @@ func Open(ctx context.Context, u *url.URL, opts target.Options) (target.Target, 
 	if path == "" {
 		return nil, fmt.Errorf("%w: sqlite URL %q has no file path; want sqlite:///path/to/file.db", target.ErrBadURL, u.String())
 	}
-	ks := knobs()
-	if err := ks.CheckQuery(u.Query()); err != nil {
-		return nil, fmt.Errorf("sqlite %s: %w", path, err)
-	}
-	set, err := ks.WithQuery(u.Query(), opts.Settings)
+	settings, err := knobs().ResolveURL(u.Query(), opts.Settings)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite %s: %w", path, err)
-	}
-	settings, err := ks.Resolve(set)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	table, sync := settings["table"].(string), settings["synchronous"].(string)
 	if err := checkWritableDir(filepath.Dir(path)); err != nil {

@@ -77,8 +77,15 @@ func Run(t *testing.T, h Harness) {
 func open(t *testing.T, h Harness) target.Target {
 	t.Helper()
 	tgt := h.Open(t)
+	TeardownAtEnd(t, tgt, 30*time.Second)
+	return tgt
+}
+
+// TeardownAtEnd tears tgt down, within the time given, and closes it when
+// the test ends; an error of either is the test's.
+func TeardownAtEnd(t *testing.T, tgt target.Target, within time.Duration) {
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), within)
 		defer cancel()
 		if err := tgt.Teardown(ctx); err != nil {
 			t.Errorf("teardown at the end: %v", err)
@@ -87,7 +94,6 @@ func open(t *testing.T, h Harness) target.Target {
 			t.Errorf("close: %v", err)
 		}
 	})
-	return tgt
 }
 
 // Generator returns a generator identifier unique to this test, so that
