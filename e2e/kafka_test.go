@@ -566,10 +566,7 @@ func TestViaKafkaPeak(t *testing.T) {
 	p := newSinkPipeline(t, postgresSink, "peakvia")
 	// Kafka Connect names a sink task's consumer connector-consumer-<connector>-<task>.
 	consumerQuota(t, "connector-consumer-"+p.connector+"-0", peakQuotaBytes)
-	perRecord := bytesPerRecord(t, p.table)
-	capacity := peakQuotaBytes / perRecord
-	t.Logf("capacity: %.0f bytes/s consumed at %.0f bytes a record", float64(peakQuotaBytes), perRecord)
-	over, hold := quotaPeak(t, p.tgt, capacity, "pipeline", func(s *results.Result) string {
+	over, capacity, hold := quotaPeak(t, p.tgt, quotaCapacity(t, p.table, peakQuotaBytes), "pipeline", func(s *results.Result) string {
 		start, end := kafkaAccount(t, s)
 		return fmt.Sprintf("group lag %d → %d", lagOf(start), lagOf(end))
 	})

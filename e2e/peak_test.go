@@ -76,7 +76,7 @@ func TestPeakSearch(t *testing.T) {
 // which Kafka acknowledged in full: what failed it is the backlog behind,
 // in what (the database, the pipeline). It returns that step and how long
 // its load was held.
-func quotaPeak(t *testing.T, tgt target.Target, capacity float64, what string, backlog func(*results.Result) string) (over *results.Result, hold float64) {
+func quotaPeak(t *testing.T, tgt target.Target, capacityOf func() float64, what string, backlog func(*results.Result) string) (over *results.Result, capacity, hold float64) {
 	t.Helper()
 	run := pipelineConfig(500, 11*time.Second)
 	run.Ingest.Warmup = 5 * time.Second
@@ -89,6 +89,8 @@ func quotaPeak(t *testing.T, tgt target.Target, capacity float64, what string, b
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The bytes a record takes are known once the topic holds records.
+	capacity = capacityOf()
 	for i, s := range res.Steps {
 		m := s.Summary
 		t.Logf("step %d: %s, achieved %.0f events/s, freshness lag p50/p95 %.0f/%.0f ms, %s: %s",
@@ -112,7 +114,7 @@ func quotaPeak(t *testing.T, tgt target.Target, capacity float64, what string, b
 	if a := over.Summary.AchievedEventsPerSec / over.Summary.TargetEventsPerSec; a < cfg.Rule.MinAchieved {
 		t.Errorf("step %s: Kafka acknowledged %.0f%% of the target; want all of it", over.Config.Rate, 100*a)
 	}
-	return over, (run.Ingest.Duration - run.Ingest.Warmup).Seconds()
+	return over, capacity, (run.Ingest.Duration - run.Ingest.Warmup).Seconds()
 }
 
 // checkPeakIsTheDatabases: the peak search through Kafka into a database
@@ -127,10 +129,7 @@ func quotaPeak(t *testing.T, tgt target.Target, capacity float64, what string, b
 func checkPeakIsTheDatabases(t *testing.T, tgt target.Target, topic, clientID string) {
 	t.Helper()
 	consumerQuota(t, clientID, consumerQuotaBytes)
-	perRecord := bytesPerRecord(t, topic)
-	capacity := consumerQuotaBytes / perRecord
-	t.Logf("capacity: %.0f bytes/s consumed at %.0f bytes a record", float64(consumerQuotaBytes), perRecord)
-	over, hold := quotaPeak(t, tgt, capacity, "database", func(s *results.Result) string {
+	over, capacity, hold := quotaPeak(t, tgt, quotaCapacity(t, topic, consumerQuotaBytes), "database", func(s *results.Result) string {
 		_, _, backlog := spike(s)
 		return fmt.Sprintf("the database's largest lag %d", backlog)
 	})
@@ -139,6 +138,17 @@ func checkPeakIsTheDatabases(t *testing.T, tgt target.Target, topic, clientID st
 	_, _, backlog := spike(over)
 	if want := int64((over.Config.RatePerSecond - capacity) * hold / 2); backlog < want {
 		t.Errorf("step %s: the database's largest lag %d records; want %d at least", over.Config.Rate, backlog, want)
+	}
+}
+
+// quotaCapacity returns what a consumer capped at quota bytes/s reads of
+// topic, in records/s: the quota over the bytes a record takes in the
+// topic's log, as Kafka reports them.
+func quotaCapacity(t *testing.T, topic string, quota float64) func() float64 {
+	return func() float64 {
+		perRecord := bytesPerRecord(t, topic)
+		t.Logf("capacity: %.0f bytes/s consumed at %.0f bytes a record", quota, perRecord)
+		return quota / perRecord
 	}
 }
 
