@@ -215,11 +215,7 @@ func runOnSchedule(t *testing.T, tgt target.Target, cfg bench.Config, lowest flo
 		cfg.Ingest.Rate.PerSecond = rate
 		res = run(t, tgt, cfg)
 		checkAccounting(t, cfg, res)
-		if s := res.Summary; !keptSchedule(s) {
-			return fmt.Sprintf("%s achieved %.0f of %.0f events/s, %d of %d batches late: off its schedule",
-				tgt.Name(), s.AchievedEventsPerSec, s.TargetEventsPerSec, s.LateBatches, s.Batches)
-		}
-		return ""
+		return offSchedule(tgt.Name(), res.Summary)
 	})
 	cfg.Ingest.Rate.PerSecond = rate
 	return res, cfg

@@ -134,11 +134,7 @@ func readRunOnSchedule(t *testing.T, tgt target.Target, reads []bench.ReadEndpoi
 	testenv.LowerRate(t, cfg.Ingest.Rate.PerSecond, lowest, func(rate float64) string {
 		cfg.Ingest.Rate.PerSecond = rate
 		res = run(t, tgt, cfg)
-		if s := res.Summary; !keptSchedule(s) {
-			return fmt.Sprintf("%s achieved %.0f of %.0f events/s, %d of %d batches late: off its schedule",
-				tgt.Name(), s.AchievedEventsPerSec, s.TargetEventsPerSec, s.LateBatches, s.Batches)
-		}
-		return ""
+		return offSchedule(tgt.Name(), res.Summary)
 	})
 	return checkReads(t, res)
 }
@@ -395,6 +391,16 @@ func refreshPeriodPredictsMedian(t *testing.T, res *results.Result, urls []strin
 func keptSchedule(s results.Summary) bool {
 	ratio := s.AchievedEventsPerSec / s.TargetEventsPerSec
 	return ratio >= 0.95 && ratio <= 1.05 && float64(s.LateBatches) <= 0.05*float64(s.Batches)
+}
+
+// offSchedule says why a run of name did not keep its schedule, for
+// testenv.LowerRate; "" when it did.
+func offSchedule(name string, s results.Summary) string {
+	if keptSchedule(s) {
+		return ""
+	}
+	return fmt.Sprintf("%s achieved %.0f of %.0f events/s, %d of %d batches late: off its schedule",
+		name, s.AchievedEventsPerSec, s.TargetEventsPerSec, s.LateBatches, s.Batches)
 }
 
 // nodeName returns the name of the node raw, a search-engine URL, is on.

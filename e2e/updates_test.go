@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -140,11 +139,7 @@ func TestElasticsearchUpdatesWaitForRefresh(t *testing.T) {
 	testenv.LowerRate(t, cfg.Ingest.Rate.PerSecond, 250, func(rate float64) string {
 		cfg.Ingest.Rate.PerSecond = rate
 		res = run(t, tgt, cfg)
-		if s := res.Summary; !keptSchedule(s) {
-			return fmt.Sprintf("achieved %.0f of %.0f events/s, %d of %d batches late: off its schedule",
-				s.AchievedEventsPerSec, s.TargetEventsPerSec, s.LateBatches, s.Batches)
-		}
-		return ""
+		return offSchedule(tgt.Name(), res.Summary)
 	})
 	ins, upd := res.Summary.VisibilityLatency, res.Summary.Updates.VisibilityLatency
 	t.Logf("visibility p50: inserts %.0f ms, updates %.0f ms (%d update probes); update freshness lag p50 %.0f ms",
