@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -122,6 +125,91 @@ func TestViaKafkaPinotServerKilled(t *testing.T) {
 		t.Errorf("freshness lag in the last interval %.0f ms, largest %.0f ms; want it back below half the spike", last, most)
 	}
 	checkPinotConsumedAll(t, p, acknowledged(res))
+}
+
+// Consumption paused for 5 s stops Pinot reading the topic (the
+// controller's pauseConsumption commits the consuming segment and starts
+// no other): nothing new becomes visible, so freshbench's freshness lag
+// grows by the pause and Pinot's own lag by the records produced
+// meanwhile; after resumeConsumption a new consuming segment reads on
+// from the committed offset, the lag falls back, and the audit still
+// finds every event exactly once. The pause is timed from the moment
+// Pinot says no segment consumes (the commit takes a moment) to the
+// resume.
+func TestViaKafkaPinotPausedShowsLag(t *testing.T) {
+	p, u := newViaPipeline(t, "FRESHBENCH_TEST_PINOT_URL", "scripts/pinot.sh", "pause", nil)
+	table := strings.TrimPrefix(u.Path, "/")
+	controller := "http://" + u.Query().Get("controller")
+	const pause = 5 * time.Second
+	cfg := pipelineConfig(500, 30*time.Second)
+	var paused time.Duration
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(cfg.Ingest.Warmup + 5*time.Second)
+		pinotConsumption(t, controller, table, "pauseConsumption")
+		deadline := time.Now().Add(30 * time.Second)
+		for !pinotPaused(t, controller, table) {
+			if time.Now().After(deadline) {
+				t.Error("Pinot still had a consuming segment 30 s after pauseConsumption")
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		from := time.Now()
+		time.Sleep(pause)
+		pinotConsumption(t, controller, table, "resumeConsumption")
+		paused = time.Since(from)
+	}()
+	res := run(t, p, cfg)
+	<-done
+	checkExactlyOnce(t, res)
+	most, last, backlog := spike(res)
+	t.Logf("paused %s; freshness lag: largest %.0f ms, last interval %.0f ms; Pinot's largest lag %d records", paused, most, last, backlog)
+	if want := float64((paused - cfg.PollInterval).Milliseconds()); most < want {
+		t.Errorf("largest freshness lag %.0f ms; want at least %.0f ms, the %s pause", most, want, paused)
+	}
+	if last >= most/2 {
+		t.Errorf("freshness lag in the last interval %.0f ms, largest %.0f ms; want it back below half the spike", last, most)
+	}
+	checkPinotConsumedAll(t, p, acknowledged(res))
+}
+
+// pinotConsumption posts the controller's pauseConsumption or
+// resumeConsumption for the table.
+func pinotConsumption(t *testing.T, controller, table, action string) {
+	t.Helper()
+	resp, err := http.Post(controller+"/tables/"+table+"/"+action, "application/json", nil)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("%s of %s: %s: %s", action, table, resp.Status, body)
+	}
+}
+
+// pinotPaused says whether the controller reports the table paused with
+// no segment consuming.
+func pinotPaused(t *testing.T, controller, table string) bool {
+	t.Helper()
+	resp, err := http.Get(controller + "/tables/" + table + "/pauseStatus")
+	if err != nil {
+		t.Error(err)
+		return true
+	}
+	defer resp.Body.Close()
+	var st struct {
+		PauseFlag         bool     `json:"pauseFlag"`
+		ConsumingSegments []string `json:"consumingSegments"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Errorf("pauseStatus of %s: %v", table, err)
+		return true
+	}
+	return st.PauseFlag && len(st.ConsumingSegments) == 0
 }
 
 // Updates through Kafka into an upsert table: every revision is a record

@@ -63,8 +63,11 @@ SS_START_TIMEOUT=${FRESHBENCH_START_TIMEOUT:-240}
 CONF=$SS_STATE/conf
 VAR=$SS_STATE/var
 LOGS=$SS_STATE/logs
+PRODUCT_NAME=druid
 # The processes in start order; stop goes the other way.
 SERVICES=(zookeeper coordinator broker historical indexer)
+# shellcheck source=lib-jvmprocs.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-jvmprocs.sh"
 
 # fetch assembles $SS_DIST/lib (druid-services and its dependencies) and
 # $SS_DIST/extensions/druid-kafka-indexing-service once per version.
@@ -206,74 +209,39 @@ EOF
 EOF
 }
 
-pidfile() { echo "$SS_STATE/$1.pid"; }
-
-# alive NAME: the live pid of process NAME.
-alive() {
-	local f pid
-	f=$(pidfile "$1")
-	[[ -s $f ]] || return 1
-	pid=$(<"$f")
-	[[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || return 1
-	echo "$pid"
+# jvm_opts NAME: the JVM options of process NAME (lib-jvmprocs.sh).
+jvm_opts() {
+	if [[ $1 == zookeeper ]]; then
+		printf '%s\n' -Xms64m -Xmx64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+			"-Dlog4j.configurationFile=$CONF/_common/log4j2.xml" -Dzookeeper.admin.enableServer=false
+		return
+	fi
+	local heap=$HEAP
+	[[ $1 == indexer ]] && heap=$INDEXER_HEAP
+	printf '%s\n' -server "-Xms$heap" "-Xmx$heap" -XX:MaxDirectMemorySize=192m -XX:+UseSerialGC \
+		-XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError \
+		-Duser.timezone=UTC -Dfile.encoding=UTF-8 "-Djava.io.tmpdir=$VAR/tmp" \
+		"-Dlog4j.configurationFile=$CONF/_common/log4j2.xml" \
+		-Djava.util.logging.manager=org.apache.logging.log4j.jul.LogManager \
+		-Dzookeeper.admin.enableServer=false \
+		--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED \
+		--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED \
+		--add-opens=java.base/java.nio=ALL-UNNAMED \
+		--add-opens=java.base/sun.nio.ch=ALL-UNNAMED \
+		--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED \
+		--add-opens=java.base/java.io=ALL-UNNAMED \
+		--add-opens=java.base/java.lang=ALL-UNNAMED \
+		--add-opens=jdk.management/com.sun.management.internal=ALL-UNNAMED
 }
 
-# launch NAME MAINCLASS ARGS…: one JVM as the run user, its own session,
-# its pid in NAME.pid (the shell writes its pid and becomes the JVM).
-launch() {
-	local name=$1 heap=$HEAP
-	shift
-	[[ $name == indexer ]] && heap=$INDEXER_HEAP
-	local opts=(-server "-Xms$heap" "-Xmx$heap" -XX:MaxDirectMemorySize=192m -XX:+UseSerialGC
-		-XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError
-		-Duser.timezone=UTC -Dfile.encoding=UTF-8 "-Djava.io.tmpdir=$VAR/tmp"
-		"-Dlog4j.configurationFile=$CONF/_common/log4j2.xml"
-		-Djava.util.logging.manager=org.apache.logging.log4j.jul.LogManager
-		"-Dzookeeper.admin.enableServer=false"
-		--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED
-		--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED
-		--add-opens=java.base/java.nio=ALL-UNNAMED
-		--add-opens=java.base/sun.nio.ch=ALL-UNNAMED
-		--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED
-		--add-opens=java.base/java.io=ALL-UNNAMED
-		--add-opens=java.base/java.lang=ALL-UNNAMED
-		--add-opens=jdk.management/com.sun.management.internal=ALL-UNNAMED)
-	[[ $name == zookeeper ]] && opts=(-Xms64m -Xmx64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1
-		"-Dlog4j.configurationFile=$CONF/_common/log4j2.xml" -Dzookeeper.admin.enableServer=false)
-	local cp="$CONF/_common:$SS_DIST/lib/*"
-	[[ $name != zookeeper ]] && cp="$CONF/_common:$CONF/$name:$SS_DIST/lib/*"
-	ss_as_user setsid sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$(pidfile "$name")" \
-		"$SS_RUN_JAVA_HOME/bin/java" "${opts[@]}" -cp "$cp" "$@" \
-		>"$LOGS/$name.log" 2>&1 </dev/null &
-	local deadline=$((SECONDS + 10))
-	until [[ -s $(pidfile "$name") ]]; do
-		((SECONDS < deadline)) || ss_die "$name did not start"
-		sleep 0.1
-	done
-}
-
-# wait_for WHAT CHECK…: until CHECK succeeds, as long as every process
-# started so far lives and the start timeout has not passed.
-wait_for() {
-	local what=$1 s
-	shift
-	until "$@"; do
-		for s in "${SERVICES[@]}"; do
-			if [[ -s $(pidfile "$s") ]] && ! alive "$s" >/dev/null; then
-				ss_log "$s exited while waiting for $what"
-				tail -n 40 "$LOGS/$s.log" >&2 || true
-				stop >/dev/null
-				exit 1
-			fi
-		done
-		if ((SECONDS >= START_DEADLINE)); then
-			ss_log "$what not ready within ${SS_START_TIMEOUT}s"
-			for s in "${SERVICES[@]}"; do tail -n 20 "$LOGS/$s.log" >&2 || true; done
-			stop >/dev/null
-			exit 1
-		fi
-		sleep 0.5
-	done
+# jvm_classpath NAME: the common configuration, the process's own (but
+# ZooKeeper's), and Druid's jars.
+jvm_classpath() {
+	if [[ $1 == zookeeper ]]; then
+		echo "$CONF/_common:$SS_DIST/lib/*"
+	else
+		echo "$CONF/_common:$CONF/$1:$SS_DIST/lib/*"
+	fi
 }
 
 zk_ready() { (exec 3<>"/dev/tcp/127.0.0.1/$ZK_PORT") 2>/dev/null; }
@@ -288,31 +256,17 @@ sql_ready() {
 
 indexer_ready() { http_ready "$INDEXER_PORT" && sql_ready; }
 
-ports_free() {
-	local p
-	for p in "$ZK_PORT" "$COORD_PORT" "$SS_PORT" "$HIST_PORT" "$INDEXER_PORT" "$DERBY_PORT"; do
-		if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			ss_die "port $p on 127.0.0.1 is in use by another process (not ours: no live pid in $SS_STATE)"
-		fi
-	done
-}
-
-running() {
-	local s
-	for s in "${SERVICES[@]}"; do alive "$s" >/dev/null || return 1; done
-}
-
 start() {
-	if running; then
+	if jp_running; then
 		echo "druid already running at $(url)"
 		return 0
 	fi
-	stop >/dev/null # what is left of a partial start
+	jp_stop >/dev/null # what is left of a partial start
 	ss_ensure_user
 	ss_as_user mkdir -p "$SS_CACHE" 2>/dev/null || mkdir -p "$SS_CACHE"
 	fetch
 	ss_java
-	ports_free
+	jp_ports_free "$ZK_PORT" "$COORD_PORT" "$SS_PORT" "$HIST_PORT" "$INDEXER_PORT" "$DERBY_PORT"
 	mkdir -p "$SS_STATE"
 	[[ $SS_KEEP_DATA == 1 ]] || rm -rf "$VAR"
 	rm -rf "$LOGS"
@@ -326,90 +280,35 @@ start() {
 	ss_log "starting druid $SS_VERSION on 127.0.0.1 (broker $SS_PORT, coordinator-overlord $COORD_PORT, historical $HIST_PORT, indexer $INDEXER_PORT, zookeeper $ZK_PORT; state $SS_STATE)"
 	local t0=$SECONDS
 	START_DEADLINE=$((SECONDS + SS_START_TIMEOUT))
-	launch zookeeper org.apache.zookeeper.server.ZooKeeperServerMain "$CONF/zoo.cfg"
-	wait_for zookeeper zk_ready
+	jp_launch zookeeper org.apache.zookeeper.server.ZooKeeperServerMain "$CONF/zoo.cfg"
+	jp_wait_for zookeeper zk_ready
 	# The coordinator runs Derby: the others wait for it.
-	launch coordinator org.apache.druid.cli.Main server coordinator
-	wait_for coordinator http_ready "$COORD_PORT"
-	launch broker org.apache.druid.cli.Main server broker
-	launch historical org.apache.druid.cli.Main server historical
-	launch indexer org.apache.druid.cli.Main server indexer
-	wait_for "the broker's SQL and the indexer" sql_ready
+	jp_launch coordinator org.apache.druid.cli.Main server coordinator
+	jp_wait_for coordinator http_ready "$COORD_PORT"
+	jp_launch broker org.apache.druid.cli.Main server broker
+	jp_launch historical org.apache.druid.cli.Main server historical
+	jp_launch indexer org.apache.druid.cli.Main server indexer
+	jp_wait_for "the broker's SQL and the indexer" sql_ready
 	echo "druid $SS_VERSION running (ready in $((SECONDS - t0))s) at $(url)"
 }
 
-# stop_one NAME: TERM, then KILL after 30 s.
-stop_one() {
-	local pid
-	if ! pid=$(alive "$1"); then
-		rm -f "$(pidfile "$1")"
-		return 0
-	fi
-	kill -TERM "$pid"
-	local deadline=$((SECONDS + 30))
-	while kill -0 "$pid" 2>/dev/null; do
-		if ((SECONDS >= deadline)); then
-			ss_log "$1 (pid $pid) still alive after 30s; sending SIGKILL"
-			kill -KILL "$pid" 2>/dev/null || true
-			sleep 1
-			break
-		fi
-		sleep 0.2
-	done
-	rm -f "$(pidfile "$1")"
-	echo "druid $1 stopped (pid $pid)"
-}
-
-stop() {
-	local i
-	for ((i = ${#SERVICES[@]} - 1; i >= 0; i--)); do
-		stop_one "${SERVICES[i]}"
-	done
-}
-
 status() {
-	local s up=() down=()
-	for s in "${SERVICES[@]}"; do
-		if alive "$s" >/dev/null; then up+=("$s"); else down+=("$s"); fi
-	done
-	if ((${#down[@]} == 0)); then
-		if sql_ready; then
-			echo "druid running at $(url)"
-		else
-			echo "druid processes alive but the broker's SQL or the indexer not ready"
-		fi
-		return 0
-	fi
-	if ((${#up[@]} == 0)); then
-		echo "druid not running"
-		return 3
-	fi
-	echo "druid partly running: ${up[*]} up, ${down[*]} down"
-	return 1
+	jp_status sql_ready
 }
 
 url() {
 	echo "druid://127.0.0.1:$SS_PORT/freshbench?overlord=127.0.0.1:$COORD_PORT"
 }
 
-kill_indexer() {
-	local pid
-	pid=$(alive indexer) || ss_die "the indexer is not running"
-	kill -KILL "$pid"
-	while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-	rm -f "$(pidfile indexer)"
-	echo "druid indexer killed (pid $pid)"
-}
-
 start_indexer() {
-	alive indexer >/dev/null && ss_die "the indexer is running already"
-	alive coordinator >/dev/null || ss_die "druid is not running: start it"
+	jp_alive indexer >/dev/null && ss_die "the indexer is running already"
+	jp_alive coordinator >/dev/null || ss_die "druid is not running: start it"
 	ss_java
 	mv "$LOGS/indexer.log" "$LOGS/indexer.log.1" 2>/dev/null || true
 	local t0=$SECONDS
 	START_DEADLINE=$((SECONDS + SS_START_TIMEOUT))
-	launch indexer org.apache.druid.cli.Main server indexer
-	wait_for "the indexer" indexer_ready
+	jp_launch indexer org.apache.druid.cli.Main server indexer
+	jp_wait_for "the indexer" indexer_ready
 	echo "druid indexer running (ready in $((SECONDS - t0))s)"
 }
 
@@ -419,11 +318,11 @@ install)
 	fetch
 	;;
 start) start ;;
-stop) stop ;;
-restart) stop && start ;;
+stop) jp_stop ;;
+restart) jp_stop && start ;;
 status) status ;;
 url) url ;;
-kill-indexer) kill_indexer ;;
+kill-indexer) jp_kill indexer ;;
 start-indexer) start_indexer ;;
 *)
 	echo "usage: $0 install|start|stop|restart|status|url|kill-indexer|start-indexer" >&2

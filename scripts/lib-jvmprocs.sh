@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # lib-jvmprocs.sh — a server made of several JVMs on 127.0.0.1, each a
-# process of its own with a pid file (scripts/pinot.sh). Sourced after
-# lib-searchserver.sh and ss_init. The caller sets:
+# process of its own with a pid file (scripts/druid.sh, scripts/pinot.sh).
+# Sourced after lib-searchserver.sh and ss_init. The caller sets:
 #   PRODUCT_NAME  the product, as messages name it ("pinot")
 #   SERVICES      the processes in start order; stop goes the other way
 #   LOGS          the directory of one log per process
