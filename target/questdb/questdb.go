@@ -9,7 +9,7 @@
 // part of the word "questdb". Writes go over the InfluxDB line protocol (ILP) to the
 // same host, with QuestDB's official Go client, on http_port or tcp_port.
 // The settings (Options.Settings: table, partition_by, wal, ilp_transport,
-// http_port, tcp_port, max_conns) are declared, with their defaults and
+// http_port, tcp_port, columns, max_conns) are declared, with their defaults and
 // meanings, by Knobs; the URL's query parameters may give any of them.
 //
 // Events are stored one row each, in a table Setup creates explicitly:
