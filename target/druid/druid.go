@@ -134,6 +134,7 @@ var (
 	_ target.Target         = (*store)(nil)
 	_ target.StreamConsumer = (*store)(nil)
 	_ target.Describer      = (*store)(nil)
+	_ target.Layouter       = (*store)(nil)
 )
 
 // Open checks the URL and settings; it sends nothing.
