@@ -121,8 +121,12 @@ func flattenObject(prefix string, obj map[string]json.RawMessage, cols []flatCol
 				cols = append(cols, flatColumn{name: name, kind: flatVarchar, str: b.String()})
 			}
 		case '"':
-			var s string
-			if err = json.Unmarshal(v, &s); err == nil {
+			s := string(v[1 : len(v)-1])
+			if bytes.IndexByte(v, '\\') >= 0 {
+				// Escaped: decoded by the JSON package, as it is rare.
+				err = json.Unmarshal(v, &s)
+			}
+			if err == nil {
 				cols = append(cols, flatColumn{name: name, kind: flatVarchar, str: s})
 			}
 		case 't', 'f':

@@ -191,3 +191,31 @@ func TestFlatColumnsServer(t *testing.T) {
 		t.Errorf("setup queries with columns=flat: %v, want a bad setting that names columns=doc", err)
 	}
 }
+
+// BenchmarkFlatten: the cost columns=flat adds to each event, for the
+// shipped RockBench template's events (nested address, arrays).
+func BenchmarkFlatten(b *testing.B) {
+	tm, err := docgen.ShippedTemplate("rockbench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := docgen.New(docgen.Config{Template: tm, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n = 256
+	docs := make([][]byte, n)
+	var size int
+	for i := range docs {
+		d, _ := g.Next(nil, int64(i))
+		docs[i] = d.JSON
+		size += len(d.JSON)
+	}
+	b.SetBytes(int64(size / n))
+	var cols []flatColumn
+	for i := 0; b.Loop(); i++ {
+		if cols, err = flatten(docs[i%n], cols[:0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
