@@ -29,9 +29,12 @@ type Description struct {
 	Tool           results.Tool
 	Environment    results.Environment
 	TargetSettings map[string]string
-	TargetLayout   string // see results.Config
-	Via            string // see results.Config
-	ViaSettings    map[string]string
+	// layout says what the target made of the events when a result is
+	// applied, not when the description is taken: a target may shape its
+	// table from the events it is sent (QuestDB's columns=flat).
+	layout      target.Layouter
+	Via         string // see results.Config
+	ViaSettings map[string]string
 	// Ceilings, when looked for, is this machine's calibration: each
 	// result with an ingest records the share of it it used.
 	Ceilings Ceilings
@@ -54,7 +57,7 @@ func Describe(ctx context.Context, command string, tgt target.Target, rawURL str
 		d.TargetSettings = s.Settings()
 	}
 	if l, ok := tgt.(target.Layouter); ok {
-		d.TargetLayout = l.Layout()
+		d.layout = l
 	}
 	if p, ok := tgt.(target.Piped); ok {
 		d.Via, d.ViaSettings = p.Via()
@@ -76,7 +79,10 @@ func Describe(ctx context.Context, command string, tgt target.Target, rawURL str
 func (d Description) Apply(res *results.Result) {
 	res.Command, res.Tool, res.Environment = d.Command, d.Tool, d.Environment
 	res.Target().URL = d.Environment.TargetURL
-	res.Config.TargetSettings, res.Config.TargetLayout = d.TargetSettings, d.TargetLayout
+	res.Config.TargetSettings = d.TargetSettings
+	if d.layout != nil {
+		res.Config.TargetLayout = d.layout.Layout()
+	}
 	res.Workload = d.Workload
 	res.Config.Via, res.Config.ViaSettings = d.Via, d.ViaSettings
 	d.Ceilings.Apply(res, d.Environment)

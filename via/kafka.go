@@ -519,6 +519,19 @@ func (p *pipeline) Settings() map[string]string {
 	return nil
 }
 
+// Layout is the database's when it reads the documents from the topic
+// itself; a sink writes rows of its own, which the layout of the
+// database's own writes does not describe, so none is said.
+func (p *pipeline) Layout() string {
+	if _, consumes := p.Target.(target.StreamConsumer); !consumes {
+		return ""
+	}
+	if l, ok := p.Target.(target.Layouter); ok {
+		return l.Layout()
+	}
+	return ""
+}
+
 // Via says what the events pass through, for the results file.
 func (p *pipeline) Via() (string, map[string]string) {
 	return p.kafka.url, p.kafka.settings.Text()

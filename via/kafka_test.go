@@ -374,3 +374,27 @@ func TestWrapPassesUpdatesOfAConsumer(t *testing.T) {
 		}
 	}
 }
+
+// layingOut is a database that reads the topic itself and says what it
+// makes of the events.
+type layingOut struct{ consumer }
+
+func (layingOut) Layout() string { return "columns from the events" }
+
+// The layout through a pipeline is the database's when it reads the
+// documents from the topic itself; a sink's rows are not its writes, so
+// a sink's database says nothing through it.
+func TestWrapPassesTheLayoutOfAConsumer(t *testing.T) {
+	k := &Kafka{broker: "127.0.0.1:9", topic: "events", format: FormatDocument}
+	l, ok := k.Wrap(&layingOut{}).(target.Layouter)
+	if !ok || l.Layout() != "columns from the events" {
+		t.Errorf("layout through the pipeline: %v; want the consumer's", ok)
+	}
+	sink := struct {
+		target.Target
+		target.Layouter
+	}{Layouter: layingOut{}}
+	if l, ok := k.Wrap(sink).(target.Layouter); ok && l.Layout() != "" {
+		t.Errorf("layout of a sink's database through the pipeline: %q; want none", l.Layout())
+	}
+}

@@ -134,6 +134,7 @@ var (
 	_ target.Target         = (*store)(nil)
 	_ target.StreamConsumer = (*store)(nil)
 	_ target.Describer      = (*store)(nil)
+	_ target.Layouter       = (*store)(nil)
 )
 
 // Open checks the URL and settings; it sends nothing.
@@ -207,4 +208,13 @@ func readError(status int, body []byte) error {
 		e.body = http.StatusText(status)
 	}
 	return e
+}
+
+// Layout says what the supervisor makes of the events: the fields
+// freshbench stamps as its spec declares them, every other top-level
+// field as Druid's schema discovery types it (SQL's names for the types).
+func (s *store) Layout() string {
+	return "datasource " + s.cfg.datasource + ": __time from _event_time (cut to milliseconds); _id and generator_identifier VARCHAR, _seq and _event_time BIGINT; " +
+		"every other top-level field a column typed by Druid's schema discovery from its values (a string VARCHAR, a whole number BIGINT, a fraction DOUBLE, an array ARRAY), " +
+		"a nested object not flattened but one COMPLEX<json> column whose fields a query reads with JSON_VALUE(col, '$.a.b')"
 }

@@ -47,6 +47,9 @@
 // mapped otherwise than the mapping setting says is refused, because the
 // probes would find none of its documents.
 //
+// With mapping=FILE the index is created with the user's mapping file,
+// into which the fields the probes need are merged (readUserMapping).
+//
 // With mapping=dynamic the probes filter on generator_identifier.keyword,
 // the keyword subfield that dynamic mapping adds to a string; _event_time,
 // _seq, _revision and _update_time are mapped as long from their integer
@@ -135,7 +138,8 @@ type config struct {
 	replicas        int
 	refreshInterval string
 	maxRetries      int
-	mapping         string          // MappingFreshbench or MappingDynamic
+	mapping         string          // MappingFreshbench, MappingDynamic or a mapping file
+	user            *userMapping    // the mapping file's, merged; nil for the others
 	replicationType string          // "" (the server's), ReplicationDocument or ReplicationSegment
 	settings        target.Settings // the above as resolved, for results
 	recreate        bool
@@ -541,26 +545,25 @@ func (t *Target) indexDefinition() map[string]any {
 		index["replication.type"] = strings.ToUpper(t.cfg.replicationType)
 	}
 	def := map[string]any{"settings": map[string]any{"index": index}}
-	if t.cfg.mapping == MappingDynamic {
+	switch {
+	case t.cfg.mapping == MappingDynamic:
+		return def
+	case t.cfg.user != nil:
+		def["mappings"] = t.cfg.user.mappings
 		return def
 	}
 	kw := map[string]any{"type": "keyword"}
-	long := map[string]any{"type": "long"}
-	def["mappings"] = map[string]any{
-		"dynamic": true,
-		"properties": map[string]any{
-			"generator_identifier": kw,
-			"_event_time":          long,
-			"_seq":                 long,
-			"_revision":            long,
-			"_update_time":         long,
-			"processBy":            kw,
-			"emails":               kw,
-			"tags":                 kw,
-			"company":              kw,
-			"age":                  map[string]any{"type": "integer"},
-		},
+	props := map[string]any{
+		"processBy": kw,
+		"emails":    kw,
+		"tags":      kw,
+		"company":   kw,
+		"age":       map[string]any{"type": "integer"},
 	}
+	for f, typ := range probeFields {
+		props[f] = map[string]any{"type": typ}
+	}
+	def["mappings"] = map[string]any{"dynamic": true, "properties": props}
 	return def
 }
 
@@ -585,7 +588,7 @@ func (t *Target) checkGeneratorMapping(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	other := MappingDynamic
+	other := MappingDynamic // the fix for a mapping file, too
 	if t.cfg.mapping == MappingDynamic {
 		other = MappingFreshbench
 	}
@@ -707,8 +710,13 @@ func (t *Target) Version(ctx context.Context) (string, error) {
 
 // Layout says what Setup mapped for the events.
 func (t *Target) Layout() string {
-	if t.cfg.mapping == MappingDynamic {
+	switch {
+	case t.cfg.mapping == MappingDynamic:
 		return "index " + t.cfg.index + ": every field mapped dynamically as the first event that has it shows it (a string as text with a .keyword subfield); the probes filter on generator_identifier.keyword"
+	case t.cfg.user != nil:
+		u := t.cfg.user
+		return fmt.Sprintf("index %s: mapping from %s (%d top-level fields) merged with freshbench's %d fields (%s; %d of them added, the rest the file maps alike); a field neither maps is mapped as the file's dynamic setting says (by default dynamically)",
+			t.cfg.index, u.file, u.fields, len(probeFields), probeFieldsText, u.added)
 	}
-	return "index " + t.cfg.index + ": freshbench's fields mapped explicitly (generator_identifier keyword; _event_time, _seq, _revision, _update_time long), so are the built-in queries' (processBy, emails, tags, company keyword; age integer); every other field of the events mapped dynamically (a string as text with a .keyword subfield)"
+	return "index " + t.cfg.index + ": freshbench's fields mapped explicitly (" + probeFieldsText + "), so are the built-in queries' (processBy, emails, tags, company keyword; age integer); every other field of the events mapped dynamically (a string as text with a .keyword subfield)"
 }

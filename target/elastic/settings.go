@@ -19,6 +19,9 @@ const (
 	MappingDynamic = "dynamic"
 )
 
+// Any other value of the mapping setting names a JSON mapping file (see
+// readUserMapping).
+
 // The values of the replication_type setting (OpenSearch's
 // index.replication.type, in lower case).
 const (
@@ -42,11 +45,24 @@ func knobs() target.Knobs {
 			Help: "refresh_interval when the index is created, e.g. 1s; -1 disables refreshes"},
 		{Name: "max_retries", Default: strconv.Itoa(defaultMaxRetries), Parse: target.ParseInt(0),
 			Help: "re-sends of bulk items rejected with 429 (too many requests)"},
-		{Name: "mapping", Default: MappingFreshbench, Parse: target.OneOf(MappingFreshbench, MappingDynamic),
-			Help: "when the index is created: freshbench (the fields queries use mapped explicitly) or dynamic (no mappings: the server maps every field, strings as text; no query workload)"},
+		{Name: "mapping", Default: MappingFreshbench, Parse: parseMapping,
+			Help: "when the index is created: freshbench (the fields queries use mapped explicitly), dynamic (no mappings: the server maps every field, strings as text; no query workload), " +
+				`or a JSON file, {"mappings":{…}} or {"properties":{…}}, into which freshbench merges the fields its probes need (no query workload)`},
 		{Name: "replication_type", Parse: parseReplicationType,
 			Help: "OpenSearch only, when the index is created: document (each copy indexes) or segment (replicas copy the primary's segments); unset: the server's"},
 	}
+}
+
+// parseMapping takes freshbench or dynamic, in any case, or else the name
+// of a mapping file, which applySettings reads.
+func parseMapping(v string) (any, error) {
+	if v == "" {
+		return nil, fmt.Errorf("want %s, %s or a JSON mapping file", MappingFreshbench, MappingDynamic)
+	}
+	if k, err := target.OneOf(MappingFreshbench, MappingDynamic)(v); err == nil {
+		return k, nil
+	}
+	return v, nil
 }
 
 func parseReplicationType(v string) (any, error) {
@@ -68,6 +84,11 @@ func (c *config) applySettings(set map[string]string) error {
 	c.refreshInterval = s["refresh_interval"].(string)
 	c.maxRetries = s["max_retries"].(int)
 	c.mapping = s["mapping"].(string)
+	if c.mapping != MappingFreshbench && c.mapping != MappingDynamic {
+		if c.user, err = readUserMapping(c.mapping); err != nil {
+			return err
+		}
+	}
 	c.replicationType = s["replication_type"].(string)
 	if c.replicationType != "" && c.product == Elasticsearch {
 		return fmt.Errorf("%w replication_type=%s: Elasticsearch has no replication type (it replicates documents); remove the setting, or use an opensearch:// target",

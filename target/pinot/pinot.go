@@ -135,6 +135,7 @@ var (
 	_ target.Target         = (*store)(nil)
 	_ target.StreamConsumer = (*store)(nil)
 	_ target.Describer      = (*store)(nil)
+	_ target.Layouter       = (*store)(nil)
 	_ target.Updater        = upsertStore{}
 )
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/freshbench/freshbench/target"
@@ -65,6 +66,19 @@ func (s *store) schema() map[string]any {
 		sc["primaryKeyColumns"] = []string{"_id"}
 	}
 	return sc
+}
+
+// Layout says what Setup made for the events: a schema of freshbench's
+// own event shape, whatever the events sent are.
+func (s *store) Layout() string {
+	sc := s.schema()
+	var cols []string
+	for _, f := range append(sc["dimensionFieldSpecs"].([]field), sc["dateTimeFieldSpecs"].([]field)...) {
+		cols = append(cols, f.Name)
+	}
+	return fmt.Sprintf("table %s: the schema is freshbench's generated event shape, %d columns (%s); "+
+		"a field of the events that the schema does not name is not stored, so a corpus or template of another shape keeps only the fields it shares with it",
+		s.cfg.table, len(cols), strings.Join(cols, ", "))
 }
 
 // tableConfig is the REALTIME table consuming topic on brokers.

@@ -24,7 +24,16 @@ const (
 // JSON of doc, read with json_extract, which no index serves; each query
 // scans the table (newest and bucket use the generator's symbol index
 // and the designated timestamp's order).
-func (s *store) SetupQueries(context.Context) error { return nil }
+// With columns=flat there is no doc: the built-in kinds read their
+// fields from it and every query draws its parameters from the documents
+// Sample returns, which a flattened row no longer is.
+func (s *store) SetupQueries(context.Context) error {
+	if s.cfg.flat {
+		return fmt.Errorf("%w columns=%s: the query workload reads the events, and draws its parameters, from the column doc, which a flattened table lacks; set columns=%s and recreate the table",
+			target.ErrBadSetting, columnsFlat, columnsDoc)
+	}
+	return nil
+}
 
 // statement is the SQL of a kind; $1 is the parameter, $2 the limit.
 func (s *store) statement(kind target.QueryKind) string {

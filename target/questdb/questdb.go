@@ -9,7 +9,7 @@
 // part of the word "questdb". Writes go over the InfluxDB line protocol (ILP) to the
 // same host, with QuestDB's official Go client, on http_port or tcp_port.
 // The settings (Options.Settings: table, partition_by, wal, ilp_transport,
-// http_port, tcp_port, max_conns) are declared, with their defaults and
+// http_port, tcp_port, columns, max_conns) are declared, with their defaults and
 // meanings, by Knobs; the URL's query parameters may give any of them.
 //
 // Events are stored one row each, in a table Setup creates explicitly:
@@ -19,7 +19,9 @@
 //	_revision LONG, _update_time TIMESTAMP
 //
 // doc is the whole event as JSON; the query workload reads its fields with
-// json_extract. _revision and _update_time are an update's (an insert
+// json_extract. With columns=flat there is no doc: each event's fields
+// are flattened into columns by the rule flatRule states, which ILP
+// creates with the first event that has the field. _revision and _update_time are an update's (an insert
 // leaves both null, which the reads of updates take as revision 0):
 // _update_time is a TIMESTAMP like _event_time, in the same microseconds
 // as target.Document's UpdateTime, so it is stored exactly and reads as a
@@ -94,6 +96,7 @@ type config struct {
 	partition string
 	wal       bool
 	transport string
+	flat      bool   // columns=flat: events flattened into columns, no doc
 	httpAddr  string // host:port of ILP over HTTP
 	tcpAddr   string // host:port of ILP over TCP
 	settings  target.Settings
@@ -124,6 +127,7 @@ func parseConfig(u *url.URL, opts target.Options) (*config, error) {
 		partition: settings["partition_by"].(string),
 		wal:       settings["wal"].(bool),
 		transport: settings["ilp_transport"].(string),
+		flat:      settings["columns"].(string) == columnsFlat,
 		httpAddr:  net.JoinHostPort(u.Hostname(), strconv.Itoa(settings["http_port"].(int))),
 		tcpAddr:   net.JoinHostPort(u.Hostname(), strconv.Itoa(settings["tcp_port"].(int))),
 	}
@@ -206,6 +210,7 @@ type store struct {
 	cfg     *config
 	senders *senderPool
 	http    *http.Transport // of ILP over HTTP, closed with the store
+	columns flatColumns     // with columns=flat, those written so far
 
 	tbl              string // the quoted table name
 	qFreshness       string
@@ -238,12 +243,15 @@ func (s *store) Name() string { return "questdb" }
 // createTable is the table's DDL: the designated timestamp is the event
 // time, the generator a SYMBOL with an index (every read filters on it).
 func (s *store) createTable() string {
+	doc := "\n\tdoc VARCHAR,"
+	if s.cfg.flat {
+		doc = "" // the events' columns are made by ILP as they come
+	}
 	ddl := `CREATE TABLE IF NOT EXISTS ` + s.tbl + ` (
 	_id VARCHAR,
 	generator_identifier SYMBOL INDEX,
 	_seq LONG,
-	_event_time TIMESTAMP,
-	doc VARCHAR,
+	_event_time TIMESTAMP,` + doc + `
 	_revision LONG,
 	_update_time TIMESTAMP
 ) TIMESTAMP(_event_time) PARTITION BY ` + s.cfg.partition
@@ -364,8 +372,12 @@ func (s *store) Close() error {
 	return nil
 }
 
-// Layout says what Setup created for the events. The document is not
-// flattened into columns: a user's nested fields stay in doc.
+// Layout says what Setup created for the events, and with columns=flat
+// how many columns the events written so far made.
 func (s *store) Layout() string {
+	if s.cfg.flat {
+		return fmt.Sprintf("table %s: each event flattened into columns, %d of them from the events sent (%s), beside _id, generator_identifier (a SYMBOL), _seq, _revision, _update_time and the designated timestamp _event_time; a query reads a field by its column",
+			s.cfg.table, s.columns.count(), flatRule)
+	}
 	return "table " + s.cfg.table + ": each event whole in the VARCHAR column doc (its fields are not flattened into columns), beside _id, generator_identifier (a SYMBOL), _seq, _revision, _update_time and the designated timestamp _event_time; a query reads a field as json_extract(doc, '$.a.b')"
 }

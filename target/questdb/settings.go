@@ -35,6 +35,8 @@ func knobs() target.Knobs {
 			Help: "QuestDB's HTTP port on the URL's host (ILP over HTTP); the URL's ?http_port= says the same"},
 		{Name: "tcp_port", Default: "9009", Parse: parsePort,
 			Help: "QuestDB's ILP over TCP port on the URL's host; the URL's ?tcp_port= says the same"},
+		{Name: "columns", Default: columnsDoc, Parse: target.OneOf(columnsDoc, columnsFlat),
+			Help: "doc (each event whole as JSON in the column doc, read with json_extract) or flat (each event's fields flattened into columns: a nested field's path joined with _, an array as its JSON; no built-in query workload)"},
 		{Name: "max_conns", Default: strconv.Itoa(defaultMaxConns), Parse: target.ParseInt(1),
 			Help: "PostgreSQL-wire connection pool size (reads and queries)"},
 	}

@@ -111,6 +111,7 @@ func (s *store) send(ctx context.Context, b target.Batch, rows []int, res *targe
 		return nil, err
 	}
 	sent := make([]int, 0, len(rows))
+	var cols []flatColumn
 	for _, i := range rows {
 		d := &b.Docs[i]
 		if d.Revision > 0 && !s.cfg.wal {
@@ -121,11 +122,23 @@ func (s *store) send(ctx context.Context, b target.Batch, rows []int, res *targe
 		if gen == "" {
 			gen = b.Generator
 		}
+		if s.cfg.flat {
+			// Before the line is begun: a refused event leaves no half line.
+			var err error
+			if cols, err = flatten(d.JSON, cols[:0]); err != nil {
+				failItems(res, b, []int{i}, err.(*flatError).kind)
+				continue
+			}
+		}
 		row := ls.Table(s.cfg.table).
 			Symbol("generator_identifier", gen).
 			StringColumn("_id", d.ID).
-			Int64Column("_seq", d.Seq).
-			StringColumn("doc", string(d.JSON))
+			Int64Column("_seq", d.Seq)
+		if s.cfg.flat {
+			row = flatRow(row, cols)
+		} else {
+			row = row.StringColumn("doc", string(d.JSON))
+		}
 		if d.Revision > 0 {
 			// An insert leaves both null: its line is as it was before
 			// updates, and the apply writes the two columns' null either way.
@@ -138,6 +151,9 @@ func (s *store) send(ctx context.Context, b target.Batch, rows []int, res *targe
 			continue
 		}
 		sent = append(sent, i)
+		if s.cfg.flat {
+			s.columns.add(cols)
+		}
 	}
 	if len(sent) == 0 {
 		s.senders.put(ctx, ls)
@@ -151,6 +167,21 @@ func (s *store) send(ctx context.Context, b target.Batch, rows []int, res *targe
 	}
 	s.senders.put(ctx, ls)
 	return sent, err
+}
+
+// flatRow adds an event's flattened columns to its line.
+func flatRow(row qdb.LineSender, cols []flatColumn) qdb.LineSender {
+	for _, c := range cols {
+		switch c.kind {
+		case flatVarchar:
+			row = row.StringColumn(c.name, c.str)
+		case flatDouble:
+			row = row.Float64Column(c.name, c.num)
+		case flatBoolean:
+			row = row.BoolColumn(c.name, c.bool)
+		}
+	}
+	return row
 }
 
 // failItems counts the rows of b at indexes idx as failed of kind.
