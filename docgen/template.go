@@ -878,7 +878,7 @@ func parseRange(s string) (lo, hi int, err error) {
 var shipped embed.FS
 
 // ShippedTemplates names the templates freshbench ships.
-var ShippedTemplates = []string{"rockbench"}
+var ShippedTemplates = []string{"rockbench", "nested"}
 
 // ShippedTemplate compiles a template freshbench ships, by name.
 func ShippedTemplate(name string) (*Template, error) {

@@ -2,6 +2,7 @@ package docgen
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -218,6 +219,77 @@ func TestRockBenchTemplate(t *testing.T) {
 	}
 }
 
+// The shipped nested template has the built-in nested shape's fields
+// (every object path of its 9 KB documents, into the first element of
+// each array) with the same kinds of value, the query workload's fields
+// at the top level, nests as deep, and is about as large.
+func TestNestedTemplate(t *testing.T) {
+	tm, err := ShippedTemplate("nested")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := mustNew(t, Config{DocSize: 9000, Seed: 5, Shape: ShapeNested})
+	for i, ev := range events(t, tm, 50) {
+		doc, _ := g.Next(nil, t0+int64(i))
+		builtin := decode(t, doc.JSON)
+		if diff := kindDiff("", builtin, ev); len(diff) > 0 {
+			t.Fatalf("event differs from the built-in nested shape: %v", diff)
+		}
+		if d := depth(ev); d < depth(builtin) {
+			t.Fatalf("event nests %d levels, the built-in %d", d, depth(builtin))
+		}
+	}
+	if s := tm.MeanSize(); s < 8000 || s > 10000 {
+		t.Fatalf("mean event %d bytes, want about 9 KB", s)
+	}
+}
+
+// kindDiff lists the paths of want (objects, and the first element of
+// arrays) that got lacks or holds a value of another kind; null in want
+// takes any kind in got, and a number takes a number.
+func kindDiff(prefix string, want, got any) []string {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return []string{prefix + ": not an object"}
+		}
+		var out []string
+		for k, v := range w {
+			if _, ok := g[k]; !ok {
+				out = append(out, prefix+"."+k+": missing")
+				continue
+			}
+			out = append(out, kindDiff(prefix+"."+k, v, g[k])...)
+		}
+		return out
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) == 0 != (len(w) == 0) {
+			return []string{prefix + ": not an array like the built-in's"}
+		}
+		if len(w) == 0 {
+			return nil
+		}
+		return kindDiff(prefix+"[0]", w[0], g[0])
+	case nil:
+		return nil
+	}
+	if kind(want) != kind(got) {
+		return []string{fmt.Sprintf("%s: a %s, the built-in a %s", prefix, kind(got), kind(want))}
+	}
+	return nil
+}
+
+// kind names a decoded scalar's JSON kind.
+func kind(v any) string {
+	switch v.(type) {
+	case json.Number, float64:
+		return "number"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
 // missingPaths lists the object paths of want that got lacks.
 func missingPaths(prefix string, want, got map[string]any) []string {
 	var out []string
@@ -238,6 +310,15 @@ func missingPaths(prefix string, want, got map[string]any) []string {
 // BenchmarkTemplateRockBench: the shipped RockBench template.
 func BenchmarkTemplateRockBench(b *testing.B) {
 	tm, err := ShippedTemplate("rockbench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchmarkNextConfig(b, Config{Template: tm, Seed: 1})
+}
+
+// BenchmarkTemplateNested: the shipped nested template.
+func BenchmarkTemplateNested(b *testing.B) {
+	tm, err := ShippedTemplate("nested")
 	if err != nil {
 		b.Fatal(err)
 	}
