@@ -11,23 +11,98 @@ func own(texts map[string]string, params ...Param) *Own {
 	return &Own{Name: "q", Texts: texts, Params: params, Where: "w.yaml:7"}
 }
 
-// Parameters become the family's numbered placeholders; quoted text,
-// identifiers and casts are left alone; a parameter used twice is one.
+// Parameters become the family's placeholders: numbered ones bound to
+// the parameters (a parameter used twice is one), Druid's positional ?
+// bound to the values in the order they appear (one used twice is bound
+// twice), Pinot's literals written in; quoted text, identifiers and casts
+// are left alone.
 func TestPlaceholders(t *testing.T) {
 	o := own(map[string]string{
 		"postgres": `SELECT doc FROM {table} WHERE doc->>'a:b' = :v AND "x:y" = :w::text OR :v = ''`,
 		"sqlite":   `SELECT 1 WHERE json_extract(doc, '$.a') = :v AND :w`,
+		"druid":    `SELECT * FROM {table} WHERE "a:b" = :w AND "n" = :v OR ARRAY_CONTAINS("e", :w) AND 'x:y' = ':v'`,
+		"pinot":    `SELECT * FROM {table} WHERE "a:b" = :w AND "n" = :v OR "e" = :w AND 'x:y' = ':v'`,
 	}, Param{Name: "v", Field: "a"}, Param{Name: "w", Field: "b"})
-	for family, want := range map[string]string{
-		"postgres": `SELECT doc FROM {table} WHERE doc->>'a:b' = $1 AND "x:y" = $2::text OR $1 = ''`,
-		"sqlite":   `SELECT 1 WHERE json_extract(doc, '$.a') = ?1 AND ?2`,
+	for _, tc := range []struct {
+		family, text string
+		args         []any
+	}{
+		{"postgres", `SELECT doc FROM {table} WHERE doc->>'a:b' = $1 AND "x:y" = $2::text OR $1 = ''`, []any{int64(7), "it's"}},
+		{"sqlite", `SELECT 1 WHERE json_extract(doc, '$.a') = ?1 AND ?2`, []any{int64(7), "it's"}},
+		{"druid", `SELECT * FROM {table} WHERE "a:b" = ? AND "n" = ? OR ARRAY_CONTAINS("e", ?) AND 'x:y' = ':v'`, []any{"it's", int64(7), "it's"}},
+		{"pinot", `SELECT * FROM {table} WHERE "a:b" = 'it''s' AND "n" = 7 OR "e" = 'it''s' AND 'x:y' = ':v'`, nil},
 	} {
-		c, err := o.compile(family)
+		s, err := o.Statement(tc.family, int64(7), "it's")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.sql != want {
-			t.Errorf("%s: %s, want %s", family, c.sql, want)
+		if s.Text != tc.text || fmt.Sprint(s.Args) != fmt.Sprint(tc.args) {
+			t.Errorf("%s: %s %v, want %s %v", tc.family, s.Text, s.Args, tc.text, tc.args)
+		}
+	}
+	// A null parameter (CheckOwn's) is NULL in Druid's text: Druid binds
+	// no null.
+	s, err := o.Statement("druid", nil, "x")
+	if want := `SELECT * FROM {table} WHERE "a:b" = ? AND "n" = NULL OR ARRAY_CONTAINS("e", ?) AND 'x:y' = ':v'`; err != nil || s.Text != want || len(s.Args) != 2 {
+		t.Errorf("druid, null: %s %v %v, want %s and two args", s.Text, s.Args, err, want)
+	}
+}
+
+// literals splits Pinot SQL (Calcite's lexis: a string literal in single
+// quotes, a quote in it doubled, no backslash escapes) into the text
+// outside its string literals, each written as L, and the literals'
+// values.
+func literals(t *testing.T, sql string) (outside string, values []string) {
+	t.Helper()
+	var out, lit strings.Builder
+	in := false
+	for i := 0; i < len(sql); i++ {
+		switch c := sql[i]; {
+		case !in && c == '\'':
+			in = true
+			lit.Reset()
+		case in && c == '\'' && i+1 < len(sql) && sql[i+1] == '\'':
+			lit.WriteByte('\'')
+			i++
+		case in && c == '\'':
+			in = false
+			out.WriteByte('L')
+			values = append(values, lit.String())
+		case in:
+			lit.WriteByte(c)
+		default:
+			out.WriteByte(c)
+		}
+	}
+	if in {
+		t.Fatalf("%s: a literal is not closed", sql)
+	}
+	return out.String(), values
+}
+
+// Pinot binds no parameters, so its values are written in as literals: a
+// value holding quotes, backslashes or SQL of its own stays inside its
+// literal, which reads back as the value, and the query around it is the
+// user's.
+func TestPinotLiteralsHoldTheirValue(t *testing.T) {
+	o := own(map[string]string{"pinot": `SELECT * FROM {table} WHERE "processBy" = :v AND "company" = 'c' LIMIT 10`}, Param{Name: "v", Field: "a"})
+	for _, v := range []string{`x' OR '1'='1`, `'`, `''`, `\'`, `a\' OR 1=1 --`, `'; DROP TABLE t; --`, "line\n' OR TRUE OR '", `"`, ``} {
+		s, err := o.Statement("pinot", v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outside, values := literals(t, s.Text)
+		if want := `SELECT * FROM {table} WHERE "processBy" = L AND "company" = L LIMIT 10`; outside != want || len(values) != 2 || values[0] != v || values[1] != "c" {
+			t.Errorf("value %q: %s reads as %s with literals %q; want %s with %q and \"c\"", v, s.Text, outside, values, want, v)
+		}
+	}
+	// Numbers, booleans and null are written as SQL reads them.
+	for _, tc := range []struct {
+		v    any
+		want string
+	}{{int64(-42), "-42"}, {2.5, "2.5"}, {1e21, "1e+21"}, {true, "TRUE"}, {false, "FALSE"}, {nil, "NULL"}} {
+		if s, _ := o.Statement("pinot", tc.v); !strings.Contains(s.Text, `"processBy" = `+tc.want+` AND`) {
+			t.Errorf("%#v: %s, want it written %s", tc.v, s.Text, tc.want)
 		}
 	}
 }
