@@ -1,10 +1,15 @@
 package query
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/freshbench/freshbench/invalid"
+	"github.com/freshbench/freshbench/target"
 )
 
 func own(texts map[string]string, params ...Param) *Own {
@@ -196,5 +201,53 @@ func TestRecentAndUniform(t *testing.T) {
 	// five standard deviations (√500 ≈ 22).
 	if oldUniform < 1000-112 || oldUniform > 1000+112 {
 		t.Errorf("%d of 2000 uniform draws from the older half, want about 1000", oldUniform)
+	}
+}
+
+// planner is a Querier of one family that records what CheckOwn sends
+// and answers with err.
+type planner struct {
+	family string
+	sent   []string
+	err    error
+}
+
+func (p *planner) Name() string                                  { return p.family }
+func (p *planner) SetupQueries(context.Context) error            { return nil }
+func (p *planner) QueryText(q target.Query) string               { return q.Own.Text }
+func (p *planner) Sample(context.Context, int) ([][]byte, error) { return nil, nil }
+func (p *planner) Query(_ context.Context, q target.Query) (int, error) {
+	p.sent = append(p.sent, q.Own.Text)
+	return 0, p.err
+}
+
+// CheckOwn refuses a query in the mix with no text for the target's
+// family, Druid and Pinot as the others; it asks Druid for the plan as
+// Druid SQL writes it (EXPLAIN PLAN FOR), with null parameters as NULL,
+// refuses SQL Druid cannot plan in Druid's words, and asks Pinot nothing
+// (0.11 parses no NULL).
+func TestCheckOwnDruidPinot(t *testing.T) {
+	cfg := Config{Mix: Mix{{Kind: "q", Weight: 1}}, Own: []Own{*own(map[string]string{
+		"druid": `SELECT * FROM {table} WHERE "processBy" = :v`,
+		"pinot": `SELECT * FROM {table} WHERE "processBy" = :v`,
+	}, Param{Name: "v", Field: "processBy"})}}
+	for _, family := range []string{"druid", "pinot"} {
+		other := Config{Mix: cfg.Mix, Own: []Own{*own(map[string]string{"postgres": "SELECT :v"}, Param{Name: "v", Field: "a"})}}
+		err := CheckOwn(context.Background(), &planner{family: family}, other)
+		if _, ok := invalid.As(err); !ok || !strings.Contains(err.Error(), "has no text for "+family+" (it has postgres); add a "+family+": text under it") {
+			t.Errorf("%s, no text: %v; want it refused as bad input", family, err)
+		}
+	}
+	d := &planner{family: "druid"}
+	if err := CheckOwn(context.Background(), d, cfg); err != nil || len(d.sent) != 1 || d.sent[0] != `EXPLAIN PLAN FOR SELECT * FROM {table} WHERE "processBy" = NULL` {
+		t.Errorf("druid: %v, sent %q; want one EXPLAIN PLAN FOR with the parameter NULL", err, d.sent)
+	}
+	d = &planner{family: "druid", err: errors.New("druid query q on t: invalidInput: Column 'processBy' not found in any table")}
+	if err := CheckOwn(context.Background(), d, cfg); !strings.Contains(err.Error(), "query q: (w.yaml:7) druid cannot run it: druid query q on t: invalidInput: Column 'processBy' not found in any table; fix its druid text") {
+		t.Errorf("druid, unknown column: %v; want it refused in Druid's words", err)
+	}
+	p := &planner{family: "pinot"}
+	if err := CheckOwn(context.Background(), p, cfg); err != nil || len(p.sent) != 0 {
+		t.Errorf("pinot: %v, sent %q; want nothing sent", err, p.sent)
 	}
 }

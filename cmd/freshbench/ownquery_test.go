@@ -80,7 +80,7 @@ func TestQueryOwnRefused(t *testing.T) {
 	wantUsageError(t, run(noText), "query q1: ("+noText+":2) has no text for sqlite (it has postgres); add a sqlite: text under it")
 	badKey := filepath.Join(dir, "k.yaml")
 	os.WriteFile(badKey, []byte("queries:\n  q1:\n    mysql: SELECT 1\n"), 0o600)
-	wantUsageError(t, run(badKey), badKey+":3: queries.q1.mysql: unknown key: want params or a database family (sqlite, postgres, questdb, elasticsearch, opensearch)")
+	wantUsageError(t, run(badKey), badKey+":3: queries.q1.mysql: unknown key: want params or a database family (sqlite, postgres, questdb, druid, pinot, elasticsearch, opensearch)")
 	unknown := filepath.Join(dir, "u.yaml")
 	os.WriteFile(unknown, []byte("flags:\n  mix: q2\n"), 0o600)
 	wantUsageError(t, run(unknown), `unknown kind "q2"`)
