@@ -241,6 +241,15 @@ func (c *compiled) statement(args []any) *target.Statement {
 	return s
 }
 
+// CheckOwnTexts refuses, before anything is sent to a database of
+// family, a query of one's own in cfg's mix that it cannot run: no text
+// for family, parameters that do not match, or a search body that is not
+// JSON. CheckOwn checks that and asks the database too.
+func CheckOwnTexts(family string, cfg Config) error {
+	_, err := compileOwn(cfg, family, newPool(0, 1))
+	return err
+}
+
 // CheckOwn refuses, before a run, a query of one's own in cfg's mix that
 // q cannot run: no text for q's family, parameters that do not match, a
 // search body that is not JSON, or SQL the database cannot plan
@@ -248,7 +257,7 @@ func (c *compiled) statement(args []any) *target.Statement {
 // names where the query is defined and the fix. A search body is checked
 // as JSON only: a search with null parameters is not one the user wrote.
 func CheckOwn(ctx context.Context, q target.Querier, cfg Config) error {
-	own, err := compileOwn(cfg, q, newPool(0, 1))
+	own, err := compileOwn(cfg, familyOf(q), newPool(0, 1))
 	if err != nil {
 		return err
 	}
