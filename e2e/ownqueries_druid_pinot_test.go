@@ -103,7 +103,9 @@ func testOwnQueriesViaKafka(t *testing.T, p target.Target, family string) {
 	// After the drain: the generator's rows are the events the audit
 	// found, each once (checkExactlyOnce).
 	for _, c := range res.Target().Completeness {
-		if n := rows(ownQueries[1], "of-generator", c.Generator); int64(n) != c.Visible || c.Visible != c.Acknowledged {
+		n := rows(ownQueries[1], "of-generator", c.Generator)
+		t.Logf("after the drain, of-generator %s: %d rows; the audit found %d of %d acknowledged", c.Generator, n, c.Visible, c.Acknowledged)
+		if int64(n) != c.Visible || c.Visible != c.Acknowledged {
 			t.Errorf("of-generator %s: %d rows; the audit found %d of %d acknowledged", c.Generator, n, c.Visible, c.Acknowledged)
 		}
 	}
