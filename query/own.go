@@ -1,7 +1,6 @@
 package query
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,11 +17,11 @@ import (
 // Own is a named query of the user's own, written per database family,
 // with parameters drawn from the events the run has written.
 //
-// SQL (sqlite, postgres, questdb) names a parameter :name and the table
-// {table}; a search body (elasticsearch, which opensearch also takes
-// unless it has a text of its own) writes a parameter as the whole JSON
-// string "{{name}}", which becomes the value drawn, a number staying a
-// number.
+// SQL (sqlite, postgres, questdb, druid, pinot) names a parameter :name
+// and the table {table}; a search body (elasticsearch, which opensearch
+// also takes unless it has a text of its own) writes a parameter as the
+// whole JSON string "{{name}}", which becomes the value drawn, a number
+// staying a number.
 type Own struct {
 	Name   string
 	Texts  map[string]string // by family
@@ -41,16 +40,22 @@ type Param struct {
 
 // Families are the database families a query of one's own is written
 // for: the target names that run them.
-var Families = []string{"sqlite", "postgres", "questdb", "elasticsearch", "opensearch"}
+var Families = []string{"sqlite", "postgres", "questdb", "druid", "pinot", "elasticsearch", "opensearch"}
+
+// explain is the statement that asks family for a query's plan without
+// running it, put before the query. Pinot has none that CheckOwn can
+// use: 0.11 parses no NULL literal (its parser fails on one), so a query
+// with null parameters cannot be planned there, and its SQL is first
+// checked when it runs.
+var explain = map[string]string{"sqlite": "EXPLAIN ", "postgres": "EXPLAIN ", "questdb": "EXPLAIN ", "druid": "EXPLAIN PLAN FOR "}
 
 // compiled is an Own ready for one family.
 type compiled struct {
 	own    *Own
 	family string
 	dsl    bool
-	sql    string   // with numbered placeholders
-	parts  []string // dsl: the body's text around its parameters
-	slots  []int    // dsl: the parameter after each part but the last
+	parts  []string // the text around its parameters
+	slots  []int    // the parameter after each part but the last
 	fields []int    // the pool field of each parameter
 }
 
@@ -128,13 +133,13 @@ func (o *Own) compile(family string) (*compiled, error) {
 			return nil, ownError(o, "%s body is not valid JSON (%v); fix its %s text", family, err, family)
 		}
 	} else {
-		sql, err := placeholders(text, family, lookup)
+		parts, slots, err := placeholders(text, lookup)
 		if _, ok := invalid.As(err); err != nil && !ok {
 			return nil, ownError(o, "%s text: %v", family, err)
 		} else if err != nil {
 			return nil, err
 		}
-		c.sql = sql
+		c.parts, c.slots = parts, slots
 	}
 	for i, u := range used {
 		if !u {
@@ -144,14 +149,10 @@ func (o *Own) compile(family string) (*compiled, error) {
 	return c, nil
 }
 
-// placeholders numbers the :name parameters of an SQL text as family
-// takes them ($1 or ?1), leaving quoted text, identifiers and :: casts
-// alone.
-func placeholders(text, family string, lookup func(string) (int, error)) (string, error) {
-	mark := "$"
-	if family == "sqlite" {
-		mark = "?"
-	}
+// placeholders splits an SQL text at its :name parameters: the text
+// around them and the parameter of each, leaving quoted text,
+// identifiers and :: casts alone.
+func placeholders(text string, lookup func(string) (int, error)) (parts []string, slots []int, err error) {
 	var b strings.Builder
 	for i := 0; i < len(text); i++ {
 		ch := text[i]
@@ -159,7 +160,7 @@ func placeholders(text, family string, lookup func(string) (int, error)) (string
 		case ch == '\'' || ch == '"':
 			j := strings.IndexByte(text[i+1:], ch)
 			if j < 0 {
-				return "", fmt.Errorf("a quote %c is not closed", ch)
+				return nil, nil, fmt.Errorf("a quote %c is not closed", ch)
 			}
 			b.WriteString(text[i : i+j+2])
 			i += j + 1
@@ -173,15 +174,16 @@ func placeholders(text, family string, lookup func(string) (int, error)) (string
 			}
 			p, err := lookup(text[i+1 : j])
 			if err != nil {
-				return "", err
+				return nil, nil, err
 			}
-			b.WriteString(mark + strconv.Itoa(p+1))
+			parts, slots = append(parts, b.String()), append(slots, p)
+			b.Reset()
 			i = j - 1
 		default:
 			b.WriteByte(ch)
 		}
 	}
-	return b.String(), nil
+	return append(parts, b.String()), slots, nil
 }
 
 func isIdentStart(c byte) bool { return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
@@ -200,40 +202,73 @@ func (o *Own) Statement(family string, args ...any) (*target.Statement, error) {
 	return c.statement(args), nil
 }
 
-// statement binds args (one per parameter) into c.
+// statement binds args (one per parameter) into c as its family takes
+// them: numbered placeholders ($1, or ?1 for sqlite) bound to args;
+// Druid's positional ? bound to the args in the order they appear (a
+// null one written as NULL: Druid binds no null parameter); Pinot's
+// literals written in (see target.SQLLiteral); a search body's JSON
+// values written in.
 func (c *compiled) statement(args []any) *target.Statement {
-	if !c.dsl {
-		return &target.Statement{Text: c.sql, Args: args}
-	}
-	var b bytes.Buffer
+	s := &target.Statement{}
+	var b strings.Builder
 	for i, part := range c.parts {
 		b.WriteString(part)
-		if i < len(c.slots) {
-			v, _ := json.Marshal(args[c.slots[i]])
-			b.Write(v)
+		if i == len(c.slots) {
+			break
+		}
+		v := args[c.slots[i]]
+		switch {
+		case c.dsl:
+			j, _ := json.Marshal(v)
+			b.Write(j)
+		case c.family == "pinot":
+			b.WriteString(target.SQLLiteral(v))
+		case c.family == "druid" && v == nil:
+			b.WriteString("NULL")
+		case c.family == "druid":
+			b.WriteByte('?')
+			s.Args = append(s.Args, v)
+		case c.family == "sqlite":
+			b.WriteString("?" + strconv.Itoa(c.slots[i]+1))
+		default:
+			b.WriteString("$" + strconv.Itoa(c.slots[i]+1))
 		}
 	}
-	return &target.Statement{Text: b.String()}
+	s.Text = b.String()
+	if numbered := !c.dsl && c.family != "druid" && c.family != "pinot"; numbered {
+		s.Args = args
+	}
+	return s
+}
+
+// CheckOwnTexts refuses, before anything is sent to a database of
+// family, a query of one's own in cfg's mix that it cannot run: no text
+// for family, parameters that do not match, or a search body that is not
+// JSON. CheckOwn checks that and asks the database too.
+func CheckOwnTexts(family string, cfg Config) error {
+	_, err := compileOwn(cfg, family, newPool(0, 1))
+	return err
 }
 
 // CheckOwn refuses, before a run, a query of one's own in cfg's mix that
 // q cannot run: no text for q's family, parameters that do not match, a
 // search body that is not JSON, or SQL the database cannot plan
-// (EXPLAIN, with null parameters). Its error names where the query is
-// defined and the fix. A search body is checked as JSON only: a search
-// with null parameters is not one the user wrote.
+// (EXPLAIN, with null parameters; not on Pinot, see explain). Its error
+// names where the query is defined and the fix. A search body is checked
+// as JSON only: a search with null parameters is not one the user wrote.
 func CheckOwn(ctx context.Context, q target.Querier, cfg Config) error {
-	own, err := compileOwn(cfg, q, newPool(0, 1))
+	own, err := compileOwn(cfg, familyOf(q), newPool(0, 1))
 	if err != nil {
 		return err
 	}
 	for _, k := range slices.Sorted(maps.Keys(own)) {
 		c := own[k]
-		if c.dsl {
+		ex, ok := explain[c.family]
+		if c.dsl || !ok {
 			continue
 		}
 		s := c.statement(make([]any, len(c.own.Params)))
-		s.Text = "EXPLAIN " + s.Text
+		s.Text = ex + s.Text
 		if _, err := q.Query(ctx, target.Query{Kind: k, Own: s}); err != nil {
 			if ctx.Err() != nil {
 				return err

@@ -1,33 +1,113 @@
 package query
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/freshbench/freshbench/invalid"
+	"github.com/freshbench/freshbench/target"
 )
 
 func own(texts map[string]string, params ...Param) *Own {
 	return &Own{Name: "q", Texts: texts, Params: params, Where: "w.yaml:7"}
 }
 
-// Parameters become the family's numbered placeholders; quoted text,
-// identifiers and casts are left alone; a parameter used twice is one.
+// Parameters become the family's placeholders: numbered ones bound to
+// the parameters (a parameter used twice is one), Druid's positional ?
+// bound to the values in the order they appear (one used twice is bound
+// twice), Pinot's literals written in; quoted text, identifiers and casts
+// are left alone.
 func TestPlaceholders(t *testing.T) {
 	o := own(map[string]string{
 		"postgres": `SELECT doc FROM {table} WHERE doc->>'a:b' = :v AND "x:y" = :w::text OR :v = ''`,
 		"sqlite":   `SELECT 1 WHERE json_extract(doc, '$.a') = :v AND :w`,
+		"druid":    `SELECT * FROM {table} WHERE "a:b" = :w AND "n" = :v OR ARRAY_CONTAINS("e", :w) AND 'x:y' = ':v'`,
+		"pinot":    `SELECT * FROM {table} WHERE "a:b" = :w AND "n" = :v OR "e" = :w AND 'x:y' = ':v'`,
 	}, Param{Name: "v", Field: "a"}, Param{Name: "w", Field: "b"})
-	for family, want := range map[string]string{
-		"postgres": `SELECT doc FROM {table} WHERE doc->>'a:b' = $1 AND "x:y" = $2::text OR $1 = ''`,
-		"sqlite":   `SELECT 1 WHERE json_extract(doc, '$.a') = ?1 AND ?2`,
+	for _, tc := range []struct {
+		family, text string
+		args         []any
+	}{
+		{"postgres", `SELECT doc FROM {table} WHERE doc->>'a:b' = $1 AND "x:y" = $2::text OR $1 = ''`, []any{int64(7), "it's"}},
+		{"sqlite", `SELECT 1 WHERE json_extract(doc, '$.a') = ?1 AND ?2`, []any{int64(7), "it's"}},
+		{"druid", `SELECT * FROM {table} WHERE "a:b" = ? AND "n" = ? OR ARRAY_CONTAINS("e", ?) AND 'x:y' = ':v'`, []any{"it's", int64(7), "it's"}},
+		{"pinot", `SELECT * FROM {table} WHERE "a:b" = 'it''s' AND "n" = 7 OR "e" = 'it''s' AND 'x:y' = ':v'`, nil},
 	} {
-		c, err := o.compile(family)
+		s, err := o.Statement(tc.family, int64(7), "it's")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.sql != want {
-			t.Errorf("%s: %s, want %s", family, c.sql, want)
+		if s.Text != tc.text || fmt.Sprint(s.Args) != fmt.Sprint(tc.args) {
+			t.Errorf("%s: %s %v, want %s %v", tc.family, s.Text, s.Args, tc.text, tc.args)
+		}
+	}
+	// A null parameter (CheckOwn's) is NULL in Druid's text: Druid binds
+	// no null.
+	s, err := o.Statement("druid", nil, "x")
+	if want := `SELECT * FROM {table} WHERE "a:b" = ? AND "n" = NULL OR ARRAY_CONTAINS("e", ?) AND 'x:y' = ':v'`; err != nil || s.Text != want || len(s.Args) != 2 {
+		t.Errorf("druid, null: %s %v %v, want %s and two args", s.Text, s.Args, err, want)
+	}
+}
+
+// literals splits Pinot SQL (Calcite's lexis: a string literal in single
+// quotes, a quote in it doubled, no backslash escapes) into the text
+// outside its string literals, each written as L, and the literals'
+// values.
+func literals(t *testing.T, sql string) (outside string, values []string) {
+	t.Helper()
+	var out, lit strings.Builder
+	in := false
+	for i := 0; i < len(sql); i++ {
+		switch c := sql[i]; {
+		case !in && c == '\'':
+			in = true
+			lit.Reset()
+		case in && c == '\'' && i+1 < len(sql) && sql[i+1] == '\'':
+			lit.WriteByte('\'')
+			i++
+		case in && c == '\'':
+			in = false
+			out.WriteByte('L')
+			values = append(values, lit.String())
+		case in:
+			lit.WriteByte(c)
+		default:
+			out.WriteByte(c)
+		}
+	}
+	if in {
+		t.Fatalf("%s: a literal is not closed", sql)
+	}
+	return out.String(), values
+}
+
+// Pinot binds no parameters, so its values are written in as literals: a
+// value holding quotes, backslashes or SQL of its own stays inside its
+// literal, which reads back as the value, and the query around it is the
+// user's.
+func TestPinotLiteralsHoldTheirValue(t *testing.T) {
+	o := own(map[string]string{"pinot": `SELECT * FROM {table} WHERE "processBy" = :v AND "company" = 'c' LIMIT 10`}, Param{Name: "v", Field: "a"})
+	for _, v := range []string{`x' OR '1'='1`, `'`, `''`, `\'`, `a\' OR 1=1 --`, `'; DROP TABLE t; --`, "line\n' OR TRUE OR '", `"`, ``} {
+		s, err := o.Statement("pinot", v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outside, values := literals(t, s.Text)
+		if want := `SELECT * FROM {table} WHERE "processBy" = L AND "company" = L LIMIT 10`; outside != want || len(values) != 2 || values[0] != v || values[1] != "c" {
+			t.Errorf("value %q: %s reads as %s with literals %q; want %s with %q and \"c\"", v, s.Text, outside, values, want, v)
+		}
+	}
+	// Numbers, booleans and null are written as SQL reads them.
+	for _, tc := range []struct {
+		v    any
+		want string
+	}{{int64(-42), "-42"}, {2.5, "2.5"}, {1e21, "1e+21"}, {true, "TRUE"}, {false, "FALSE"}, {nil, "NULL"}} {
+		if s, _ := o.Statement("pinot", tc.v); !strings.Contains(s.Text, `"processBy" = `+tc.want+` AND`) {
+			t.Errorf("%#v: %s, want it written %s", tc.v, s.Text, tc.want)
 		}
 	}
 }
@@ -121,5 +201,53 @@ func TestRecentAndUniform(t *testing.T) {
 	// five standard deviations (√500 ≈ 22).
 	if oldUniform < 1000-112 || oldUniform > 1000+112 {
 		t.Errorf("%d of 2000 uniform draws from the older half, want about 1000", oldUniform)
+	}
+}
+
+// planner is a Querier of one family that records what CheckOwn sends
+// and answers with err.
+type planner struct {
+	family string
+	sent   []string
+	err    error
+}
+
+func (p *planner) Name() string                                  { return p.family }
+func (p *planner) SetupQueries(context.Context) error            { return nil }
+func (p *planner) QueryText(q target.Query) string               { return q.Own.Text }
+func (p *planner) Sample(context.Context, int) ([][]byte, error) { return nil, nil }
+func (p *planner) Query(_ context.Context, q target.Query) (int, error) {
+	p.sent = append(p.sent, q.Own.Text)
+	return 0, p.err
+}
+
+// CheckOwn refuses a query in the mix with no text for the target's
+// family, Druid and Pinot as the others; it asks Druid for the plan as
+// Druid SQL writes it (EXPLAIN PLAN FOR), with null parameters as NULL,
+// refuses SQL Druid cannot plan in Druid's words, and asks Pinot nothing
+// (0.11 parses no NULL).
+func TestCheckOwnDruidPinot(t *testing.T) {
+	cfg := Config{Mix: Mix{{Kind: "q", Weight: 1}}, Own: []Own{*own(map[string]string{
+		"druid": `SELECT * FROM {table} WHERE "processBy" = :v`,
+		"pinot": `SELECT * FROM {table} WHERE "processBy" = :v`,
+	}, Param{Name: "v", Field: "processBy"})}}
+	for _, family := range []string{"druid", "pinot"} {
+		other := Config{Mix: cfg.Mix, Own: []Own{*own(map[string]string{"postgres": "SELECT :v"}, Param{Name: "v", Field: "a"})}}
+		err := CheckOwn(context.Background(), &planner{family: family}, other)
+		if _, ok := invalid.As(err); !ok || !strings.Contains(err.Error(), "has no text for "+family+" (it has postgres); add a "+family+": text under it") {
+			t.Errorf("%s, no text: %v; want it refused as bad input", family, err)
+		}
+	}
+	d := &planner{family: "druid"}
+	if err := CheckOwn(context.Background(), d, cfg); err != nil || len(d.sent) != 1 || d.sent[0] != `EXPLAIN PLAN FOR SELECT * FROM {table} WHERE "processBy" = NULL` {
+		t.Errorf("druid: %v, sent %q; want one EXPLAIN PLAN FOR with the parameter NULL", err, d.sent)
+	}
+	d = &planner{family: "druid", err: errors.New("druid query q on t: invalidInput: Column 'processBy' not found in any table")}
+	if err := CheckOwn(context.Background(), d, cfg); !strings.Contains(err.Error(), "query q: (w.yaml:7) druid cannot run it: druid query q on t: invalidInput: Column 'processBy' not found in any table; fix its druid text") {
+		t.Errorf("druid, unknown column: %v; want it refused in Druid's words", err)
+	}
+	p := &planner{family: "pinot"}
+	if err := CheckOwn(context.Background(), p, cfg); err != nil || len(p.sent) != 0 {
+		t.Errorf("pinot: %v, sent %q; want nothing sent", err, p.sent)
 	}
 }

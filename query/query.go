@@ -129,7 +129,7 @@ func New(cfg Config, endpoint string, q target.Querier, obs stats.Observer) (*Lo
 		pool: newPool(cfg.Settle, seed),
 		rng:  rand.New(rand.NewPCG(seed, 2)),
 	}
-	own, err := compileOwn(cfg, q, l.pool)
+	own, err := compileOwn(cfg, familyOf(q), l.pool)
 	if err != nil {
 		return nil, err
 	}
@@ -137,14 +137,18 @@ func New(cfg Config, endpoint string, q target.Querier, obs stats.Observer) (*Lo
 	return l, nil
 }
 
-// compileOwn readies the mix's queries of one's own for q's family and
+// familyOf is the database family of q: its target's name.
+func familyOf(q target.Querier) string {
+	if n, ok := q.(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	return ""
+}
+
+// compileOwn readies the mix's queries of one's own for family and
 // registers their fields with p; p needs docs when a built-in kind is
 // in the mix.
-func compileOwn(cfg Config, q target.Querier, p *pool) (map[target.QueryKind]*compiled, error) {
-	family := ""
-	if n, ok := q.(interface{ Name() string }); ok {
-		family = n.Name()
-	}
+func compileOwn(cfg Config, family string, p *pool) (map[target.QueryKind]*compiled, error) {
 	out := map[target.QueryKind]*compiled{}
 	for _, w := range cfg.Mix {
 		i := slices.IndexFunc(cfg.Own, func(o Own) bool { return o.Name == string(w.Kind) })
@@ -223,7 +227,7 @@ func texts(p *pool, q target.Querier, mix Mix, limit int, own map[target.QueryKi
 func Explain(ctx context.Context, q target.Querier, cfg Config) (map[target.QueryKind]string, error) {
 	mix, limit := cfg.Mix, cfg.Limit
 	p := newPool(0, 1)
-	own, err := compileOwn(cfg, q, p)
+	own, err := compileOwn(cfg, familyOf(q), p)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -312,6 +313,31 @@ type Query struct {
 type Statement struct {
 	Text string
 	Args []any
+}
+
+// SQLLiteral is v (a parameter's value: a string, a whole number, a
+// fraction, a boolean or nil) written as a standard SQL literal, for a
+// database that binds no parameters: a string in single quotes with each
+// quote doubled, so that no value can end its literal early (a
+// backslash is no escape in standard SQL); a number in Go's shortest
+// form, which SQL reads back exactly; TRUE, FALSE or NULL.
+func SQLLiteral(v any) string {
+	switch x := v.(type) {
+	case string:
+		return "'" + strings.ReplaceAll(x, "'", "''") + "'"
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case bool:
+		if x {
+			return "TRUE"
+		}
+		return "FALSE"
+	case nil:
+		return "NULL"
+	}
+	return SQLLiteral(fmt.Sprint(v))
 }
 
 // OwnText is a Statement as a person reads it: the text and its

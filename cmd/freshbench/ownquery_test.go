@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -77,11 +78,46 @@ func TestQueryOwnRefused(t *testing.T) {
 	wantUsageError(t, run(syntax), "; fix its sqlite text")
 	noText := filepath.Join(dir, "n.yaml")
 	os.WriteFile(noText, []byte("queries:\n  q1:\n    params:\n      v: processBy\n    postgres: SELECT 1 WHERE :v = ''\nflags:\n  mix: q1\n"), 0o600)
-	wantUsageError(t, run(noText), "query q1: ("+noText+":2) has no text for sqlite (it has postgres); add a sqlite: text under it")
+	fresh := filepath.Join(dir, "fresh")
+	wantUsageError(t, append(run(noText), "--data-dir", fresh), "query q1: ("+noText+":2) has no text for sqlite (it has postgres); add a sqlite: text under it")
+	// Refused before the target is set up: nothing was made for a run
+	// that does not happen (a table; on Druid a supervisor that would
+	// read the topic on).
+	if tables := tablesIn(t, filepath.Join(fresh, "freshbench.db")); len(tables) != 0 {
+		t.Errorf("after the refusal the database holds %v; want nothing made", tables)
+	}
 	badKey := filepath.Join(dir, "k.yaml")
 	os.WriteFile(badKey, []byte("queries:\n  q1:\n    mysql: SELECT 1\n"), 0o600)
-	wantUsageError(t, run(badKey), badKey+":3: queries.q1.mysql: unknown key: want params or a database family (sqlite, postgres, questdb, elasticsearch, opensearch)")
+	wantUsageError(t, run(badKey), badKey+":3: queries.q1.mysql: unknown key: want params or a database family (sqlite, postgres, questdb, druid, pinot, elasticsearch, opensearch)")
 	unknown := filepath.Join(dir, "u.yaml")
 	os.WriteFile(unknown, []byte("flags:\n  mix: q2\n"), 0o600)
 	wantUsageError(t, run(unknown), `unknown kind "q2"`)
+}
+
+// tablesIn names the tables of the SQLite database at path, none when it
+// does not exist.
+func tablesIn(t *testing.T, path string) []string {
+	t.Helper()
+	if _, err := os.Stat(path); os.IsNotExist(err) {
+		return nil
+	}
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	return names
 }

@@ -159,6 +159,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			return err
 		}
 	}
+	tf.check = func(t target.Target) error { return query.CheckOwnTexts(t.Name(), qr.Queries) }
 	tgt, raw, err := tf.open(ctx)
 	if err != nil {
 		return err

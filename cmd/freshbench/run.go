@@ -53,6 +53,10 @@ type targetFlags struct {
 	writeTimeout         time.Duration
 	reads                readFlags // --read-endpoint, on the measuring commands
 	via                  string    // --via, on the measuring commands
+	// check, when set, refuses bad input that depends on the opened
+	// target before its setup, so that a refused run makes nothing (a
+	// table; on Druid a supervisor that would read on).
+	check func(target.Target) error
 }
 
 func addTargetFlags(fs *flag.FlagSet) *targetFlags {
@@ -106,6 +110,12 @@ func (f *targetFlags) open(ctx context.Context) (target.Target, string, error) {
 	}
 	if err != nil {
 		return nil, "", fail(err)
+	}
+	if f.check != nil {
+		if err := f.check(tgt); err != nil {
+			tgt.Close()
+			return nil, "", err
+		}
 	}
 	// The via comes first: a database that consumes its topic itself
 	// learns the topic from it and consumes it from its Setup on.

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/freshbench/freshbench/internal/testenv"
+	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/targettest"
 )
@@ -101,8 +102,42 @@ func TestErrorsInDruidsWords(t *testing.T) {
 	broker, bound := s.cfg.broker, s.api.Timeout
 	s.cfg.broker, s.api.Timeout = "http://"+testenv.Mute(t), 50*time.Millisecond
 	_, _, err = s.Freshness(ctx, "g")
+	mine := target.Query{Kind: "mine", Own: &target.Statement{Text: `SELECT "_id" FROM {table} WHERE "_id" = ?`, Args: []any{"x"}}}
+	_, ownErr := s.Query(ctx, mine)
 	s.cfg.broker, s.api.Timeout = broker, bound
 	if err == nil || !strings.Contains(err.Error(), "no answer within 50ms") {
 		t.Errorf("%v; want the request's bound named", err)
+	}
+	// A query of one's own is bounded and its error classified as every
+	// query's.
+	if ownErr == nil || !strings.Contains(ownErr.Error(), "druid query mine on "+s.cfg.datasource) || stats.ErrorKind(ownErr) != "timeout" {
+		t.Errorf("%v (%s); want the query named and a timeout", ownErr, stats.ErrorKind(ownErr))
+	}
+}
+
+// A query of one's own takes its parameters as Druid SQL's, each typed by
+// its value: a string that looks like a number stays a string, and a
+// number, a fraction and a boolean compare as such (a number sent as a
+// string, or the reverse, fails or matches nothing).
+func TestOwnQueryParameters(t *testing.T) {
+	s, _ := server(t, nil)
+	ctx := context.Background()
+	text := `SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_NAME = ? AND ? > 1 AND ? < 3.5 AND ? AND ? = '7'`
+	for _, tc := range []struct {
+		args []any
+		want int
+	}{
+		{[]any{"COLUMNS", int64(2), 2.5, true, "7"}, 1},
+		{[]any{"COLUMNS", int64(1), 2.5, true, "7"}, 0},
+		{[]any{"COLUMNS", int64(2), 3.75, true, "7"}, 0},
+		{[]any{"COLUMNS", int64(2), 2.5, false, "7"}, 0},
+	} {
+		n, err := s.Query(ctx, target.Query{Kind: "mine", Own: &target.Statement{Text: text, Args: tc.args}})
+		if err != nil || n != tc.want {
+			t.Errorf("%v: %d rows, %v; want %d", tc.args, n, err, tc.want)
+		}
+	}
+	if got := s.QueryText(target.Query{Kind: "mine", Own: &target.Statement{Text: `SELECT * FROM {table} WHERE "a" = ?`, Args: []any{"it's"}}}); !strings.HasPrefix(got, `SELECT * FROM "`+s.cfg.datasource+`" WHERE "a" = ?`) || !strings.Contains(got, `-- parameters 1: "it's"`) {
+		t.Errorf("query text %s; want the datasource and the parameter", got)
 	}
 }

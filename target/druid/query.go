@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/freshbench/freshbench/target"
 )
@@ -42,15 +43,18 @@ func (s *store) statement(q target.Query) string {
 
 // Query runs q and reads every row it returns.
 func (s *store) Query(ctx context.Context, q target.Query) (int, error) {
+	what, stmt, params := string(q.Kind)+" query on", s.statement(q), []param{str(q.Value)}
 	if q.Own != nil {
-		return 0, fmt.Errorf("druid: query %s: queries of your own do not run on Druid yet", q.Kind)
+		what, stmt, params = "query "+string(q.Kind)+" on", strings.ReplaceAll(q.Own.Text, "{table}", s.ds), make([]param, len(q.Own.Args))
+		for i, a := range q.Own.Args {
+			params[i] = paramOf(a)
+		}
 	}
-	stmt := s.statement(q)
 	if stmt == "" {
 		return 0, fmt.Errorf("druid: unknown query kind %q", q.Kind)
 	}
 	var n int
-	err := s.sql(ctx, string(q.Kind)+" query on", stmt, []param{str(q.Value)}, func([]json.RawMessage) error {
+	err := s.sql(ctx, what, stmt, params, func([]json.RawMessage) error {
 		n++
 		return nil
 	})
@@ -62,6 +66,9 @@ func (s *store) Query(ctx context.Context, q target.Query) (int, error) {
 
 // QueryText is the statement Query sends, with its parameter.
 func (s *store) QueryText(q target.Query) string {
+	if q.Own != nil {
+		return target.OwnText(q.Own, s.ds)
+	}
 	return s.statement(q) + "\n-- ? = " + strconv.Quote(q.Value)
 }
 

@@ -18,6 +18,20 @@ type param struct {
 
 func str(v string) param { return param{Type: "VARCHAR", Value: v} }
 
+// paramOf is a parameter of a query of one's own, typed by its value:
+// Druid takes each parameter with its SQL type.
+func paramOf(v any) param {
+	switch v.(type) {
+	case int64:
+		return param{Type: "BIGINT", Value: v}
+	case float64:
+		return param{Type: "DOUBLE", Value: v}
+	case bool:
+		return param{Type: "BOOLEAN", Value: v}
+	}
+	return str(fmt.Sprint(v))
+}
+
 // errNoDatasource: SQL does not know the datasource yet (no event was
 // ingested into it) or any more.
 var errNoDatasource = errors.New("datasource not found")

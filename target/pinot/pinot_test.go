@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/freshbench/freshbench/internal/testenv"
+	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/targettest"
 )
@@ -115,11 +116,31 @@ func TestSetupReadsTheTopic(t *testing.T) {
 	defer cancel()
 	targettest.SetupTwice(t, ctx, s, "g")
 	now := time.Now().UnixMicro()
-	produce(t, ctx, kc, fmt.Sprintf(`{"_id":"a1","_event_time":%d,"generator_identifier":"g","_seq":7,"processBy":"p","company":"c","emails":["e1","e2"],"tags":["t1","t2"],"address":{"city":"x"}}`, now))
+	produce(t, ctx, kc, fmt.Sprintf(`{"_id":"a1","_event_time":%d,"generator_identifier":"g","_seq":7,"processBy":"p","name":"it's \\ p","company":"c","emails":["e1","e2"],"tags":["t1","t2"],"address":{"city":"x"}}`, now))
 	targettest.WaitFresh(t, ctx, s, "g", now)
 	targettest.SeesOneEvent(t, ctx, s, "g")
 	if n, err := s.Query(ctx, target.Query{Kind: target.QueryPoint, Value: "p'; DROP", Limit: 10}); n != 0 || err != nil {
 		t.Errorf("a value with a quote: %d rows, %v; want none, no error", n, err)
+	}
+	// A query of one's own comes with its values written in as literals
+	// (target.SQLLiteral): a string holding a quote and a backslash, and
+	// a number, each find the event as its own value.
+	mine := func(where string) int {
+		t.Helper()
+		q := target.Query{Kind: "mine", Own: &target.Statement{Text: `SELECT "_id" FROM {table} WHERE ` + where + ` LIMIT 10`}}
+		n, err := s.Query(ctx, q)
+		if err != nil {
+			t.Fatalf("%s: %v", s.QueryText(q), err)
+		}
+		return n
+	}
+	for where, want := range map[string]int{
+		`"name" = ` + target.SQLLiteral(`it's \ p`): 1, `"name" = ` + target.SQLLiteral(`it's \\ p`): 0,
+		`"_seq" = ` + target.SQLLiteral(int64(7)): 1, `"_seq" = ` + target.SQLLiteral(int64(8)): 0,
+	} {
+		if n := mine(where); n != want {
+			t.Errorf("own query where %s: %d rows, want %d", where, n, want)
+		}
 	}
 	sample, err := s.Sample(ctx, 5)
 	if err != nil || len(sample) != 2 || !strings.Contains(string(sample[0])+string(sample[1]), `"emails":["e1","e2"]`) {
@@ -209,8 +230,14 @@ func TestErrorsInPinotsWords(t *testing.T) {
 	broker, bound := s.cfg.broker, s.api.Timeout
 	s.cfg.broker, s.api.Timeout = "http://"+mute, 50*time.Millisecond
 	_, _, err = s.Freshness(ctx, "g")
+	_, ownErr := s.Query(ctx, target.Query{Kind: "mine", Own: &target.Statement{Text: `SELECT "_id" FROM {table} LIMIT 1`}})
 	s.cfg.broker, s.api.Timeout = broker, bound
 	if err == nil || !strings.Contains(err.Error(), "no answer within 50ms") {
 		t.Errorf("%v; want the request's bound named", err)
+	}
+	// A query of one's own is bounded and its error classified as every
+	// query's.
+	if ownErr == nil || !strings.Contains(ownErr.Error(), "pinot query mine on "+s.cfg.table) || stats.ErrorKind(ownErr) != "timeout" {
+		t.Errorf("%v (%s); want the query named and a timeout", ownErr, stats.ErrorKind(ownErr))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/freshbench/freshbench/target"
 )
@@ -41,17 +42,27 @@ func (s *store) statement(q target.Query) string {
 }
 
 // Query runs q and reads every row it returns.
+// A query of one's own comes with its parameters written in as literals
+// (package query: Pinot binds none).
 func (s *store) Query(ctx context.Context, q target.Query) (int, error) {
-	stmt := s.statement(q)
+	what, stmt := string(q.Kind)+" query on", s.statement(q)
+	if q.Own != nil {
+		what, stmt = "query "+string(q.Kind)+" on", strings.ReplaceAll(q.Own.Text, "{table}", s.tbl)
+	}
 	if stmt == "" {
 		return 0, fmt.Errorf("pinot: unknown query kind %q", q.Kind)
 	}
-	rows, err := s.rows(ctx, string(q.Kind)+" query on", stmt)
+	rows, err := s.rows(ctx, what, stmt)
 	return len(rows), err
 }
 
 // QueryText is the statement Query sends.
-func (s *store) QueryText(q target.Query) string { return s.statement(q) }
+func (s *store) QueryText(q target.Query) string {
+	if q.Own != nil {
+		return target.OwnText(q.Own, s.tbl)
+	}
+	return s.statement(q)
+}
 
 // Sample returns up to n rows as JSON objects of their columns (the
 // fields of the events, multi-valued columns as arrays, JSON columns as

@@ -9,11 +9,13 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/freshbench/freshbench/target"
 )
 
 // lit is v as a Pinot SQL string literal. Pinot's SQL API takes no
 // parameters: values are written in, their quotes doubled.
-func lit(v string) string { return "'" + strings.ReplaceAll(v, "'", "''") + "'" }
+func lit(v string) string { return target.SQLLiteral(v) }
 
 // list is vs as a list of literals, for IN (…).
 func list(vs []string) string {

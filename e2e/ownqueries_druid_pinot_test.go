@@ -1,0 +1,194 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/freshbench/freshbench/query"
+	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/workload"
+)
+
+// Queries of one's own run on Druid and Pinot as on the other databases:
+// beside an ingest through Kafka, with their parameters drawn from the
+// events the run wrote, and their rows hold against the audit.
+
+// ownQueries are the test's queries of its own: a lookup by _id, and the
+// _ids of one generator, whose rows count its events.
+var ownQueries = []query.Own{
+	{Name: "by-id", Where: "test:1", Params: []query.Param{{Name: "id", Field: "_id", Recent: true}},
+		Texts: map[string]string{
+			"druid": `SELECT "_id", "_seq" FROM {table} WHERE "_id" = :id`,
+			"pinot": `SELECT "_id", "_seq" FROM {table} WHERE "_id" = :id LIMIT 10`,
+		}},
+	{Name: "of-generator", Where: "test:2", Params: []query.Param{{Name: "g", Field: "generator_identifier"}},
+		Texts: map[string]string{
+			"druid": `SELECT "_id" FROM {table} WHERE "generator_identifier" = :g`,
+			// Pinot returns 10 rows unless told more.
+			"pinot": `SELECT "_id" FROM {table} WHERE "generator_identifier" = :g LIMIT 1000000`,
+		}},
+}
+
+// Through Kafka into Druid, queries of one's own run beside the ingest,
+// answer without error, and count what the audit found.
+func TestViaKafkaDruidOwnQueries(t *testing.T) {
+	testOwnQueriesViaKafka(t, newDruidPipeline(t, "ownq").tgt, "druid")
+}
+
+// Through Kafka into Pinot, the same.
+func TestViaKafkaPinotOwnQueries(t *testing.T) {
+	testOwnQueriesViaKafka(t, newPinotPipeline(t, "ownq", nil), "pinot")
+}
+
+// testOwnQueriesViaKafka runs ownQueries beside an ingest of 300 events/s
+// for 8 s into p, of family, and then holds them, and the qps-20k-own
+// preset's, against truth:
+//   - beside the ingest, every query is answered, and a lookup by _id
+//     finds at most one row (every event is one row);
+//   - after the drain, the _ids of the run's generator number exactly the
+//     events the audit found of it, each once;
+//   - the preset's by-worker and by-email give the rows of the built-in
+//     point and array kinds, for values the table holds and for a miss;
+//   - a value holding quotes and SQL of its own is a value: it matches
+//     nothing (on Pinot it is written in as a literal);
+//   - SQL the database cannot run fails in its words.
+func testOwnQueriesViaKafka(t *testing.T, p target.Target, family string) {
+	ctx := context.Background()
+	cfg := pipelineConfig(300, 8*time.Second)
+	cfg.Queries = &query.Config{
+		Mix: query.Mix{{Kind: "by-id", Weight: 3}, {Kind: "of-generator", Weight: 1}}, Own: ownQueries,
+		QPS: 10, MaxInflight: 4, Limit: 10, Timeout: 10 * time.Second, Settle: time.Second, Seed: 7,
+	}
+	q := p.(target.Querier)
+	if err := query.CheckOwn(ctx, q, *cfg.Queries); err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, p, cfg)
+	checkAccounting(t, cfg, res)
+	checkExactlyOnce(t, res)
+
+	qs := res.Target().Queries
+	if qs == nil || len(qs.Kinds) != 2 {
+		t.Fatalf("queries %+v, want the two of the test", qs)
+	}
+	for _, k := range qs.Kinds {
+		t.Logf("%s: %d queries, %d rows, %d empty, %d failed, latency p50 %.1f ms p99 %.1f ms; %s",
+			k.Kind, k.Queries, k.Rows, k.Empty, k.Failed, k.Latency.P50Ms, k.Latency.P99Ms, k.Text)
+		if k.Queries == 0 || k.Failed != 0 {
+			t.Errorf("%s: %d queries, %d failed (%v); want answers", k.Kind, k.Queries, k.Failed, k.Errors)
+		}
+		if k.Kind == "by-id" && k.Rows > k.Queries {
+			t.Errorf("by-id: %d rows of %d lookups; an _id is one row at most", k.Rows, k.Queries)
+		}
+		if k.Kind == "of-generator" && k.Rows == 0 {
+			t.Errorf("of-generator: no rows in %d queries; the run's freshness polls saw its events", k.Queries)
+		}
+	}
+
+	rows := func(o query.Own, kind string, args ...any) int {
+		t.Helper()
+		s, err := o.Statement(family, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := q.Query(ctx, target.Query{Kind: target.QueryKind(kind), Own: s})
+		if err != nil {
+			t.Fatalf("%s %v: %v", o.Name, args, err)
+		}
+		return n
+	}
+	// After the drain: the generator's rows are the events the audit
+	// found, each once (checkExactlyOnce).
+	for _, c := range res.Target().Completeness {
+		n := rows(ownQueries[1], "of-generator", c.Generator)
+		t.Logf("after the drain, of-generator %s: %d rows; the audit found %d of %d acknowledged", c.Generator, n, c.Visible, c.Acknowledged)
+		if int64(n) != c.Visible || c.Visible != c.Acknowledged {
+			t.Errorf("of-generator %s: %d rows; the audit found %d of %d acknowledged", c.Generator, n, c.Visible, c.Acknowledged)
+		}
+	}
+
+	// The preset's queries restate the built-in point and array kinds.
+	preset, err := workload.Preset("qps-20k-own")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := q.Sample(ctx, 3)
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("sample: %d documents, %v", len(docs), err)
+	}
+	for _, d := range docs {
+		var ev struct {
+			ProcessBy string   `json:"processBy"`
+			Emails    []string `json:"emails"`
+		}
+		if err := json.Unmarshal(d, &ev); err != nil || ev.ProcessBy == "" || len(ev.Emails) == 0 {
+			t.Fatalf("sampled event %s: %v; want its processBy and emails", d, err)
+		}
+		for _, c := range []struct {
+			own   string
+			kind  target.QueryKind
+			value string
+		}{
+			{"by-worker", target.QueryPoint, ev.ProcessBy}, {"by-worker", target.QueryPoint, ev.ProcessBy + "-nobody"},
+			{"by-email", target.QueryArray, ev.Emails[len(ev.Emails)-1]}, {"by-email", target.QueryArray, "nobody@" + ev.Emails[0]},
+		} {
+			i := presetIndex(t, preset.Queries, c.own)
+			want, err := q.Query(ctx, target.Query{Kind: c.kind, Value: c.value, Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := rows(preset.Queries[i], c.own, c.value); got != want {
+				t.Errorf("%s %q: %d rows, the built-in %s kind %d", c.own, c.value, got, c.kind, want)
+			}
+		}
+	}
+
+	// A value that would end its literal early, were it not written in as
+	// one, matches nothing; unquoted, it would match every event.
+	worker := preset.Queries[presetIndex(t, preset.Queries, "by-worker")]
+	for _, v := range []string{`' OR "processBy" <> '`, `x'' OR ''1''=''1`, `\' OR 1=1 --`} {
+		if n := rows(worker, "by-worker", v); n != 0 {
+			t.Errorf("by-worker %q: %d rows, want none", v, n)
+		}
+	}
+
+	// SQL the database cannot run fails in its words, as a failed query.
+	bad := query.Own{Name: "bad", Where: "test:3", Params: []query.Param{{Name: "id", Field: "_id"}},
+		Texts: map[string]string{family: `SELECT "no_such_column" FROM {table} WHERE "_id" = :id LIMIT 1`}}
+	s, err := bad.Statement(family, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Query(ctx, target.Query{Kind: "bad", Own: s}); err == nil || !strings.HasPrefix(err.Error(), family+" query bad on ") || !strings.Contains(strings.ToLower(err.Error()), "no_such_column") {
+		t.Errorf("a query of an unknown column: %v; want the database's error naming the column", err)
+	} else {
+		t.Logf("a query of an unknown column: %v", err)
+	}
+	// Druid plans a query before it runs (EXPLAIN PLAN FOR, parameters
+	// null): the check refuses the unknown column and passes the preset's.
+	if family == "druid" {
+		bcfg := query.Config{Mix: query.Mix{{Kind: "bad", Weight: 1}}, Own: []query.Own{bad}}
+		if err := query.CheckOwn(ctx, q, bcfg); err == nil || !strings.Contains(err.Error(), "druid cannot run it: ") {
+			t.Errorf("check of a query of an unknown column: %v; want it refused", err)
+		}
+		pcfg := query.Config{Mix: query.Mix{{Kind: "by-worker", Weight: 1}, {Kind: "by-email", Weight: 1}}, Own: preset.Queries}
+		if err := query.CheckOwn(ctx, q, pcfg); err != nil {
+			t.Errorf("check of the preset's queries: %v", err)
+		}
+	}
+}
+
+// presetIndex is the index of the query named name among qs.
+func presetIndex(t *testing.T, qs []query.Own, name string) int {
+	t.Helper()
+	for i, o := range qs {
+		if o.Name == name {
+			return i
+		}
+	}
+	t.Fatalf("no query %s", name)
+	return -1
+}
