@@ -316,6 +316,8 @@ func TestPrometheusScrape(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus and feeds it for about 6s")
 	}
+	// Its own Prometheus and scrape targets: beside the other Prometheus tests.
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
 	defer cancel()
 
