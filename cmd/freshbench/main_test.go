@@ -131,6 +131,7 @@ func TestRunBadInput(t *testing.T) {
 // TestRunLockedDatabase: another process holding the embedded database is
 // bad input too: the message says to stop it or choose another --data-dir.
 func TestRunLockedDatabase(t *testing.T) {
+	t.Parallel() // a server, index, topic or data directory of its own; no rate or latency asserted
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	if err := os.MkdirAll(data, 0o755); err != nil {

@@ -255,6 +255,7 @@ func testQueryFrontier(t *testing.T) {
 // study's two queries (processBy = v, emails contains v) find them, on
 // the embedded default and on Elasticsearch; a bad shape is refused.
 func TestNestedShapeQueried(t *testing.T) {
+	t.Parallel() // a server, index, topic or data directory of its own; no rate or latency asserted
 	es := serverHost(t, "FRESHBENCH_TEST_ELASTICSEARCH_URL")
 	dir := t.TempDir()
 	targets := map[string][]string{"sqlite": {"--data-dir", filepath.Join(dir, "data")}}
