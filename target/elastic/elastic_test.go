@@ -512,3 +512,10 @@ func BenchmarkServerWrite(b *testing.B) {
 		})
 	}
 }
+
+// Each server test runs against the three servers at once (see
+// forEachServer), and waits on them rather than on a CPU.
+func TestMain(m *testing.M) {
+	testenv.WaitingTests(len(testServers))
+	os.Exit(m.Run())
+}
