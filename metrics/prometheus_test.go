@@ -544,3 +544,10 @@ func waitFor(ctx context.Context, within time.Duration, cond func() (bool, error
 		}
 	}
 }
+
+// The three Prometheus tests run at once: each waits on its own servers
+// and schedule rather than on a CPU.
+func TestMain(m *testing.M) {
+	testenv.WaitingTests(3)
+	os.Exit(m.Run())
+}
