@@ -90,8 +90,10 @@ func startInstance(t *testing.T, ctx context.Context, bin, out string, args ...s
 // must run.
 func TestPrometheusExperiment(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds freshbench, runs three instances for 20s under two Prometheus servers")
+		t.Skip("builds freshbench, runs three instances for 10s under two Prometheus servers")
 	}
+	// Its own Prometheus and scrape targets: beside the other Prometheus tests.
+	t.Parallel()
 	prometheusBin(t) // skips before the build when there is none
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -121,7 +123,7 @@ func TestPrometheusExperiment(t *testing.T) {
 			"--generators", "2", "--batch-size", "10", "--doc-size", "400",
 			// No warm-up: every write and probe is then in the results
 			// file's measured window, as in the live metrics.
-			"--duration", "20s", "--warmup", "0s", "--drain", "2s",
+			"--duration", "10s", "--warmup", "0s", "--drain", "2s",
 			"--poll-interval", "50ms", "--probe-rate", "20",
 			// Eight scrapes after the run, at one per second.
 			"--metrics-addr", "127.0.0.1:0", "--metrics-linger", "8s",

@@ -52,6 +52,8 @@ func TestPrometheusScrapesRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus and runs for about 5s")
 	}
+	// Its own Prometheus and scrape targets: beside the other Prometheus tests.
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 

@@ -316,6 +316,8 @@ func TestPrometheusScrape(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus and feeds it for about 6s")
 	}
+	// Its own Prometheus and scrape targets: beside the other Prometheus tests.
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
 	defer cancel()
 
@@ -541,4 +543,11 @@ func waitFor(ctx context.Context, within time.Duration, cond func() (bool, error
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// The three Prometheus tests run at once: each waits on its own servers
+// and schedule rather than on a CPU.
+func TestMain(m *testing.M) {
+	testenv.WaitingTests(3)
+	os.Exit(m.Run())
 }

@@ -108,6 +108,7 @@ func searchModel(base queueModel, r Rule, rng *rand.Rand, start, step, precision
 // capacity. FRESHBENCH_STUDY=N runs N searches (the closing note's 200);
 // the test runs 20.
 func TestSequentialStudy(t *testing.T) {
+	t.Parallel() // a simulation of its own, from its own seed
 	n := 20
 	if s := os.Getenv("FRESHBENCH_STUDY"); s != "" {
 		var err error
@@ -157,6 +158,7 @@ func TestSequentialStudy(t *testing.T) {
 // held 45 minutes). Each step also warms up for 10 s. The fixed search
 // knows the peak to a step (20 %); the refined one to 5 %.
 func TestTimeToPeak(t *testing.T) {
+	t.Parallel() // a simulation of its own, from its own seed
 	const c, warmup = 10000.0, 10.0
 	m := queueModel{
 		capacity: c, batch: 100, maxInflight: 16, warmup: warmup, timerJitter: 0.003, wakeJitter: 0.003,

@@ -383,6 +383,7 @@ func TestJudgeTooShortNamesHold(t *testing.T) {
 // the lower one as often, from the 20 points of the shortest hold the rule
 // is designed for to many, with independent and with correlated noise.
 func TestFitTrendCoverage(t *testing.T) {
+	t.Parallel() // a simulation of its own, from its own seed
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, n := range []int{20, 60, 200} {
 		for _, rho := range []float64{0, 0.6} {

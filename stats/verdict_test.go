@@ -15,6 +15,7 @@ import (
 // the sim's queue modelled batch by batch (see queueModel), with the
 // noise of a busy test machine; seeds are fixed, so a failure repeats.
 func TestVerdictFindsCapacityAtAnyHold(t *testing.T) {
+	t.Parallel() // a simulation of its own, from its own seed
 	r := DefaultRule()
 	const capacity = 1000.0
 	for _, hold := range []float64{20, 60, 300, 2700} {
@@ -81,6 +82,7 @@ func TestVerdictPeakWithinOneStep(t *testing.T) {
 // the hold that is needed, and at that hold the same sawtooth is judged
 // sustainable. A sawtooth over a growing backlog is never sustainable.
 func TestVerdictSawtooth(t *testing.T) {
+	t.Parallel() // a simulation of its own, from its own seed
 	r := DefaultRule()
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, hold := range []float64{20, 60, 300} {

@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/noop"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/target"
@@ -30,6 +31,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("FRESHBENCH_CACHE", cache)
+	testenv.WaitingTests(6)
 	code := m.Run()
 	os.RemoveAll(cache)
 	os.Exit(code)

@@ -99,7 +99,7 @@ func TestRunBadTemplate(t *testing.T) {
 func TestRunTemplate(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
-	code, stdout, stderr := freshbench(t, append(shortRun("--quiet", "--rate", "500", "--data-dir", filepath.Join(dir, "data"), "--out", out), "--template", "rockbench")...)
+	code, stdout, stderr := freshbenchVirtual(t, append(shortRun("--quiet", "--rate", "500", "--data-dir", filepath.Join(dir, "data"), "--out", out), "--template", "rockbench", "--metrics-addr=")...)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}

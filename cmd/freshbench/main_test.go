@@ -49,6 +49,15 @@ func freshbench(t *testing.T, args ...string) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
+// freshbenchVirtual is freshbench on virtual time (a synctest bubble): for
+// a command against an in-process target with no listener
+// (--metrics-addr=), whose schedule then takes no wall-clock time.
+func freshbenchVirtual(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	synctest.Test(t, func(t *testing.T) { code, stdout, stderr = freshbench(t, args...) })
+	return code, stdout, stderr
+}
+
 // wantUsageError checks the bad-input contract: exit code 2 and one line
 // on stderr that says what was wrong.
 func wantUsageError(t *testing.T, args []string, want string) {
@@ -122,6 +131,7 @@ func TestRunBadInput(t *testing.T) {
 // TestRunLockedDatabase: another process holding the embedded database is
 // bad input too: the message says to stop it or choose another --data-dir.
 func TestRunLockedDatabase(t *testing.T) {
+	t.Parallel() // a server, index, topic or data directory of its own; no rate or latency asserted
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	if err := os.MkdirAll(data, 0o755); err != nil {

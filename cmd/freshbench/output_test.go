@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/noop"
@@ -27,7 +28,7 @@ const unreachable = "elasticsearch://127.0.0.1:1"
 func instanceFile(t *testing.T) string {
 	t.Helper()
 	f := filepath.Join(t.TempDir(), "instance.json")
-	if code, out, errOut := freshbench(t, shortRun("--target", "sim://", "--rate", "500", "--metrics-addr=", "--quiet", "--out", f,
+	if code, out, errOut := freshbenchVirtual(t, shortRun("--target", "sim://", "--rate", "500", "--metrics-addr=", "--quiet", "--out", f,
 		"--experiment", "out", "--instance", "0", "--instances", "1")...); code != 0 {
 		t.Fatalf("run: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
@@ -164,7 +165,7 @@ func TestOutputThroughLinks(t *testing.T) {
 		to := filepath.Join(dir, "levels-old")
 		os.WriteFile(to, []byte("old"), 0o666)
 		l := link(t, to, filepath.Join(dir, "levels-link"))
-		if code, _, errOut := freshbench(t, shortLevels("--target", "sim://", "--levels", "200", "--trials", "1", "--warmup-trials", "0", "--out", l)...); code != 0 {
+		if code, _, errOut := freshbenchVirtual(t, shortLevels("--target", "sim://", "--levels", "200", "--trials", "1", "--warmup-trials", "0", "--out", l)...); code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
 		wantThrough(t, l, to, results.KindLevels)
@@ -208,7 +209,7 @@ func TestOutputToStdout(t *testing.T) {
 		{"report link", []string{"report", in, "-o", stdoutLink}, "html", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			code, stdout, stderr := freshbench(t, c.args...)
+			code, stdout, stderr := freshbenchVirtual(t, c.args...)
 			if code != 0 {
 				t.Fatalf("exit %d\nstderr: %s", code, stderr)
 			}
@@ -291,7 +292,7 @@ func TestOutputDiskFull(t *testing.T) {
 		{"merge", []string{"merge", "--out", filepath.Join(full, "merge.json"), in}, results.KindMerged},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			code, _, stderr := freshbench(t, c.args...)
+			code, _, stderr := freshbenchVirtual(t, c.args...)
 			if code != 3 {
 				t.Errorf("exit %d, want 3 (the command's output failed)\nstderr: %s", code, stderr)
 			}
@@ -363,6 +364,10 @@ func TestOutputLevelsRewriteRefused(t *testing.T) {
 	}
 	cache := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", cache)
+	synctest.Test(t, func(t *testing.T) { testOutputLevelsRewriteRefused(t, cache) })
+}
+
+func testOutputLevelsRewriteRefused(t *testing.T, cache string) {
 	out := filepath.Join(t.TempDir(), "levels.json")
 	var stdout, stderr lockedBuffer
 	done := make(chan int, 1)

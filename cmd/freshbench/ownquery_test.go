@@ -39,7 +39,7 @@ func TestQueryOwn(t *testing.T) {
 	dir := t.TempDir()
 	w, c := ownWorkload(t, dir, "SELECT doc FROM {table} WHERE json_extract(doc, '$.customer.name') = :who")
 	out := filepath.Join(dir, "r.json")
-	code, stdout, stderr := freshbench(t, "query", "--workload", w, "--events", c, "--rate", "1000", "--qps", "40",
+	code, stdout, stderr := freshbenchVirtual(t, "query", "--workload", w, "--events", c, "--rate", "1000", "--qps", "40",
 		"--duration", "3s", "--warmup", "0s", "--settle", "100ms", "--drain", "2s", "--quiet", "--metrics-addr", "",
 		"--data-dir", filepath.Join(dir, "data"), "--out", out)
 	if code != 0 {

@@ -51,10 +51,14 @@ func testDefaultRunProbesAtTheTargetsPace(t *testing.T) {
 // never-seen probes (lower bounds) reach is itself a lower bound, and is
 // printed and stored as "> X", never as a value (issue 27).
 func TestCensoredPercentilesAreLowerBounds(t *testing.T) {
+	synctest.Test(t, testCensoredPercentilesAreLowerBounds)
+}
+
+func testCensoredPercentilesAreLowerBounds(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
 	r, stdout := runResult(t, out, "--duration", "2s", "--warmup", "1s", "--drain", "500ms", "--drain-max", "500ms", "--quiet",
-		"--metrics-addr", "127.0.0.1:0", "--target", "sim://?visibility_delay=3s")
+		"--metrics-addr", "", "--target", "sim://?visibility_delay=3s")
 	v := r.Summary.VisibilityLatency
 	if r.Target().Visibility.NeverSeen == 0 || r.Target().Visibility.Seen > 0 {
 		t.Fatalf("%d probes seen, %d never: want none seen within a 0.5 s drain of a 3 s delay", r.Target().Visibility.Seen, r.Target().Visibility.NeverSeen)
@@ -86,10 +90,14 @@ func TestCensoredPercentilesAreLowerBounds(t *testing.T) {
 // run says so, with the freshness the target had reached, and a re-check
 // after it finds every one of them (issue 27).
 func TestLateIsNotLost(t *testing.T) {
+	synctest.Test(t, testLateIsNotLost)
+}
+
+func testLateIsNotLost(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
 	r, stdout := runResult(t, out, "--duration", "2s", "--warmup", "1s", "--drain", "500ms", "--drain-max", "500ms", "--recheck", "2s", "--quiet",
-		"--metrics-addr", "127.0.0.1:0", "--target", "sim://?visibility_delay=2s")
+		"--metrics-addr", "", "--target", "sim://?visibility_delay=2s")
 	var acked, visible, late, lost, turnedUp int64
 	for _, c := range r.Target().Completeness {
 		acked, visible, late, lost = acked+c.Acknowledged, visible+c.Visible, late+c.Late, lost+c.Missing
@@ -111,10 +119,14 @@ func TestLateIsNotLost(t *testing.T) {
 // Events the target lost are counted exactly, apart from late ones: the
 // sim drops every 100th acknowledged event and shows the rest at once.
 func TestLostEventsCountedExactly(t *testing.T) {
+	synctest.Test(t, testLostEventsCountedExactly)
+}
+
+func testLostEventsCountedExactly(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
 	r, _ := runResult(t, out, "--duration", "2s", "--warmup", "0s", "--drain", "500ms", "--drain-max", "20s", "--quiet",
-		"--metrics-addr", "127.0.0.1:0", "--target", "sim://?drop_every=100")
+		"--metrics-addr", "", "--target", "sim://?drop_every=100")
 	var acked, late, lost int64
 	for _, c := range r.Target().Completeness {
 		acked, late, lost = acked+c.Acknowledged, late+c.Late, lost+c.Missing
@@ -130,10 +142,14 @@ func TestLostEventsCountedExactly(t *testing.T) {
 // shows every event the run wrote; the results are edited to list some
 // of them, and some never written, as late.
 func TestAuditRechecksLateEvents(t *testing.T) {
+	synctest.Test(t, testAuditRechecksLateEvents)
+}
+
+func testAuditRechecksLateEvents(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
 	r, _ := runResult(t, out, "--duration", "1s", "--warmup", "0s", "--drain", "1s", "--quiet",
-		"--metrics-addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"))
+		"--metrics-addr", "", "--data-dir", filepath.Join(dir, "data"))
 	if len(r.Target().Completeness) != 1 || r.Target().Completeness[0].Acknowledged < 10 {
 		t.Fatalf("completeness %+v: want one generator with 10 events or more", r.Target().Completeness)
 	}

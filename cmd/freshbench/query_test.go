@@ -55,13 +55,13 @@ func TestQueryCommand(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 
-	code, out, errOut := freshbench(t, "query", "--data-dir", data, "--qps", "10", "--duration", "1s", "--warmup", "0s", "--metrics-addr=")
+	code, out, errOut := freshbenchVirtual(t, "query", "--data-dir", data, "--qps", "10", "--duration", "1s", "--warmup", "0s", "--metrics-addr=")
 	if code != 1 || !strings.Contains(errOut, "no stored document") || !strings.Contains(errOut, "--rate") {
 		t.Errorf("query on an empty database: exit code %d, stderr %q, stdout %q; want 1 and a hint", code, errOut, out)
 	}
 
 	beside := filepath.Join(dir, "beside.json")
-	code, out, errOut = freshbench(t, "query", "--data-dir", data, "--rate", "500", "--qps", "30", "--settle", "100ms",
+	code, out, errOut = freshbenchVirtual(t, "query", "--data-dir", data, "--rate", "500", "--qps", "30", "--settle", "100ms",
 		"--duration", "2s", "--warmup", "0s", "--drain", "1s", "--out", beside, "--metrics-addr=")
 	if code != 0 {
 		t.Fatalf("query beside an ingest: exit code %d\nstdout: %s\nstderr: %s", code, out, errOut)
@@ -255,6 +255,7 @@ func testQueryFrontier(t *testing.T) {
 // study's two queries (processBy = v, emails contains v) find them, on
 // the embedded default and on Elasticsearch; a bad shape is refused.
 func TestNestedShapeQueried(t *testing.T) {
+	t.Parallel() // a server, index, topic or data directory of its own; no rate or latency asserted
 	es := serverHost(t, "FRESHBENCH_TEST_ELASTICSEARCH_URL")
 	dir := t.TempDir()
 	targets := map[string][]string{"sqlite": {"--data-dir", filepath.Join(dir, "data")}}

@@ -43,6 +43,7 @@ func TestSettingsHelp(t *testing.T) {
 // cannot use is bad input: the query workload with mapping=dynamic, and
 // a run with mapping=dynamic on an index made with freshbench's mapping.
 func TestMappingMismatchExitsTwo(t *testing.T) {
+	t.Parallel() // a server, index, topic or data directory of its own; no rate or latency asserted
 	host := serverHost(t, "FRESHBENCH_TEST_ELASTICSEARCH_URL")
 	if host == "" {
 		testenv.Unavailable(t, "FRESHBENCH_TEST_ELASTICSEARCH_URL is not set: start a server with `scripts/elasticsearch.sh start`")

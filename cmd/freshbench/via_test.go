@@ -51,6 +51,7 @@ func TestViaBadInput(t *testing.T) {
 // the topic into this SQLite database, so its audit finds every event
 // missing: the figures are the database's, not Kafka's.
 func TestRunVia(t *testing.T) {
+	t.Parallel() // a server, index, topic or data directory of its own; no rate or latency asserted
 	broker := testenv.URL(t, "FRESHBENCH_TEST_KAFKA_URL", "scripts/kafka.sh")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
@@ -86,6 +87,7 @@ func TestRunVia(t *testing.T) {
 // The query workload runs beside an ingest --via: the events go to Kafka,
 // the queries to the database.
 func TestQueryVia(t *testing.T) {
+	t.Parallel() // a server, index, topic or data directory of its own; no rate or latency asserted
 	broker := testenv.URL(t, "FRESHBENCH_TEST_KAFKA_URL", "scripts/kafka.sh")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "q.json")

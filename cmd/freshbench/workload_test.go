@@ -160,6 +160,7 @@ var tinyScales = map[string]struct {
 // on the embedded default, the Elasticsearch one (its index settings) on
 // the real server. Each records the preset and the scale.
 func TestPresetsRunTiny(t *testing.T) {
+	t.Parallel() // beside the other tests of a server or data directory of their own
 	all, err := workload.Presets()
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -440,22 +441,47 @@ func TestResultsReader(t *testing.T) {
 	resultsDir(t, pod.Spec, container(t, pod.Spec), pvc.Name)
 }
 
+// binDir holds the freshbench command that the tests build once, when the
+// first of them needs it.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "freshbench-kubernetes-")
+	if err != nil {
+		panic(err)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// build builds the freshbench command of this repository into binDir.
+var build = sync.OnceValues(func() (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	bin := filepath.Join(binDir, "freshbench")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/freshbench/freshbench/cmd/freshbench").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build freshbench: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
 // freshbench runs the freshbench command built from this repository and
 // returns its exit code and standard error.
 func freshbench(t *testing.T, args ...string) (int, string) {
 	t.Helper()
+	bin, err := build()
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bin := filepath.Join(t.TempDir(), "freshbench")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/freshbench/freshbench/cmd/freshbench")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build freshbench: %v\n%s", err, out)
-	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = t.TempDir()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	err := cmd.Run()
+	err = cmd.Run()
 	var exit *exec.ExitError
 	switch {
 	case err == nil:

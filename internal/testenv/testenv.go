@@ -6,8 +6,10 @@
 package testenv
 
 import (
+	"flag"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -92,4 +94,15 @@ func Mute(tb testing.TB) string {
 		<-done
 	})
 	return l.Addr().String()
+}
+
+// WaitingTests lets up to n parallel tests run at once, as -parallel=n
+// does, unless the command line gives -parallel: for a package whose
+// parallel tests mostly wait on a server or a schedule, which the default
+// (one per CPU) leaves waiting one after another. Call it in TestMain,
+// before m.Run parses the flags.
+func WaitingTests(n int) {
+	if err := flag.Set("test.parallel", strconv.Itoa(n)); err != nil {
+		panic("testenv.WaitingTests: " + err.Error())
+	}
 }

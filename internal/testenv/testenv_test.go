@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"flag"
 	"fmt"
 	"net/http"
 	"strings"
@@ -92,5 +93,16 @@ func TestMute(t *testing.T) {
 	_, err := c.Get("http://" + addr)
 	if err == nil || time.Since(start) < 50*time.Millisecond {
 		t.Errorf("%v after %s; want the client's 50ms timeout", err, time.Since(start))
+	}
+}
+
+// WaitingTests sets the flag that -parallel sets.
+func TestWaitingTests(t *testing.T) {
+	f := flag.Lookup("test.parallel")
+	old := f.Value.String()
+	defer flag.Set("test.parallel", old)
+	WaitingTests(7)
+	if got := f.Value.String(); got != "7" {
+		t.Errorf("-parallel %s after WaitingTests(7), want 7", got)
 	}
 }

@@ -183,6 +183,7 @@ func refreshesOf(t *testing.T, before, after *results.ServerAccount) []CopyRefre
 func TestClusterServerAccountRefreshes(t *testing.T) {
 	for _, s := range testClusters {
 		t.Run(s.name, func(t *testing.T) {
+			t.Parallel() // separate clusters; the bounds come from each one's own window
 			const interval = 200 * time.Millisecond
 			urls := clusterURLs(t, s)
 			every := openCluster(t, s, map[string]string{"refresh_interval": interval.String()})

@@ -89,9 +89,14 @@ func eventually(t *testing.T, what string, cond func() (bool, string)) {
 	}
 }
 
+// forEachServer runs fn against each test server at once: they are
+// separate processes, and each test's index is its own.
 func forEachServer(t *testing.T, fn func(t *testing.T, s testServer)) {
 	for _, s := range testServers {
-		t.Run(s.name, func(t *testing.T) { fn(t, s) })
+		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, s)
+		})
 	}
 }
 
@@ -506,4 +511,11 @@ func BenchmarkServerWrite(b *testing.B) {
 			b.ReportMetric(float64(batches*len(docs))/b.Elapsed().Seconds(), "docs/s")
 		})
 	}
+}
+
+// Each server test runs against the three servers at once (see
+// forEachServer), and waits on them rather than on a CPU.
+func TestMain(m *testing.M) {
+	testenv.WaitingTests(len(testServers))
+	os.Exit(m.Run())
 }
