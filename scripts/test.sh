@@ -152,19 +152,20 @@ fi
 # that touches only its own lane's server (Druid's indexer, the
 # clusters' second nodes) runs within that lane.
 via_kafka='^TestViaKafka|Druid|Pinot'
-# Two end-to-end tests of PostgreSQL alone run at the end of the lane of
-# the other packages, which is the shortest without them.
-rest_e2e='^(TestSeedResumesWithoutDoubling|TestPeakPostgresInjectedCapacity)$'
+# Two end-to-end tests of PostgreSQL alone and the refined peak through
+# Kafka (200–450 s, the longest test) run at the end of the lane of the
+# other packages, which is the shortest without them.
+rest_e2e='^(TestSeedResumesWithoutDoubling|TestPeakPostgresInjectedCapacity|TestViaKafkaPeakRefined)$'
 disruptive='^(TestServerRestart|TestPairServerAccount|TestWriteBrokerFrozen|TestPostgresRestartDuringRun|TestViaKafkaPinotServerKilled)$'
 lanes=(env -u FRESHBENCH_TEST_POSTGRES_RESTART -u FRESHBENCH_TEST_PINOT_OUTAGE)
-"${lanes[@]}" go test -count=1 -timeout 20m -run "$via_kafka" ./e2e &
+"${lanes[@]}" go test -count=1 -timeout 20m -run "$via_kafka" -skip "$rest_e2e" ./e2e &
 kafka_lane=$!
 "${lanes[@]}" go test -count=1 -timeout 20m -skip "$via_kafka|$rest_e2e" ./e2e &
 e2e_lane=$!
 rest_ok=0
 "${lanes[@]}" -u FRESHBENCH_TEST_REPLICA_OUTAGE -u FRESHBENCH_TEST_KAFKA_OUTAGE \
 	go test -count=1 -p 1 -timeout 20m $(go list ./... | grep -v '/e2e$') || rest_ok=1
-"${lanes[@]}" go test -count=1 -timeout 10m -run "$rest_e2e" ./e2e || rest_ok=1
+"${lanes[@]}" go test -count=1 -timeout 20m -run "$rest_e2e" ./e2e || rest_ok=1
 e2e_ok=0
 wait "$kafka_lane" || e2e_ok=1
 wait "$e2e_lane" || e2e_ok=1
