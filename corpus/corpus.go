@@ -87,8 +87,10 @@ func Open(paths []string, loop bool) (*Corpus, error) {
 			}
 		}
 	}
+	var r reader // one for all the files, as the replay's
+	defer r.Close()
 	for _, f := range c.files {
-		if err := c.check(f); err != nil {
+		if err := c.check(&r, f); err != nil {
 			return nil, err
 		}
 	}
@@ -98,13 +100,12 @@ func Open(paths []string, loop bool) (*Corpus, error) {
 	return c, nil
 }
 
-// check validates every line of file and counts them.
-func (c *Corpus) check(file string) error {
-	var r reader
+// check validates every line of file, read with r, and counts them.
+func (c *Corpus) check(r *reader, file string) error {
 	if err := r.open(file); err != nil {
 		return invalid.Wrap(invalid.Corpus, file, err)
 	}
-	defer r.Close()
+	defer r.closeFile()
 	for {
 		line, err := r.next()
 		if errors.Is(err, io.EOF) {
