@@ -6,8 +6,10 @@
 // JSON object or that already carries a field freshbench stamps, naming
 // the file and the line: a run never sends half of a corpus and then
 // stops on a bad line. The replay then streams the files again, so memory
-// stays bounded by one read buffer and the longest line whatever the
-// corpus's size.
+// stays bounded whatever the corpus's size: two read buffers, the longest
+// line, and for zstd the decompressor's window (what the file's encoder
+// chose: 8 MB at zstd's usual levels, 128 MB with --long; at most 512 MB,
+// the decoder's limit).
 package corpus
 
 import (
@@ -49,12 +51,12 @@ type Corpus struct {
 	loop  bool
 
 	mu     sync.Mutex
-	file   int // index in files of the open file
-	r      *reader
-	passes int64 // complete passes over the corpus
-	taken  int64 // lines handed out
-	done   bool  // the corpus ended and does not loop
-	err    error // a read error during the replay
+	file   int    // index in files of the open file
+	r      reader // reads c.files[file] when its f is not nil
+	passes int64  // complete passes over the corpus
+	taken  int64  // lines handed out
+	done   bool   // the corpus ended and does not loop
+	err    error  // a read error during the replay
 }
 
 // Open lists the files of paths (a directory stands for its regular
@@ -85,8 +87,10 @@ func Open(paths []string, loop bool) (*Corpus, error) {
 			}
 		}
 	}
+	var r reader // one for all the files, as the replay's
+	defer r.Close()
 	for _, f := range c.files {
-		if err := c.check(f); err != nil {
+		if err := c.check(&r, f); err != nil {
 			return nil, err
 		}
 	}
@@ -96,13 +100,12 @@ func Open(paths []string, loop bool) (*Corpus, error) {
 	return c, nil
 }
 
-// check validates every line of file and counts them.
-func (c *Corpus) check(file string) error {
-	r, err := openReader(file)
-	if err != nil {
+// check validates every line of file, read with r, and counts them.
+func (c *Corpus) check(r *reader, file string) error {
+	if err := r.open(file); err != nil {
 		return invalid.Wrap(invalid.Corpus, file, err)
 	}
-	defer r.Close()
+	defer r.closeFile()
 	for {
 		line, err := r.next()
 		if errors.Is(err, io.EOF) {
@@ -232,24 +235,20 @@ func (c *Corpus) AppendNext(dst []byte) ([]byte, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for !c.done {
-		if c.r == nil {
-			r, err := openReader(c.files[c.file])
-			if err != nil {
+		if c.r.f == nil {
+			if err := c.r.open(c.files[c.file]); err != nil {
 				c.fail(err)
 				break
 			}
-			c.r = r
 		}
 		line, err := c.r.next()
 		if err == nil {
 			c.taken++
 			return append(dst, members(line)...), true
 		}
-		n := c.r.n
-		c.r.Close()
-		c.r = nil
+		c.r.closeFile()
 		if !errors.Is(err, io.EOF) {
-			c.fail(fmt.Errorf("line %d: %w", n, err))
+			c.fail(fmt.Errorf("line %d: %w", c.r.n, err))
 			break
 		}
 		c.file++
@@ -267,17 +266,12 @@ func (c *Corpus) fail(err error) {
 	c.done = true
 }
 
-// Close releases the open file.
+// Close releases the open file and the decompressors.
 func (c *Corpus) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.done = true
-	if c.r != nil {
-		err := c.r.Close()
-		c.r = nil
-		return err
-	}
-	return nil
+	return c.r.Close()
 }
 
 // members is what lies between the braces of a trimmed object line.
@@ -285,45 +279,87 @@ func members(line []byte) []byte {
 	return bytes.TrimSpace(line[1 : len(line)-1])
 }
 
-// reader reads the non-blank lines of one file.
+// reader reads the non-blank lines of one file at a time. Its buffers
+// and decompressors are reset from file to file, and from pass to pass of
+// a looping corpus, instead of made anew: a zstd decoder's window alone is
+// megabytes, which a short corpus looping would allocate on every pass.
 type reader struct {
-	f    *os.File
-	dec  io.Closer // the decompressor, if any
-	br   *bufio.Reader
-	long []byte // a line longer than the read buffer, assembled
-	n    int    // number of the line last read, from 1
+	f    *os.File      // the open file; nil between files
+	in   *bufio.Reader // gzip's input, read a byte at a time
+	gz   *gzip.Reader
+	zst  *zstd.Decoder
+	br   *bufio.Reader // the lines
+	long []byte        // a line longer than the read buffer, assembled
+	n    int           // number of the line last read, from 1
 }
 
-func openReader(file string) (*reader, error) {
+// open opens file, decompressed as its suffix says, from its first line.
+func (r *reader) open(file string) error {
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	r := &reader{f: f}
-	var src io.Reader = f
-	switch {
-	case strings.HasSuffix(file, ".gz"):
-		z, err := gzip.NewReader(bufio.NewReaderSize(f, readBuffer))
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("gzip: %w; give a gzip file or drop the .gz suffix", err)
-		}
-		src, r.dec = z, z
-	case strings.HasSuffix(file, ".zst"), strings.HasSuffix(file, ".zstd"):
-		z, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1))
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("zstd: %w", err)
-		}
-		src, r.dec = z, closer{z.Close}
+	src, err := r.decompress(file, f)
+	if err != nil {
+		f.Close()
+		return err
 	}
-	r.br = bufio.NewReaderSize(src, readBuffer)
-	return r, nil
+	if r.br == nil {
+		r.br = bufio.NewReaderSize(src, readBuffer)
+	} else {
+		r.br.Reset(src)
+	}
+	r.f, r.n = f, 0
+	return nil
 }
 
-type closer struct{ close func() }
+// decompress returns what reads f decompressed, as file's suffix says.
+func (r *reader) decompress(file string, f *os.File) (io.Reader, error) {
+	switch {
+	case strings.HasSuffix(file, ".gz"):
+		if r.in == nil {
+			r.in = bufio.NewReaderSize(f, readBuffer)
+		} else {
+			r.in.Reset(f)
+		}
+		var err error
+		if r.gz == nil {
+			r.gz, err = gzip.NewReader(r.in)
+		} else {
+			err = r.gz.Reset(r.in)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w; give a gzip file or drop the .gz suffix", err)
+		}
+		return r.gz, nil
+	case strings.HasSuffix(file, ".zst"), strings.HasSuffix(file, ".zstd"):
+		var err error
+		if r.zst == nil {
+			// One block at a time on the reading goroutine: a replay
+			// is paced, so decoding ahead on other cores gains nothing
+			// and costs a window of memory per decoder. Lowmem off
+			// keeps the block buffers from one block to the next.
+			r.zst, err = zstd.NewReader(f, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(false))
+		} else {
+			err = r.zst.Reset(f)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("zstd: %w; give a zstd file or drop the .zst suffix", err)
+		}
+		return r.zst, nil
+	}
+	return f, nil
+}
 
-func (c closer) Close() error { c.close(); return nil }
+// closeFile closes the open file, keeping the buffers for the next.
+func (r *reader) closeFile() error {
+	if r.f == nil {
+		return nil
+	}
+	err := r.f.Close()
+	r.f = nil
+	return err
+}
 
 // next returns the next non-blank line, trimmed; it aliases the reader's
 // buffer until the next call.
@@ -358,9 +394,15 @@ func (r *reader) next() ([]byte, error) {
 	}
 }
 
+// Close closes the open file and releases the decompressors.
 func (r *reader) Close() error {
-	if r.dec != nil {
-		r.dec.Close()
+	err := r.closeFile()
+	if r.zst != nil {
+		r.zst.Close()
+		r.zst = nil
 	}
-	return r.f.Close()
+	if r.gz != nil {
+		r.gz.Close()
+	}
+	return err
 }

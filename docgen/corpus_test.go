@@ -5,7 +5,9 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -127,5 +129,20 @@ func benchmarkCorpus(b *testing.B, suffix string) {
 		}
 		data = w.EncodeAll(data, nil)
 	}
-	benchmarkNextConfig(b, Config{Corpus: corpustest.Open(b, "c.jsonl"+suffix, data, true), Seed: 1})
+	c := corpustest.Open(b, "c.jsonl"+suffix, data, true)
+	cpu := cpuTime(b)
+	benchmarkNextConfig(b, Config{Corpus: c, Seed: 1})
+	// CPU time per event beside the wall time: with -cpu 1 the process
+	// runs on one core, and on a machine shared with other work its CPU
+	// time is what the replay costs, its wall time that and the waiting.
+	b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
