@@ -51,6 +51,15 @@ type QueryRun struct {
 	OnStep func(*results.Result)
 }
 
+// Experiment is the experiment of the ingest beside the queries, if
+// any: a query load alone belongs to none.
+func (r QueryRun) Experiment() *results.Experiment {
+	if r.Ingest == nil {
+		return nil
+	}
+	return r.Ingest.Experiment
+}
+
 // Validate names the first bad setting.
 func (r QueryRun) Validate() error {
 	if err := validEndpoints(r.ReadEndpoints); err != nil {

@@ -167,11 +167,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if done, err := prepareQueries(ctx, tgt, raw, tf, qr, qf.explain, stdout); done || err != nil {
 		return err
 	}
-	var exp *results.Experiment
-	if qr.Ingest != nil {
-		exp = qr.Ingest.Experiment
-	}
-	sess, err := newSession(ctx, "query", tgt, raw, qr.ReadEndpoints, metricsFlags, exp, o, stderr)
+	sess, err := newSession(ctx, "query", tgt, raw, qr.ReadEndpoints, metricsFlags, qr.Experiment(), o, stderr)
 	if err != nil {
 		return err
 	}
