@@ -126,6 +126,31 @@ type Account struct {
 	Error    string    `json:"error,omitempty"`
 }
 
+// EdgeBatches is how many of r's batches may fall on either side of
+// each end of the account, first and last: the ends are taken while
+// writes are in flight, so the batches intended over the longest write
+// before a boundary of the measured phase, and over the account's
+// request after it, may be counted in the server's window or not. A
+// request begins at its boundary or later and is dated halfway through
+// (the At of its ServerAccount), so it ended by boundary + 2·(At −
+// boundary). A check of counts over the window against r's allows them.
+func (a *Account) EdgeBatches(r *Result) (first, last int64) {
+	s := r.Summary
+	if s.MeasuredS <= 0 {
+		return 0, 0
+	}
+	from := r.StartedAt.Add(time.Duration(r.Config.WarmupS * float64(time.Second)))
+	to := from.Add(time.Duration(s.MeasuredS * float64(time.Second)))
+	edge := func(boundary time.Time, read *ServerAccount) int64 {
+		span := s.WriteLatency.MaxMs / 1000
+		if read != nil && read.At.After(boundary) {
+			span += 2 * read.At.Sub(boundary).Seconds()
+		}
+		return int64(float64(s.Batches)/s.MeasuredS*span) + 1
+	}
+	return edge(from, a.Start), edge(to, a.End)
+}
+
 // NewAccount derives the figures of an account from its two ends: per
 // table, per row present at both ends (by its keys), its attributes at
 // the end, each counter's increase, and each level at the start and the

@@ -125,9 +125,11 @@ const checkRecords = "records appended to the topic against events acknowledged"
 // CheckAccount holds the records appended to the topic over the measured
 // phase against the events Kafka acknowledged in it: each is one record.
 // The two ends of the account are taken while writes are in flight, so
-// at each the events of the longest write latency may fall on either
-// side; an event retried or failed may have been appended too. The
-// database's own checks do not apply: it is the sink that writes to it.
+// at each the batches intended from the longest write latency before the
+// boundary to the end of the account's request after it may fall on
+// either side, whole (a batch is appended at once); an event retried or
+// failed may have been appended too. The database's own checks do not
+// apply: it is the sink that writes to it.
 func (p *pipeline) CheckAccount(a *results.Account, r *results.Result) []results.Finding {
 	return []results.Finding{checkAppended(a, r)}
 }
@@ -156,15 +158,15 @@ func checkAppended(a *results.Account, r *results.Result) results.Finding {
 		f.Detail = fmt.Sprintf("%d records appended; no measured phase to hold them against", appended)
 		return f
 	}
-	dispatched := s.EventsAcked + s.EventsFailed
-	edge := int64(s.WriteLatency.MaxMs/1000*float64(dispatched)/s.MeasuredS) + 1
+	first, last := a.EdgeBatches(r)
+	first, last = first*int64(r.Config.BatchSize), last*int64(r.Config.BatchSize)
 	// A retry sends its batch again.
-	low, high := s.EventsAcked-2*edge, s.EventsAcked+2*edge+s.EventsFailed+s.Retries*int64(r.Config.BatchSize)
+	low, high := s.EventsAcked-first-last, s.EventsAcked+first+last+s.EventsFailed+s.Retries*int64(r.Config.BatchSize)
 	f.Verdict = results.Agrees
 	if appended < low || appended > high {
 		f.Verdict = results.Disagrees
 	}
-	f.Detail = fmt.Sprintf("%d records appended to the topic over the measured phase, for %d events acknowledged (%d to %d allowed: %d at each edge for the longest write, %.0f ms, and one more for each event failed and each event of a batch retried)",
-		appended, s.EventsAcked, low, high, edge, s.WriteLatency.MaxMs)
+	f.Detail = fmt.Sprintf("%d records appended to the topic over the measured phase, for %d events acknowledged (%d to %d allowed: %d and %d at the edges, the batches of the longest write, %.0f ms, and of the account's request, and one more for each event failed and each event of a batch retried)",
+		appended, s.EventsAcked, low, high, first, last, s.WriteLatency.MaxMs)
 	return f
 }

@@ -150,13 +150,13 @@ func checkWALCommits(a *results.Account, r *results.Result, table string) result
 		f.Detail = fmt.Sprintf("%d commits; no measured phase to hold them against", w.Committed)
 		return f
 	}
-	edge := int64(s.WriteLatency.MaxMs/1000*float64(s.Batches)/s.MeasuredS) + 1
-	low, high := s.Batches-2*edge, s.Batches+2*edge+s.Retries+s.EventsFailed
+	first, last := a.EdgeBatches(r)
+	low, high := s.Batches-first-last, s.Batches+first+last+s.Retries+s.EventsFailed
 	f.Verdict = results.Agrees
 	if w.Committed < low || w.Committed > high {
 		f.Verdict = results.Disagrees
 	}
-	f.Detail = fmt.Sprintf("%d transactions committed to the log of %s over the measured phase, for %d batches written (%d to %d allowed: %d at each edge for the longest write, %.0f ms, and one more for each retry and failed event)",
-		w.Committed, table, s.Batches, low, high, edge, s.WriteLatency.MaxMs)
+	f.Detail = fmt.Sprintf("%d transactions committed to the log of %s over the measured phase, for %d batches written (%d to %d allowed: %d and %d at the edges, the batches of the longest write, %.0f ms, and of the account's request, and one more for each retry and failed event)",
+		w.Committed, table, s.Batches, low, high, first, last, s.WriteLatency.MaxMs)
 	return f
 }

@@ -27,7 +27,7 @@ func windowOf(table string, committed int64) *results.Account {
 // and what the figures cannot decide is not yet known.
 func TestCheckWALCommits(t *testing.T) {
 	run := func(retries int64) *results.Result {
-		return &results.Result{Summary: results.Summary{MeasuredS: 10, Batches: 200, Retries: retries,
+		return &results.Result{StartedAt: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), Summary: results.Summary{MeasuredS: 10, Batches: 200, Retries: retries,
 			WriteLatency: stats.Summary{MaxMs: 100}}}
 	}
 	updates := run(0)
