@@ -137,8 +137,9 @@ if (($# > 0)); then
 	exit
 fi
 # Three lanes: the end-to-end tests through Kafka (Kafka Connect, Druid,
-# Pinot), the other end-to-end tests, and beside them every other
-# package. The end-to-end tests mostly wait on the servers (refreshes,
+# Pinot) with the 100,000-event corpus replay (which evens the two
+# end-to-end lanes), the other end-to-end tests, and beside them every
+# other package. The end-to-end tests mostly wait on the servers (refreshes,
 # outages, drains), so two of their lanes fit beside the CPU-bound one.
 # Within a lane, -p 1 runs packages one after another, so that the load
 # tests of one do not pile onto another's. The slowest lane sets the wall
@@ -151,7 +152,7 @@ fi
 # without them, and they run alone once every lane is done. An outage
 # that touches only its own lane's server (Druid's indexer, the
 # clusters' second nodes) runs within that lane.
-via_kafka='^TestViaKafka|Druid|Pinot'
+via_kafka='^TestViaKafka|Druid|Pinot|^TestCorpusReplayWithOwnQueries$'
 # Two end-to-end tests of PostgreSQL alone and the refined peak through
 # Kafka (200–450 s, the longest test) run at the end of the lane of the
 # other packages, which is the shortest without them.
