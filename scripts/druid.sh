@@ -223,15 +223,8 @@ jvm_opts() {
 		-Duser.timezone=UTC -Dfile.encoding=UTF-8 "-Djava.io.tmpdir=$VAR/tmp" \
 		"-Dlog4j.configurationFile=$CONF/_common/log4j2.xml" \
 		-Djava.util.logging.manager=org.apache.logging.log4j.jul.LogManager \
-		-Dzookeeper.admin.enableServer=false \
-		--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED \
-		--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED \
-		--add-opens=java.base/java.nio=ALL-UNNAMED \
-		--add-opens=java.base/sun.nio.ch=ALL-UNNAMED \
-		--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED \
-		--add-opens=java.base/java.io=ALL-UNNAMED \
-		--add-opens=java.base/java.lang=ALL-UNNAMED \
-		--add-opens=jdk.management/com.sun.management.internal=ALL-UNNAMED
+		-Dzookeeper.admin.enableServer=false
+	jp_java17_access
 }
 
 # jvm_classpath NAME: the common configuration, the process's own (but

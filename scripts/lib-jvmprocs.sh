@@ -10,6 +10,20 @@
 
 jp_pidfile() { echo "$SS_STATE/$1.pid"; }
 
+# jp_java17_access prints, one a line, the --add-exports and --add-opens
+# that Druid's and Pinot's JVMs need on Java 17 (a caller adds its own).
+jp_java17_access() {
+	printf '%s\n' \
+		--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED \
+		--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED \
+		--add-opens=java.base/java.nio=ALL-UNNAMED \
+		--add-opens=java.base/sun.nio.ch=ALL-UNNAMED \
+		--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED \
+		--add-opens=java.base/java.io=ALL-UNNAMED \
+		--add-opens=java.base/java.lang=ALL-UNNAMED \
+		--add-opens=jdk.management/com.sun.management.internal=ALL-UNNAMED
+}
+
 # jp_alive NAME: the live pid of process NAME.
 jp_alive() {
 	local f pid

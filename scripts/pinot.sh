@@ -200,16 +200,9 @@ jvm_opts() {
 		-XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError \
 		-Duser.timezone=UTC -Dfile.encoding=UTF-8 "-Djava.io.tmpdir=$VAR/tmp" \
 		"-Dlog4j2.configurationFile=$CONF/log4j2.xml" \
-		--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED \
-		--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED \
-		--add-opens=java.base/java.nio=ALL-UNNAMED \
-		--add-opens=java.base/sun.nio.ch=ALL-UNNAMED \
-		--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED \
-		--add-opens=java.base/java.io=ALL-UNNAMED \
-		--add-opens=java.base/java.lang=ALL-UNNAMED \
 		--add-opens=java.base/java.util=ALL-UNNAMED \
-		--add-opens=java.base/java.lang.reflect=ALL-UNNAMED \
-		--add-opens=jdk.management/com.sun.management.internal=ALL-UNNAMED
+		--add-opens=java.base/java.lang.reflect=ALL-UNNAMED
+	jp_java17_access
 }
 
 jvm_classpath() { echo "$SS_DIST/lib/*"; }
