@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -38,14 +39,22 @@ func newDruidPipeline(t *testing.T, name string) *druidPipeline {
 // supervisor suspends or resumes the datasource's supervisor.
 func (p *druidPipeline) supervisor(t *testing.T, action string) {
 	t.Helper()
-	resp, err := http.Post(p.overlord+"/druid/indexer/v1/supervisor/"+p.datasource+"/"+action, "application/json", nil)
+	postOK(t, p.overlord+"/druid/indexer/v1/supervisor/"+p.datasource+"/"+action)
+}
+
+// postOK posts an empty JSON request to url and wants 200 OK, reporting
+// the answer's body otherwise (an admin action of a server's API).
+func postOK(t *testing.T, url string) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", nil)
 	if err != nil {
 		t.Error(err)
 		return
 	}
+	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		t.Errorf("%s supervisor %s: %s", action, p.datasource, resp.Status)
+		t.Errorf("POST %s: %s: %s", url, resp.Status, body)
 	}
 }
 

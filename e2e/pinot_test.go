@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"strconv"
@@ -147,7 +146,7 @@ func TestViaKafkaPinotPausedShowsLag(t *testing.T) {
 	go func() {
 		defer close(done)
 		time.Sleep(cfg.Ingest.Warmup + 5*time.Second)
-		pinotConsumption(t, controller, table, "pauseConsumption")
+		postOK(t, controller+"/tables/"+table+"/pauseConsumption")
 		deadline := time.Now().Add(30 * time.Second)
 		for !pinotPaused(t, controller, table) {
 			if time.Now().After(deadline) {
@@ -158,7 +157,7 @@ func TestViaKafkaPinotPausedShowsLag(t *testing.T) {
 		}
 		from := time.Now()
 		time.Sleep(pause)
-		pinotConsumption(t, controller, table, "resumeConsumption")
+		postOK(t, controller+"/tables/"+table+"/resumeConsumption")
 		paused = time.Since(from)
 	}()
 	res := run(t, p, cfg)
@@ -177,22 +176,6 @@ func TestViaKafkaPinotPausedShowsLag(t *testing.T) {
 		t.Errorf("freshness lag in the last interval %.0f ms, largest %.0f ms; want it back below half the spike", last, most)
 	}
 	checkPinotConsumedAll(t, p, acknowledged(res))
-}
-
-// pinotConsumption posts the controller's pauseConsumption or
-// resumeConsumption for the table.
-func pinotConsumption(t *testing.T, controller, table, action string) {
-	t.Helper()
-	resp, err := http.Post(controller+"/tables/"+table+"/"+action, "application/json", nil)
-	if err != nil {
-		t.Error(err)
-		return
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("%s of %s: %s: %s", action, table, resp.Status, body)
-	}
 }
 
 // pinotPaused says whether the controller reports the table paused with
