@@ -143,28 +143,45 @@ func TestViaKafkaDruidSuspendedShowsLag(t *testing.T) {
 	// The spike: the freshness lag reaches at least the suspension (less
 	// the poll interval that may have seen the newest event just before).
 	most, last, backlog := spike(res)
-	t.Logf("freshness lag: largest %.0f ms, last interval %.0f ms; Druid's largest lag %d records", most, last, backlog)
+	t.Logf("freshness lag: largest %.0f ms, last interval's floor %.0f ms; Druid's largest lag %d records", most, last, backlog)
 	if want := float64((pause - cfg.PollInterval).Milliseconds()); most < want {
 		t.Errorf("largest freshness lag %.0f ms; want at least %.0f ms, the %s suspension", most, want, pause)
 	}
 	// Recovered: by the end of the measured phase, well over 10 s after
 	// the resume, the lag is back below half the spike.
-	if last >= most/2 {
-		t.Errorf("freshness lag in the last interval %.0f ms, largest %.0f ms; want it back below half the spike", last, most)
-	}
+	checkRecovered(t, res)
 }
 
-// spike returns the largest freshness lag of the series, the lag of its
-// last interval with a sample, and the largest backlog (Druid's own lag).
+// spike returns the largest freshness lag of the series, the floor of
+// its last interval with a sample (the smallest lag sampled there), and
+// the largest backlog (the database's own lag). The floor, not the
+// interval's largest, says whether the lag came back: Druid's answers
+// may step back for one sample while a segment is handed off (seen: one
+// sample 31.8 s behind among ones of 100 ms, 14 s after the recovery).
 func spike(res *results.Result) (most, last float64, backlog int64) {
 	for _, pt := range res.Series {
 		most = max(most, pt.FreshnessLagMs)
 		backlog = max(backlog, pt.Backlog)
 		if pt.FreshnessN > 0 {
-			last = pt.FreshnessLagMs
+			last = pt.FreshnessLagMinMs
 		}
 	}
 	return most, last, backlog
+}
+
+// checkRecovered fails the test unless the freshness lag of the last
+// interval (its floor: spike) is back below half the largest, and then
+// logs the series, to tell a recovery still under way from none.
+func checkRecovered(t *testing.T, res *results.Result) {
+	t.Helper()
+	most, last, _ := spike(res)
+	if last < most/2 {
+		return
+	}
+	t.Errorf("freshness lag in the last interval at least %.0f ms, largest %.0f ms; want it back below half the spike", last, most)
+	for _, pt := range res.Series {
+		t.Logf("%5.0f s: freshness lag %.0f–%.0f ms (%d samples), backlog %d", pt.StartS, pt.FreshnessLagMinMs, pt.FreshnessLagMs, pt.FreshnessN, pt.Backlog)
+	}
 }
 
 // The indexer killed mid-run (SIGKILL: its reading task dies with it,
@@ -178,14 +195,18 @@ func TestViaKafkaDruidIndexerKilled(t *testing.T) {
 		t.Skip("FRESHBENCH_TEST_DRUID_OUTAGE is not 1: the test kills and starts Druid's indexer (scripts/test.sh sets it)")
 	}
 	p := newDruidPipeline(t, "kill")
-	cfg := pipelineConfig(500, 45*time.Second)
+	// The new task reads well after the indexer is back (CI: Druid's lag
+	// reached 15,814 records, 32 s of writes, for an indexer down 15 s, and
+	// the lag was still 21 s at the end of a 45 s phase): the measured
+	// phase outlasts that by 15 s or more, to show the recovery.
+	cfg := pipelineConfig(500, time.Minute)
 	cfg.Drain = 2 * time.Minute
 	wait := restartAfter(t, cfg.Ingest.Warmup+5*time.Second, "druid.sh", "kill-indexer", "start-indexer")
 	res := run(t, p.tgt, cfg)
 	down := wait()
 	checkExactlyOnce(t, res)
 	most, last, backlog := spike(res)
-	t.Logf("indexer down %s; freshness lag: largest %.0f ms, last interval %.0f ms; Druid's largest lag %d records", down, most, last, backlog)
+	t.Logf("indexer down %s; freshness lag: largest %.0f ms, last interval's floor %.0f ms; Druid's largest lag %d records", down, most, last, backlog)
 	// Nothing new was visible while the indexer was down.
 	if want := float64((down - cfg.PollInterval).Milliseconds()); most < want {
 		t.Errorf("largest freshness lag %.0f ms; want at least %.0f ms, the indexer's outage", most, want)
@@ -208,9 +229,7 @@ func TestViaKafkaDruidIndexerKilled(t *testing.T) {
 	if s, e := active(start), active(end); len(s) != 1 || len(e) != 1 || s[0] == e[0] {
 		t.Errorf("reading tasks %v at the start of the measured phase, %v at its end: want the killed task replaced by another", s, e)
 	}
-	if last >= most/2 {
-		t.Errorf("freshness lag in the last interval %.0f ms, largest %.0f ms; want it back below half the spike", last, most)
-	}
+	checkRecovered(t, res)
 }
 
 // The peak search through Kafka into Druid finds Druid's ingestion

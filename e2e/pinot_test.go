@@ -101,15 +101,15 @@ func TestViaKafkaPinotServerKilled(t *testing.T) {
 	p := newPinotPipeline(t, "kill", nil)
 	// The restart takes 15–25 s on this machine (the JVM, ZooKeeper's
 	// expiry of the dead session, the server's own start): the measured
-	// phase outlasts it by 15 s or more, to show the recovery.
-	cfg := pipelineConfig(500, 45*time.Second)
+	// phase outlasts it by 25 s or more, to show the recovery.
+	cfg := pipelineConfig(500, time.Minute)
 	wait := restartAfter(t, cfg.Ingest.Warmup+5*time.Second, "pinot.sh", "kill-server", "start-server")
 	res := run(t, p, cfg)
 	down := wait()
 	checkExactlyOnce(t, res)
 	most, last, backlog := spike(res)
 	f := res.Summary.FreshnessLag
-	t.Logf("server down %s; freshness lag: largest %.0f ms, last interval %.0f ms, %d samples of which %d failed; Pinot's largest lag %d records",
+	t.Logf("server down %s; freshness lag: largest %.0f ms, last interval's floor %.0f ms, %d samples of which %d failed; Pinot's largest lag %d records",
 		down, most, last, f.Count, res.Target().Freshness.Censored, backlog)
 	// Nothing new was visible while the server was down.
 	if want := float64((down - cfg.PollInterval).Milliseconds()); most < want {
@@ -120,9 +120,7 @@ func TestViaKafkaPinotServerKilled(t *testing.T) {
 	if want := int64(cfg.Ingest.Rate.PerSecond * down.Seconds() / 4); backlog < want || backlog == 0 {
 		t.Errorf("Pinot's largest lag in the series %d records; want at least %d, a quarter of the outage's records", backlog, want)
 	}
-	if last >= most/2 {
-		t.Errorf("freshness lag in the last interval %.0f ms, largest %.0f ms; want it back below half the spike", last, most)
-	}
+	checkRecovered(t, res)
 	checkPinotConsumedAll(t, p, acknowledged(res))
 }
 
@@ -164,7 +162,7 @@ func TestViaKafkaPinotPausedShowsLag(t *testing.T) {
 	<-done
 	checkExactlyOnce(t, res)
 	most, last, backlog := spike(res)
-	t.Logf("paused %s; freshness lag: largest %.0f ms, last interval %.0f ms; Pinot's largest lag %d records", paused, most, last, backlog)
+	t.Logf("paused %s; freshness lag: largest %.0f ms, last interval's floor %.0f ms; Pinot's largest lag %d records", paused, most, last, backlog)
 	if want := float64((paused - cfg.PollInterval).Milliseconds()); most < want {
 		t.Errorf("largest freshness lag %.0f ms; want at least %.0f ms, the %s pause", most, want, paused)
 	}
@@ -172,9 +170,7 @@ func TestViaKafkaPinotPausedShowsLag(t *testing.T) {
 	// once a second, over a request a busy machine slows, so it may miss
 	// most of the pause (seen: 3,014 records on a quiet machine, 400 at
 	// load 20, 50 with the pause left out).
-	if last >= most/2 {
-		t.Errorf("freshness lag in the last interval %.0f ms, largest %.0f ms; want it back below half the spike", last, most)
-	}
+	checkRecovered(t, res)
 	checkPinotConsumedAll(t, p, acknowledged(res))
 }
 
