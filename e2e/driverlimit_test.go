@@ -19,11 +19,11 @@ import (
 // machines the tests run on.
 const cgroupV1CPU = "/sys/fs/cgroup/cpu"
 
-// cpuCgroup makes a child cgroup whose processes share quota cores (a
-// fraction of one) and returns the file a process writes its pid to, to
-// join it; the test is skipped where no cgroup can be made (not root, no
-// cgroup v1 cpu controller).
-func cpuCgroup(t *testing.T, quota float64) string {
+// cpuCgroup makes a child cgroup and returns the file a process writes
+// its pid to, to join it, and a function that sets the cores (a fraction
+// of one) its processes share; the test is skipped where no cgroup can be
+// made (not root, no cgroup v1 cpu controller).
+func cpuCgroup(t *testing.T) (procs string, setQuota func(cores float64)) {
 	t.Helper()
 	dir := filepath.Join(cgroupV1CPU, "freshbench-test-"+strconv.Itoa(os.Getpid()))
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -35,14 +35,15 @@ func cpuCgroup(t *testing.T, quota float64) string {
 			t.Errorf("removing the test cgroup: %v", err)
 		}
 	})
-	period := 100000
+	const period = 100000
 	if err := os.WriteFile(filepath.Join(dir, "cpu.cfs_period_us"), []byte(strconv.Itoa(period)), 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "cpu.cfs_quota_us"), []byte(strconv.Itoa(int(quota*float64(period)))), 0); err != nil {
-		t.Fatal(err)
+	return filepath.Join(dir, "cgroup.procs"), func(cores float64) {
+		if err := os.WriteFile(filepath.Join(dir, "cpu.cfs_quota_us"), []byte(strconv.Itoa(int(cores*period))), 0); err != nil {
+			t.Fatal(err)
+		}
 	}
-	return filepath.Join(dir, "cgroup.procs")
 }
 
 // A driver capped by a CPU quota at a tenth of a core, against a noop
@@ -54,31 +55,46 @@ func cpuCgroup(t *testing.T, quota float64) string {
 // 7f1924f (the code before the driver rule): "step 1: not sustainable:
 // achieved 8.0% of the target rate (< 98%) ..."; and before the share was
 // of the quota: "the driver used 5% of its 2 core(s)".
+//
+// The noop server runs in the test's process, outside the cgroup: on a
+// machine whose other processes starve it, it falls behind a driver at a
+// tenth of a core, and the step is rightly the target's (seen under a CPU
+// hog per core: "not sustainable: achieved 78.0% … write latency grows
+// 266.1 ms/s"). The premise then does not hold, so the test tries again
+// with the driver capped lower, to 0.025 core, before it fails.
 func TestPeakDriverCappedByCPUQuota(t *testing.T) {
-	const quota = 0.1
-	procs := cpuCgroup(t, quota)
+	procs, setQuota := cpuCgroup(t)
 	srv, err := noop.Start(noop.Config{HTTPAddr: "127.0.0.1:0", Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	out := filepath.Join(t.TempDir(), "peak.json")
 	bin := freshbenchBinary(t)
-	// The shell joins the cgroup and then becomes freshbench, so that
-	// the driver runs capped from its first instruction.
-	cmd := exec.Command("sh", "-c", `echo $$ > "$0" && exec "$@"`, procs, bin, "peak",
-		"--target", srv.ElasticsearchURL("freshbench_peak2_driver"), "--start", "50000", "--max-steps", "1",
-		"--batch-size", "100", "--warmup", "2s", "--hold", "10s", "--max-hold", "20s", "--drain", "3s",
-		"--metrics-addr=", "--quiet", "--out", out)
-	cmd.Env = append(os.Environ(), "FRESHBENCH_CACHE="+t.TempDir()) // no calibration of this machine's
-	stdout, err := cmd.Output()
-	t.Logf("freshbench peak: %v\n%s", err, stdout)
-	res, rerr := results.ReadFile(out)
-	if rerr != nil {
-		t.Fatalf("results file: %v", rerr)
-	}
-	if len(res.Steps) != 1 || res.Steps[0].Verdict == nil || res.Peak == nil {
-		t.Fatalf("results: %d steps, peak %+v", len(res.Steps), res.Peak)
+	var res *results.Result
+	quota := 0.1
+	for ; ; quota /= 2 {
+		setQuota(quota)
+		out := filepath.Join(t.TempDir(), "peak.json")
+		// The shell joins the cgroup and then becomes freshbench, so that
+		// the driver runs capped from its first instruction.
+		cmd := exec.Command("sh", "-c", `echo $$ > "$0" && exec "$@"`, procs, bin, "peak",
+			"--target", srv.ElasticsearchURL("freshbench_peak2_driver"), "--start", "50000", "--max-steps", "1",
+			"--batch-size", "100", "--warmup", "2s", "--hold", "10s", "--max-hold", "20s", "--drain", "3s",
+			"--metrics-addr=", "--quiet", "--out", out)
+		cmd.Env = append(os.Environ(), "FRESHBENCH_CACHE="+t.TempDir()) // no calibration of this machine's
+		stdout, err := cmd.Output()
+		t.Logf("freshbench peak, the driver capped at %g core: %v\n%s", quota, err, stdout)
+		var rerr error
+		if res, rerr = results.ReadFile(out); rerr != nil {
+			t.Fatalf("results file: %v", rerr)
+		}
+		if len(res.Steps) != 1 || res.Steps[0].Verdict == nil || res.Peak == nil {
+			t.Fatalf("results: %d steps, peak %+v", len(res.Steps), res.Peak)
+		}
+		if v := res.Steps[0].Verdict; v.DriverLimited || quota < 0.05 {
+			break
+		}
+		t.Logf("the target, not the driver, was judged the limit at %g core: trying again with the driver capped at %g core", quota, quota/2)
 	}
 	v := res.Steps[0].Verdict
 	if rule := stats.DefaultRule(); v.Achieved >= rule.MinAchieved && v.LateShare <= rule.MaxLateShare {
@@ -97,9 +113,12 @@ func TestPeakDriverCappedByCPUQuota(t *testing.T) {
 	}
 	// Its CPU as a share of its quota: at least 90 % of it (the rule's
 	// busy share), whatever the target's answers said.
-	m := regexp.MustCompile(`the driver used (\d+)% of its 0\.1 core\(s\) \(its cgroup's CPU quota\)`).FindStringSubmatch(v.Reason())
+	m := regexp.MustCompile(`the driver used (\d+)% of its ([0-9.]+) core\(s\) \(its cgroup's CPU quota\)`).FindStringSubmatch(v.Reason())
 	if m == nil {
 		t.Fatalf("reason %q does not give the driver's CPU as a share of its quota", v.Reason())
+	}
+	if m[2] != strconv.FormatFloat(quota, 'g', 3, 64) {
+		t.Errorf("the reason gives the driver %s core(s); its quota was %g", m[2], quota)
 	}
 	if pct, _ := strconv.Atoi(m[1]); pct < 90 {
 		t.Errorf("the driver used %d%% of its quota, want at least 90%% (it was starved)", pct)
