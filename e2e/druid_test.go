@@ -206,7 +206,9 @@ func TestViaKafkaDruidIndexerKilled(t *testing.T) {
 	down := wait()
 	checkExactlyOnce(t, res)
 	most, last, backlog := spike(res)
-	t.Logf("indexer down %s; freshness lag: largest %.0f ms, last interval's floor %.0f ms; Druid's largest lag %d records", down, most, last, backlog)
+	f := res.Target().Freshness
+	t.Logf("indexer down %s; freshness lag: largest %.0f ms, last interval's floor %.0f ms; %d polls stepped back (the largest %.0f ms); Druid's largest lag %d records",
+		down, most, last, f.StepsBack, f.StepBackMaxMs, backlog)
 	// Nothing new was visible while the indexer was down.
 	if want := float64((down - cfg.PollInterval).Milliseconds()); most < want {
 		t.Errorf("largest freshness lag %.0f ms; want at least %.0f ms, the indexer's outage", most, want)

@@ -543,6 +543,8 @@ func addFreshness(f *results.Freshness, x results.Freshness) {
 		add(f.CensoredLag, x.CensoredLag)
 	}
 	f.Censored += x.Censored
+	f.StepsBack += x.StepsBack
+	f.StepBackMaxMs = max(f.StepBackMaxMs, x.StepBackMaxMs)
 	addErrors(f.Errors, x.Errors)
 	f.NotMeasured = cmp.Or(f.NotMeasured, x.NotMeasured)
 }

@@ -114,6 +114,10 @@ func TestMergeReadEndpoints(t *testing.T) {
 	var rs []*results.Result
 	for i := range 2 {
 		rs = append(rs, synthetic(rng, shape{instance: i, instances: 2, seconds: 20, rate: 500, batchSize: 10, scale: 20, queries: true, readEndpoint: true}, tr))
+		// Polls that went back to an older view: counts add, the
+		// largest step is the larger.
+		f := &rs[i].Reads()[0].Freshness
+		f.StepsBack, f.StepBackMaxMs = int64(2-i), float64(300+500*i)
 	}
 	res, err := merge.Merge(roundTrip(t, rs))
 	if err != nil {
@@ -143,6 +147,9 @@ func TestMergeReadEndpoints(t *testing.T) {
 	s := res.Summary
 	if e.Name != "read1" || e.Freshness.Censored != censored || e.Freshness.Errors["connection refused"].Count != censored || e.Visibility.BeforeTarget != before {
 		t.Errorf("read1 merged: %q, %d failed polls (errors %v), %d before the target; want read1, %d, %d", e.Name, e.Freshness.Censored, e.Freshness.Errors, e.Visibility.BeforeTarget, censored, before)
+	}
+	if f := e.Freshness; f.StepsBack != 3 || f.StepBackMaxMs != 800 {
+		t.Errorf("read1 merged: %d steps back, the largest %.0f ms; want 3 and 800", f.StepsBack, f.StepBackMaxMs)
 	}
 	if len(s.ReadEndpoints) != 1 || s.ReadEndpoints[0].Missing != missing || missing != 2 || !s.ReadEndpoints[0].Audited {
 		t.Errorf("read1's summary %+v, want the 2 missing events of the instances' audits", s.ReadEndpoints)

@@ -125,8 +125,11 @@ func (f *Freshness) sample(ctx context.Context, gen string) bool {
 			err = fmt.Errorf("freshness query of generator %s: %w", gen, err)
 		}
 		newest, ok = f.seen[gen]
-	} else if ok {
-		f.seen[gen] = max(newest, f.seen[gen])
+	} else {
+		f.stepBack(gen, newest, ok, measured)
+		if ok {
+			f.seen[gen] = max(newest, f.seen[gen])
+		}
 	}
 	if f.updates && !ok {
 		if measured {
@@ -165,6 +168,24 @@ func (f *Freshness) sample(ctx context.Context, gen string) bool {
 		}
 	}
 	return true
+}
+
+// stepBack counts an answer whose view of gen is older than one an
+// earlier answer showed: a newest event older than one already seen, or
+// none (the view of the run's start) after some were seen.
+func (f *Freshness) stepBack(gen string, newest int64, ok, measured bool) {
+	prev, seen := f.seen[gen]
+	if !seen || !measured {
+		return
+	}
+	if !ok {
+		newest = f.clock.Start.UnixMicro()
+	}
+	if newest >= prev {
+		return
+	}
+	f.res.StepsBack++
+	f.res.StepBackMaxMs = max(f.res.StepBackMaxMs, float64(prev-newest)/1e3)
 }
 
 // Result returns the figures so far.

@@ -148,3 +148,45 @@ func TestFreshnessNotMeasuredOnDiscard(t *testing.T) {
 		}
 	}
 }
+
+// An answer that shows an older view than an earlier answer showed (a
+// newest event older than one already seen, or no event after some were
+// seen) is counted as a step back, with the largest, per reader and
+// generator: Druid's broker once answered that none of the run's events
+// was there, ~30 s after its indexer was killed, and the lag went from
+// 0.1 s to the age of the run for one poll with nothing to say why. A
+// failed poll is a lower bound, not a step back; a second generator's
+// older events are not one either.
+func TestFreshnessCountsStepsBack(t *testing.T) {
+	start := time.Now().Add(-10 * time.Second)
+	at := func(d time.Duration) int64 { return start.Add(d).UnixMicro() }
+	answers := map[string][]struct {
+		newest int64
+		ok     bool
+		err    error
+	}{
+		"g": {{at(5 * time.Second), true, nil}, {at(6 * time.Second), true, nil}, {0, false, nil}, // back to nothing
+			{at(4 * time.Second), true, nil},  // back 2 s
+			{0, false, errors.New("boom")},    // failed: a lower bound
+			{at(7 * time.Second), true, nil}}, // forward
+		"h": {{at(time.Second), true, nil}, {at(2 * time.Second), true, nil}},
+	}
+	f := newFakeReader()
+	f.freshness = func(_ context.Context, gen string) (int64, bool, error) {
+		a := answers[gen][0]
+		answers[gen] = answers[gen][1:]
+		return a.newest, a.ok, a.err
+	}
+	fr := NewFreshness("target", f, []string{"g", "h"}, Budget{Interval: 10 * time.Millisecond}, NewClock(start), everything(), stats.NewSeries(start, 0), stats.NopObserver{})
+	for _, g := range []string{"g", "g", "h", "g", "g", "h", "g", "g"} {
+		fr.sample(context.Background(), g)
+	}
+	res := fr.Result()
+	if res.StepsBack != 2 {
+		t.Errorf("%d steps back, want 2: the answer that saw nothing after events, and the one 2 s older than seen", res.StepsBack)
+	}
+	// Nothing after events seen up to 6 s into the run: back 6 s.
+	if d := time.Duration(res.StepBackMaxMs * float64(time.Millisecond)); d < 6*time.Second-time.Millisecond || d > 6*time.Second+time.Millisecond {
+		t.Errorf("largest step back %v, want 6s", d)
+	}
+}

@@ -255,6 +255,17 @@ func consoleRecheck(w io.Writer, cs []results.Completeness) {
 	}
 }
 
+// stepsBackText says how many of e's freshness answers went back to an
+// older view than one already shown; "" when none did.
+func stepsBackText(e *results.Endpoint) string {
+	f := e.Freshness
+	if f.StepsBack == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s polls on %s showed an older view than an earlier one had (events already seen went out of sight again, up to %s ms back); their lag counts from that view",
+		count(f.StepsBack), e.Name, ms(f.StepBackMaxMs))
+}
+
 // updateKeysText says how a run's updates chose their events.
 func updateKeysText(c results.Config) string {
 	return fmt.Sprintf("share %.2g, keys %s", c.UpdateShare, c.UpdateKeys)
@@ -268,6 +279,11 @@ func consoleProbes(w io.Writer, r *results.Result) {
 		fmt.Fprintf(w, "freshness: not measured: %s\n", f.NotMeasured)
 	} else if f.Censored > 0 {
 		fmt.Fprintf(w, "freshness: %d of the lag values are lower bounds, from polls that failed or timed out (see errors)\n", f.Censored)
+	}
+	for _, e := range r.Endpoints {
+		if s := stepsBackText(e); s != "" {
+			fmt.Fprintf(w, "freshness: %s\n", s)
+		}
 	}
 	if v.NotMeasured != "" {
 		fmt.Fprintf(w, "visibility: not measured: %s\n", v.NotMeasured)

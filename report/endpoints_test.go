@@ -19,6 +19,7 @@ func endpointResult(seed uint64) *results.Result {
 		Name: "read1", URL: "postgres://bench:s3cret@standby:5434/db?table=events",
 		Freshness: results.Freshness{
 			Lag: histogram(110, 900*time.Millisecond, seed+20), QueryService: histogram(110, 2*time.Millisecond, seed+21), Samples: 110, Censored: 15,
+			StepsBack: 2, StepBackMaxMs: 31810,
 			Errors: map[string]*stats.ErrorCount{"connection_refused": {Count: 15, Sample: "dial tcp 127.0.0.1:15434: connection refused"}},
 		},
 		Visibility: results.Visibility{
@@ -50,6 +51,7 @@ func TestConsoleReadEndpoints(t *testing.T) {
 		"everywhere: 20 probes not seen on every endpoint",
 		"freshness query on read1 connection_refused: 15", "probe query on read1 connection_refused: 12",
 		"freshness query on target connection_refused: 3",
+		"freshness: 2 polls on read1 showed an older view than an earlier one had (events already seen went out of sight again, up to 31810 ms back)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("console lacks %q:\n%s", want, out)
@@ -79,6 +81,7 @@ func TestHTMLReadEndpoints(t *testing.T) {
 	for _, want := range []string{
 		`<section id="endpoints">`, "Read endpoints", "Visibility latency on read1", "Visible everywhere",
 		"postgres://bench:xxxxx@standby:5434/db?table=events", "freshness query on read1", "15 of 125",
+		"2 polls on read1 showed an older view",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q", want)

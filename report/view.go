@@ -347,6 +347,11 @@ func notices(res, detail *results.Result) []notice {
 	if f := detail.Target().Freshness; f.Censored > 0 {
 		out = append(out, notice{"warn", count(f.Censored) + " freshness lag values are lower bounds, from polls that failed or timed out."})
 	}
+	for _, e := range detail.Endpoints {
+		if s := stepsBackText(e); s != "" {
+			out = append(out, notice{"warn", "Freshness: " + s + "."})
+		}
+	}
 	if v := detail.Target().Visibility; v.Censored > 0 {
 		out = append(out, notice{"warn", count(v.Censored) + " visibility latency values are lower bounds: probes never seen, counted at their age when the measurement ended."})
 	}

@@ -26,6 +26,14 @@ type Freshness struct {
 	// summary can tell the figures they reach (nil: none yet, or results
 	// written before it was kept).
 	CensoredLag *stats.Histogram `json:"censored_lag,omitempty"`
+	// StepsBack counts the answers that showed an older view than an
+	// earlier answer of the same reader had shown of a generator: a
+	// newest event older than one already seen, or none after some were
+	// seen. Events went back out of sight; the lag of such a poll counts
+	// from the older view. StepBackMaxMs is the largest step, in event
+	// time.
+	StepsBack     int64   `json:"steps_back,omitempty"`
+	StepBackMaxMs float64 `json:"step_back_max_ms,omitempty"`
 	// NotMeasured, when set, says why there is no freshness lag (the
 	// target keeps no events); the other figures are then empty.
 	NotMeasured string        `json:"not_measured,omitempty"`
