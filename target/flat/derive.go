@@ -1,0 +1,47 @@
+package flat
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Derived is a column of a table made from a sample of the events.
+type Derived struct {
+	Name    string
+	Kind    Kind
+	Mixed   bool // the sample holds values of more than one kind: Text
+	Renamed bool // see Column.Renamed
+}
+
+// Derive flattens every event of sample by the rule and returns the
+// columns they make, sorted by name. A column whose values are of more
+// than one kind across the sample (a number in one event, a string in
+// another) is Text, and Mixed: the text of every value fits it. An event
+// the rule refuses (fields that clash, not an object) is an error naming
+// its place in the sample.
+func Derive(sample [][]byte) ([]Derived, error) {
+	byName := make(map[string]*Derived)
+	var cols []Column
+	for i, doc := range sample {
+		var err error
+		if cols, err = Flatten(doc, cols[:0]); err != nil {
+			return nil, fmt.Errorf("event %d of the sample: %w", i+1, err)
+		}
+		for _, c := range cols {
+			d, ok := byName[c.Name]
+			switch {
+			case !ok:
+				byName[c.Name] = &Derived{Name: c.Name, Kind: c.Kind, Renamed: c.Renamed}
+			case d.Kind != c.Kind:
+				d.Kind, d.Mixed = Text, true
+			}
+		}
+	}
+	out := make([]Derived, 0, len(byName))
+	for _, d := range byName {
+		out = append(out, *d)
+	}
+	slices.SortFunc(out, func(a, b Derived) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
