@@ -8,10 +8,10 @@ import (
 
 // Derived is a column of a table made from a sample of the events.
 type Derived struct {
-	Name    string
-	Kind    Kind
-	Mixed   bool // the sample holds values of more than one kind: Text
-	Renamed bool // see Column.Renamed
+	Name  string
+	Kind  Kind
+	Mixed bool     // the sample holds values of more than one kind: Text
+	Path  []string // the field's keys from the top, as the sample's first event with it has them
 }
 
 // Derive flattens every event of sample by the rule and returns the
@@ -25,14 +25,14 @@ func Derive(sample [][]byte) ([]Derived, error) {
 	var cols []Column
 	for i, doc := range sample {
 		var err error
-		if cols, err = Flatten(doc, cols[:0]); err != nil {
+		if cols, err = flatten(doc, cols[:0], true); err != nil {
 			return nil, fmt.Errorf("event %d of the sample: %w", i+1, err)
 		}
 		for _, c := range cols {
 			d, ok := byName[c.Name]
 			switch {
 			case !ok:
-				byName[c.Name] = &Derived{Name: c.Name, Kind: c.Kind, Renamed: c.Renamed}
+				byName[c.Name] = &Derived{Name: c.Name, Kind: c.Kind, Path: c.Path}
 			case d.Kind != c.Kind:
 				d.Kind, d.Mixed = Text, true
 			}

@@ -56,13 +56,11 @@ const (
 type Column struct {
 	Name string
 	Kind Kind
-	// Renamed says that a character of the field's path was replaced in
-	// Name: a store that flattens by itself, joining the path as it is,
-	// names its column otherwise.
-	Renamed bool
-	Str     string
-	Num     float64
-	Bool    bool
+	// Path is the field's keys from the top, when asked for (Derive).
+	Path []string
+	Str  string
+	Num  float64
+	Bool bool
 }
 
 // Error is an event the rule cannot flatten, of an error kind.
@@ -77,6 +75,11 @@ func (e *Error) Error() string { return e.Msg }
 // appended to cols, with its fields in sorted order at each level. The
 // stamped fields at the top level are left out.
 func Flatten(doc []byte, cols []Column) ([]Column, error) {
+	return flatten(doc, cols, false)
+}
+
+// flatten is Flatten, with each column's Path when paths says so.
+func flatten(doc []byte, cols []Column, paths bool) ([]Column, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(doc, &top); err != nil || top == nil {
 		return cols, &Error{ErrorNotObject, "the event is not a JSON object"}
@@ -85,7 +88,11 @@ func Flatten(doc []byte, cols []Column) ([]Column, error) {
 		delete(top, k)
 	}
 	start := len(cols)
-	cols, err := flattenObject("", false, top, cols)
+	var path []string
+	if paths {
+		path = []string{}
+	}
+	cols, err := flattenObject("", path, top, cols)
 	if err != nil {
 		return cols, err
 	}
@@ -104,10 +111,15 @@ func Flatten(doc []byte, cols []Column) ([]Column, error) {
 	return cols, nil
 }
 
-func flattenObject(prefix string, renamed bool, obj map[string]json.RawMessage, cols []Column) ([]Column, error) {
+// flattenObject appends the columns of obj, whose columns' names start
+// with prefix; path, when not nil, is obj's own.
+func flattenObject(prefix string, path []string, obj map[string]json.RawMessage, cols []Column) ([]Column, error) {
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
-		col := ColumnName(k)
-		name, ren := prefix+col, renamed || col != k
+		name := prefix + ColumnName(k)
+		var p []string
+		if path != nil {
+			p = append(slices.Clip(path), k)
+		}
 		v := bytes.TrimSpace(obj[k])
 		if len(v) == 0 {
 			continue
@@ -117,12 +129,12 @@ func flattenObject(prefix string, renamed bool, obj map[string]json.RawMessage, 
 		case '{':
 			var sub map[string]json.RawMessage
 			if err = json.Unmarshal(v, &sub); err == nil {
-				cols, err = flattenObject(name+"_", ren, sub, cols)
+				cols, err = flattenObject(name+"_", p, sub, cols)
 			}
 		case '[':
 			var b bytes.Buffer
 			if err = json.Compact(&b, v); err == nil {
-				cols = append(cols, Column{Name: name, Renamed: ren, Kind: Text, Str: b.String()})
+				cols = append(cols, Column{Name: name, Path: p, Kind: Text, Str: b.String()})
 			}
 		case '"':
 			s := string(v[1 : len(v)-1])
@@ -131,16 +143,16 @@ func flattenObject(prefix string, renamed bool, obj map[string]json.RawMessage, 
 				err = json.Unmarshal(v, &s)
 			}
 			if err == nil {
-				cols = append(cols, Column{Name: name, Renamed: ren, Kind: Text, Str: s})
+				cols = append(cols, Column{Name: name, Path: p, Kind: Text, Str: s})
 			}
 		case 't', 'f':
-			cols = append(cols, Column{Name: name, Renamed: ren, Kind: Boolean, Bool: v[0] == 't'})
+			cols = append(cols, Column{Name: name, Path: p, Kind: Boolean, Bool: v[0] == 't'})
 		case 'n':
 			// null: no value in this row.
 		default:
 			var f float64
 			if f, err = strconv.ParseFloat(string(v), 64); err == nil {
-				cols = append(cols, Column{Name: name, Renamed: ren, Kind: Double, Num: f})
+				cols = append(cols, Column{Name: name, Path: p, Kind: Double, Num: f})
 			}
 		}
 		if err != nil {

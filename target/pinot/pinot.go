@@ -122,6 +122,10 @@ type store struct {
 	api *jsonapi.Client
 	tbl string // the table, quoted as an SQL identifier
 
+	user *userColumns // the user's fields (ShapeEvents); nil: freshbench's generated shape
+	kept []string     // the columns of a table Setup found there, which it kept
+	made bool         // Setup made the table
+
 	target.Topic // the via's, which the table consumes
 
 	mu    sync.Mutex
@@ -136,6 +140,7 @@ var (
 	_ target.StreamConsumer = (*store)(nil)
 	_ target.Describer      = (*store)(nil)
 	_ target.Layouter       = (*store)(nil)
+	_ target.EventShaped    = (*store)(nil)
 	_ target.Updater        = upsertStore{}
 )
 
