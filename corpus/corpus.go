@@ -198,6 +198,35 @@ func topKeys(obj []byte, fn func(key []byte) bool) error {
 	return nil
 }
 
+// Head returns the corpus's first n events (all of them when it holds
+// fewer), each the JSON object of its line, read apart from the replay,
+// which it leaves where it is.
+func (c *Corpus) Head(n int) ([][]byte, error) {
+	var r reader
+	defer r.Close()
+	var head [][]byte
+	for _, f := range c.files {
+		if len(head) == n {
+			break
+		}
+		if err := r.open(f); err != nil {
+			return nil, fmt.Errorf("corpus %s: %w", f, err)
+		}
+		for len(head) < n {
+			line, err := r.next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("corpus %s: line %d: %w", f, r.n, err)
+			}
+			head = append(head, bytes.Clone(line))
+		}
+		r.closeFile()
+	}
+	return head, nil
+}
+
 // Files lists the corpus's files in replay order.
 func (c *Corpus) Files() []string { return slices.Clone(c.files) }
 

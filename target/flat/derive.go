@@ -19,9 +19,11 @@ type Derived struct {
 // than one kind across the sample (a number in one event, a string in
 // another) is Text, and Mixed: the text of every value fits it. An event
 // the rule refuses (fields that clash, not an object) is an error naming
-// its place in the sample.
+// its place in the sample, and so are two fields of different paths that
+// make one column in different events (a_b in one, a.b in another).
 func Derive(sample [][]byte) ([]Derived, error) {
 	byName := make(map[string]*Derived)
+	first := make(map[string]int) // the event of the sample each column was first seen in
 	var cols []Column
 	for i, doc := range sample {
 		var err error
@@ -33,6 +35,10 @@ func Derive(sample [][]byte) ([]Derived, error) {
 			switch {
 			case !ok:
 				byName[c.Name] = &Derived{Name: c.Name, Kind: c.Kind, Path: c.Path}
+				first[c.Name] = i
+			case !slices.Equal(d.Path, c.Path):
+				return nil, &Error{ErrorColumnClash, fmt.Sprintf("events %d and %d of the sample: the fields %s and %s flatten to one column %s",
+					first[c.Name]+1, i+1, strings.Join(d.Path, "."), strings.Join(c.Path, "."), c.Name)}
 			case d.Kind != c.Kind:
 				d.Kind, d.Mixed = Text, true
 			}
