@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/flat"
 	"github.com/freshbench/freshbench/target/targettest"
 )
@@ -28,7 +30,7 @@ func TestUserColumns(t *testing.T) {
 	now := time.Now().UnixMicro()
 	events := []string{
 		fmt.Sprintf(`{"_id":"a1","_event_time":%d,"generator_identifier":"g","_seq":0,"user":{"name":"ann","geo":{"city":"Oslo","lat":59.9}},"tags":["x","y"],"ok":true,"n":3,"mixed":7,"a.b":1}`, now),
-		fmt.Sprintf(`{"_id":"a2","_event_time":%d,"generator_identifier":"g","_seq":1,"user":{"name":"bob \"b\"","geo":{"city":"Rome","lat":41.9}},"tags":[],"ok":false,"n":4.5,"mixed":"seven","user-agent":"ua"}`, now+1),
+		fmt.Sprintf(`{"_id":"a2","_event_time":%d,"generator_identifier":"g","_seq":1,"user":{"name":"bob \"b\"","geo":{"city":"Rome","lat":41.9}},"tags":[],"ok":false,"n":4.5,"mixed":"seven","user-agent":"ua","q\"t":"x"}`, now+1),
 	}
 	sample := make([][]byte, len(events))
 	for i, e := range events {
@@ -46,7 +48,7 @@ func TestUserColumns(t *testing.T) {
 		return n == int64(len(events)), err
 	})
 
-	cols := []string{"user_name", "user_geo_city", "user_geo_lat", "tags", "ok", "n", "mixed", "user_agent"}
+	cols := []string{"user_name", "user_geo_city", "user_geo_lat", "tags", "ok", "n", "mixed", "user_agent", "q_t"}
 	header, rows, err := s.sql(ctx, "columns of", `SELECT `+strings.Join(cols, ", ")+` FROM `+s.tbl+` WHERE generator_identifier = 'g' ORDER BY _seq LIMIT 10`)
 	if err != nil {
 		t.Fatalf("the user's columns: %v", err)
@@ -103,5 +105,36 @@ func TestUserColumns(t *testing.T) {
 	}
 	if slices.Contains(header, "a_b") {
 		t.Errorf("a top-level field with a '.' in its name is a column: %v", header)
+	}
+}
+
+// The table of freshbench's generated events is as it was without a
+// sample: no ingestion transform, the generated shape's indexes. With a
+// sample, Pinot flattens each event and a transform fills each column
+// whose flattened key is not its name, from that key, quoted.
+func TestShapedTableConfig(t *testing.T) {
+	u, _ := url.Parse("pinot://127.0.0.1:1/x?controller=127.0.0.1:2")
+	tgt, err := Open(context.Background(), u, target.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := tgt.(*store)
+	generated := s.tableConfig("b", "x")
+	if _, ok := generated["ingestionConfig"]; ok || !slices.Contains(generated["tableIndexConfig"].(map[string]any)["invertedIndexColumns"].([]string), "processBy") {
+		t.Errorf("generated shape's table %v: want no ingestion config, the shape's indexes", generated)
+	}
+	if err := s.ShapeEvents([][]byte{[]byte(`{"n":1,"user":{"geo":{"city":"Oslo"}},"user-agent":"ua","q\"t":"x"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(s.tableConfig("b", "x")["ingestionConfig"])
+	want := `{"complexTypeConfig":{"collectionNotUnnestedToJson":"ALL","delimiter":"."},"transformConfigs":[` +
+		`{"columnName":"q_t","transformFunction":"\"q\"\"t\""},` +
+		`{"columnName":"user_agent","transformFunction":"\"user-agent\""},` +
+		`{"columnName":"user_geo_city","transformFunction":"\"user.geo.city\""}]}`
+	if string(got) != want {
+		t.Errorf("ingestion config\n%s\nwant\n%s", got, want)
+	}
+	if err := s.ShapeEvents(nil); err != nil || s.user != nil || !strings.Contains(s.Layout(), "generated event shape") {
+		t.Errorf("no sample: %v, %s; want the generated shape again", err, s.Layout())
 	}
 }
