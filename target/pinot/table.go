@@ -179,7 +179,8 @@ func (s *store) Layout() string {
 	if len(u.dotted) > 0 {
 		l += "; left out, from a top-level field whose name holds a '.', which Pinot's flattening cannot read (rename the field): " + strings.Join(u.dotted, ", ")
 	}
-	return l + "; an empty array is no value (Pinot reads it as null); a field first seen after the sample is not stored; a query reads a field by its column"
+	return l + "; an empty array is no value (Pinot reads it as null); a field first seen after the sample is not stored, " +
+		"and an event whose value does not fit its column (a string in a DOUBLE column) is dropped by Pinot whole, so the audit finds it missing; a query reads a field by its column"
 }
 
 // tableConfig is the REALTIME table consuming topic on brokers.
