@@ -198,9 +198,14 @@ type Ingester struct {
 	ended       atomic.Bool
 }
 
+// sampleBytes bounds the memory a corpus's sample takes: its lines may be
+// megabytes each.
+const sampleBytes = 64 << 20
+
 // ShapeTarget tells t, when it makes its table's columns from the events
 // (target.EventShaped), a sample of the events cfg sends: the corpus's
-// first target.ShapeSample lines, or as many events of the template. The
+// first target.ShapeSample lines (fewer when they pass sampleBytes), or
+// as many events of the template. The
 // built-in shapes are freshbench's own, whose table the target knows: it
 // is told none. A sample the target refuses is the corpus's or the
 // template's to fix.
@@ -212,7 +217,7 @@ func ShapeTarget(t target.Admin, cfg Config) error {
 	var sample [][]byte
 	if cfg.Corpus != nil {
 		var err error
-		if sample, err = cfg.Corpus.Head(target.ShapeSample); err != nil {
+		if sample, err = cfg.Corpus.Head(target.ShapeSample, sampleBytes); err != nil {
 			return invalid.Wrap(invalid.Corpus, strings.Join(cfg.Corpus.Files(), ","), err)
 		}
 	} else {

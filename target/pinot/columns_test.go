@@ -106,6 +106,23 @@ func TestUserColumns(t *testing.T) {
 	if slices.Contains(header, "a_b") {
 		t.Errorf("a top-level field with a '.' in its name is a column: %v", header)
 	}
+
+	// Another run on the table, told other events, keeps it as it is, and
+	// its layout names the table's columns, not those of its events.
+	again, _ := server(t, nil)
+	again.cfg = s.cfg
+	again.ConsumeTopic(s.Source())
+	if err := again.ShapeEvents([][]byte{[]byte(`{"other":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := again.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	kept := again.Layout()
+	if !strings.Contains(kept, fmt.Sprintf("kept as it was (recreate it to make it from these events), its schema's %d columns", len(header))) ||
+		!strings.Contains(kept, "user_geo_city") || strings.Contains(kept, "other") {
+		t.Errorf("layout of the table kept: %q; want its %d columns", kept, len(header))
+	}
 }
 
 // The table of freshbench's generated events is as it was without a

@@ -147,7 +147,7 @@ func (s *store) schema() map[string]any {
 // fields, or of freshbench's own event shape, or one that was there.
 func (s *store) Layout() string {
 	if s.kept != nil {
-		return fmt.Sprintf("table %s: kept as it was (give --recreate to make it from these events), its schema's %d columns (%s); a field of the events that the schema does not name is not stored",
+		return fmt.Sprintf("table %s: kept as it was (recreate it to make it from these events), its schema's %d columns (%s); a field of the events that the schema does not name is not stored",
 			s.cfg.table, len(s.kept), strings.Join(s.kept, ", "))
 	}
 	var own []string
