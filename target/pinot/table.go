@@ -27,7 +27,7 @@ type field struct {
 
 var multi = new(bool) // false: a multi-valued column
 
-// ownFields are freshbench's columns in every schema: the stamped fields
+// ownDims and ownTimes are freshbench's columns in every schema: the stamped fields
 // (_revision and _update_time 0 in an insert) and _event_time, the time
 // column.
 var (
