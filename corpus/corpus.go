@@ -198,6 +198,41 @@ func topKeys(obj []byte, fn func(key []byte) bool) error {
 	return nil
 }
 
+// Head returns the corpus's first n events (all of them when it holds
+// fewer), each the JSON object of its line, read apart from the replay,
+// which it leaves where it is. It stops early, past the first line, at
+// the line that would take the head over max bytes: lines may be
+// megabytes long.
+func (c *Corpus) Head(n int, max int64) ([][]byte, error) {
+	var r reader
+	defer r.Close()
+	var head [][]byte
+	var size int64
+	for _, f := range c.files {
+		if len(head) == n || size > max {
+			break
+		}
+		if err := r.open(f); err != nil {
+			return nil, fmt.Errorf("corpus %s: %w", f, err)
+		}
+		for len(head) < n {
+			line, err := r.next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("corpus %s: line %d: %w", f, r.n, err)
+			}
+			if size += int64(len(line)); size > max && len(head) > 0 {
+				break
+			}
+			head = append(head, bytes.Clone(line))
+		}
+		r.closeFile()
+	}
+	return head, nil
+}
+
 // Files lists the corpus's files in replay order.
 func (c *Corpus) Files() []string { return slices.Clone(c.files) }
 

@@ -321,3 +321,42 @@ func TestLoopReusesReaders(t *testing.T) {
 		t.Fatalf("%d KiB allocated a pass over 4 small files, want the readers kept (a read buffer is %d KiB)", per>>10, readBuffer>>10)
 	}
 }
+
+// Head reads the first events across the files, each whole, apart from
+// the replay: the replay then starts at the first line still; a head
+// longer than the corpus is the whole corpus; a head is cut at the line
+// that takes it over its bytes, but holds one line at least.
+func TestHead(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "a.jsonl.gz", "{\"n\":1}\n\n{\"n\":2}\n")
+	write(t, dir, "b.jsonl", "{\"n\":3}\n{\"n\":4}\n")
+	c, err := Open([]string{dir}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if b, ok := c.AppendNext(nil); !ok || string(b) != `"n":1` {
+		t.Fatalf("first line %q, %v", b, ok)
+	}
+	for n, want := range map[int]string{0: "[]", 1: `[{"n":1}]`, 3: `[{"n":1} {"n":2} {"n":3}]`, 9: `[{"n":1} {"n":2} {"n":3} {"n":4}]`} {
+		head, err := c.Head(n, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprintf("%s", head); got != want {
+			t.Errorf("head %d: %s, want %s", n, got, want)
+		}
+	}
+	for max, want := range map[int64]string{1: `[{"n":1}]`, 14: `[{"n":1} {"n":2}]`, 15: `[{"n":1} {"n":2}]`, 21: `[{"n":1} {"n":2} {"n":3}]`} {
+		head, err := c.Head(9, max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprintf("%s", head); got != want {
+			t.Errorf("head of at most %d bytes: %s, want %s", max, got, want)
+		}
+	}
+	if got, want := drain(t, c), []string{`"n":2`, `"n":3`, `"n":4`}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the replay after the heads: %q, want %q", got, want)
+	}
+}

@@ -198,6 +198,47 @@ type Ingester struct {
 	ended       atomic.Bool
 }
 
+// sampleBytes bounds the memory a corpus's sample takes: its lines may be
+// megabytes each.
+const sampleBytes = 64 << 20
+
+// ShapeTarget tells t, when it makes its table's columns from the events
+// (target.EventShaped), a sample of the events cfg sends: the corpus's
+// first target.ShapeSample lines (fewer when they pass sampleBytes), or
+// as many events of the template. The
+// built-in shapes are freshbench's own, whose table the target knows: it
+// is told none. A sample the target refuses is the corpus's or the
+// template's to fix.
+func ShapeTarget(t target.Admin, cfg Config) error {
+	sh, ok := t.(target.EventShaped)
+	if !ok || cfg.builtIn() {
+		return nil
+	}
+	var sample [][]byte
+	if cfg.Corpus != nil {
+		var err error
+		if sample, err = cfg.Corpus.Head(target.ShapeSample, sampleBytes); err != nil {
+			return invalid.Wrap(invalid.Corpus, strings.Join(cfg.Corpus.Files(), ","), err)
+		}
+	} else {
+		g, err := docgen.New(docgen.Config{Template: cfg.Template, Seed: cfg.Seed})
+		if err != nil {
+			return err
+		}
+		for range target.ShapeSample {
+			d, _ := g.Next(nil, 0)
+			sample = append(sample, d.JSON)
+		}
+	}
+	if err := sh.ShapeEvents(sample); err != nil {
+		if cfg.Corpus != nil {
+			return invalid.Wrap(invalid.Corpus, strings.Join(cfg.Corpus.Files(), ","), err)
+		}
+		return invalid.Wrap(invalid.Template, cfg.Template.Name(), err)
+	}
+	return nil
+}
+
 // New prepares an ingester; probes, ledger and obs may be nil.
 func New(cfg Config, w target.Writer, probes Probes, ledger Ledger, obs stats.Observer) (*Ingester, error) {
 	if err := cfg.Validate(); err != nil {

@@ -385,6 +385,18 @@ type Layouter interface {
 	Layout() string
 }
 
+// EventShaped is implemented by a target that makes its table's columns
+// from the events it will be sent (Pinot): ShapeEvents tells it, before
+// its Setup, a sample of them, each a JSON object, at most ShapeSample.
+// A target told none (freshbench's generated shapes) makes the table of
+// its own event shape. An error says the table cannot hold the events.
+type EventShaped interface {
+	ShapeEvents(sample [][]byte) error
+}
+
+// ShapeSample is the most events an EventShaped target is told.
+const ShapeSample = 1000
+
 // Piped is implemented by a target whose writes pass through an
 // intermediary before the database (a Kafka topic and its sink): Via
 // names it (credentials removed) and its effective settings, for the

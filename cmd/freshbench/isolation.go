@@ -64,6 +64,7 @@ func isolationCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
+	tf.events = &cfg.Ingest
 	tgt, raw, err := tf.open(ctx)
 	if err != nil {
 		return err

@@ -82,6 +82,7 @@ func peakCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		return err
 	}
 	pc.Run.ReadEndpoints = reads
+	f.target.events = &pc.Run.Ingest
 	sess, err := openSession(ctx, "peak", f.target, reads, f.metrics, nil, o, stderr)
 	if err != nil {
 		return err

@@ -160,6 +160,9 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		}
 	}
 	tf.check = func(t target.Target) error { return query.CheckOwnTexts(t.Name(), qr.Queries) }
+	if qr.Ingest != nil {
+		tf.events = &qr.Ingest.Ingest
+	}
 	tgt, raw, err := tf.open(ctx)
 	if err != nil {
 		return err

@@ -57,6 +57,9 @@ type targetFlags struct {
 	// target before its setup, so that a refused run makes nothing (a
 	// table; on Druid a supervisor that would read on).
 	check func(target.Target) error
+	// events, when set, are the events the command sends: a target that
+	// makes its table from them is told a sample before its setup.
+	events *ingest.Config
 }
 
 func addTargetFlags(fs *flag.FlagSet) *targetFlags {
@@ -113,6 +116,12 @@ func (f *targetFlags) open(ctx context.Context) (target.Target, string, error) {
 	}
 	if f.check != nil {
 		if err := f.check(tgt); err != nil {
+			tgt.Close()
+			return nil, "", err
+		}
+	}
+	if f.events != nil {
+		if err := ingest.ShapeTarget(tgt, *f.events); err != nil {
 			tgt.Close()
 			return nil, "", err
 		}
@@ -318,6 +327,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	if err != nil {
 		return err
 	}
+	tf.events = &cfg.Ingest
 	sess, err := openSession(ctx, "run", tf, reads, metricsFlags, cfg.Experiment, o, stderr)
 	if err != nil {
 		return err

@@ -11,8 +11,9 @@ import (
 	"github.com/freshbench/freshbench/target/targettest"
 )
 
-// A user's event of another shape keeps only the fields the schema
-// names, as the layout says: the columns Pinot answers with are the
+// Told no sample (freshbench's generated events), the schema is the
+// generated shape's: an event of another shape keeps only the fields the
+// schema names, as the layout says: the columns Pinot answers with are the
 // layout's, the user's nested field is not among them, and a field the
 // schema shares is stored.
 func TestLayoutOfAnotherShape(t *testing.T) {

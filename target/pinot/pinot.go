@@ -12,10 +12,12 @@
 // the settings are declared, with their defaults and meanings, by knobs,
 // and the URL's query parameters may give any of them.
 //
-// The table, made by Setup from freshbench's event shape: _event_time
-// (microseconds) is the time column; _id, generator_identifier and the
-// event's other fields are columns of the schema (emails, tags and
-// ratings multi-valued, address and friends JSON); a field the schema
+// The table, made by Setup: _event_time (microseconds) is the time
+// column; _id, generator_identifier, _seq, _revision and _update_time are
+// columns, and beside them either the fields of freshbench's generated
+// event shape (emails, tags and ratings multi-valued, address and friends
+// JSON) or, told a sample of the user's events (ShapeEvents), their
+// fields flattened by the flat rule (target/flat); a field the schema
 // does not name is not stored. An append-only table keeps every record
 // it consumes, so an event ingested twice shows as a duplicate. With
 // upsert=true the table is an upsert table instead (primary key _id,
@@ -122,6 +124,10 @@ type store struct {
 	api *jsonapi.Client
 	tbl string // the table, quoted as an SQL identifier
 
+	user *userColumns // the user's fields (ShapeEvents); nil: freshbench's generated shape
+	kept []string     // the columns of a table Setup found there, which it kept
+	made bool         // Setup made the table
+
 	target.Topic // the via's, which the table consumes
 
 	mu    sync.Mutex
@@ -136,6 +142,7 @@ var (
 	_ target.StreamConsumer = (*store)(nil)
 	_ target.Describer      = (*store)(nil)
 	_ target.Layouter       = (*store)(nil)
+	_ target.EventShaped    = (*store)(nil)
 	_ target.Updater        = upsertStore{}
 )
 

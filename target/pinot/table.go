@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/target/flat"
 )
 
 // field is one column of the schema.
@@ -25,60 +27,160 @@ type field struct {
 
 var multi = new(bool) // false: a multi-valued column
 
-// schema is the table's schema: freshbench's event shape (the fields of
-// every generated event, the update fields _revision and _update_time
-// 0 in an insert).
-func (s *store) schema() map[string]any {
-	dims := []field{
+// ownDims and ownTimes are freshbench's columns in every schema: the stamped fields
+// (_revision and _update_time 0 in an insert) and _event_time, the time
+// column.
+var (
+	ownDims = []field{
 		{Name: "_id", DataType: "STRING"},
 		{Name: "generator_identifier", DataType: "STRING"},
 		{Name: "_seq", DataType: "LONG"},
 		{Name: "_revision", DataType: "LONG", DefaultNullValue: 0},
-		{Name: "guid", DataType: "STRING"},
-		{Name: "isActive", DataType: "BOOLEAN"},
-		{Name: "balance", DataType: "LONG"},
-		{Name: "picture", DataType: "STRING"},
-		{Name: "age", DataType: "INT"},
-		{Name: "eyeColor", DataType: "STRING"},
-		{Name: "name", DataType: "STRING"},
-		{Name: "gender", DataType: "STRING"},
-		{Name: "company", DataType: "STRING"},
-		{Name: "email", DataType: "STRING"},
-		{Name: "emails", DataType: "STRING", SingleValueField: multi},
-		{Name: "phone", DataType: "STRING"},
-		{Name: "processBy", DataType: "STRING"},
-		{Name: "address", DataType: "JSON"},
-		{Name: "about", DataType: "STRING"},
-		{Name: "registered", DataType: "STRING"},
-		{Name: "tags", DataType: "STRING", SingleValueField: multi},
-		{Name: "ratings", DataType: "INT", SingleValueField: multi},
-		{Name: "friends", DataType: "JSON"},
-		{Name: "favoriteFruit", DataType: "STRING"},
-		{Name: "score", DataType: "DOUBLE"},
-		{Name: "greeting", DataType: "STRING"},
 	}
-	times := []field{
+	ownTimes = []field{
 		{Name: "_event_time", DataType: "LONG", Format: "1:MICROSECONDS:EPOCH", Granularity: "1:MICROSECONDS"},
 		{Name: "_update_time", DataType: "LONG", Format: "1:MICROSECONDS:EPOCH", Granularity: "1:MICROSECONDS", DefaultNullValue: 0},
 	}
-	sc := map[string]any{"schemaName": s.cfg.table, "dimensionFieldSpecs": dims, "dateTimeFieldSpecs": times}
+)
+
+// generatedDims are the fields of freshbench's generated event shape.
+var generatedDims = []field{
+	{Name: "guid", DataType: "STRING"},
+	{Name: "isActive", DataType: "BOOLEAN"},
+	{Name: "balance", DataType: "LONG"},
+	{Name: "picture", DataType: "STRING"},
+	{Name: "age", DataType: "INT"},
+	{Name: "eyeColor", DataType: "STRING"},
+	{Name: "name", DataType: "STRING"},
+	{Name: "gender", DataType: "STRING"},
+	{Name: "company", DataType: "STRING"},
+	{Name: "email", DataType: "STRING"},
+	{Name: "emails", DataType: "STRING", SingleValueField: multi},
+	{Name: "phone", DataType: "STRING"},
+	{Name: "processBy", DataType: "STRING"},
+	{Name: "address", DataType: "JSON"},
+	{Name: "about", DataType: "STRING"},
+	{Name: "registered", DataType: "STRING"},
+	{Name: "tags", DataType: "STRING", SingleValueField: multi},
+	{Name: "ratings", DataType: "INT", SingleValueField: multi},
+	{Name: "friends", DataType: "JSON"},
+	{Name: "favoriteFruit", DataType: "STRING"},
+	{Name: "score", DataType: "DOUBLE"},
+	{Name: "greeting", DataType: "STRING"},
+}
+
+// pinotType is the column type of a kind of the flat rule.
+var pinotType = map[flat.Kind]string{flat.Text: "STRING", flat.Double: "DOUBLE", flat.Boolean: "BOOLEAN"}
+
+// userColumns is the table made from a sample of the user's events
+// (ShapeEvents): the columns of the fields the sample holds, by the flat
+// rule, and those left out.
+type userColumns struct {
+	sampled int
+	columns []flat.Derived // stored
+	dotted  []string       // left out: see ShapeEvents
+}
+
+// ShapeEvents makes the schema from the sample's fields, by the flat
+// rule. Pinot flattens each event on ingestion (complexTypeConfig: a
+// nested field's key is its path joined with '.', an array the STRING of
+// its JSON) and a transform names each column as the rule does
+// (user.geo.city: user_geo_city). A field whose types differ across the
+// sample is a STRING. A top-level field whose name holds a '.' is left
+// out: Pinot reads a flattened key up to its first '.' from the event, so
+// it would find no such field. An event of the sample whose fields
+// flatten onto one column, or onto one of freshbench's, refuses the
+// events.
+func (s *store) ShapeEvents(sample [][]byte) error {
+	if len(sample) == 0 {
+		s.user = nil
+		return nil
+	}
+	derived, err := flat.Derive(sample)
+	if err != nil {
+		return fmt.Errorf("pinot table %s: %w; rename the field", s.cfg.table, err)
+	}
+	u := &userColumns{sampled: len(sample)}
+	for _, d := range derived {
+		if strings.Contains(d.Path[0], ".") {
+			u.dotted = append(u.dotted, d.Name)
+			continue
+		}
+		u.columns = append(u.columns, d)
+	}
+	s.user = u
+	return nil
+}
+
+// transforms name the flattened fields as the rule does: each column
+// whose field Pinot's flattening keys otherwise is filled from that key.
+func (u *userColumns) transforms() []map[string]string {
+	var ts []map[string]string
+	for _, c := range u.columns {
+		if key := strings.Join(c.Path, "."); key != c.Name {
+			// A quoted identifier: the key as it is.
+			ts = append(ts, map[string]string{"columnName": c.Name, "transformFunction": `"` + strings.ReplaceAll(key, `"`, `""`) + `"`})
+		}
+	}
+	return ts
+}
+
+// schema is the table's schema: freshbench's columns and the user's, or
+// with no sample those of freshbench's generated event shape.
+func (s *store) schema() map[string]any {
+	dims := slices.Clone(ownDims)
+	if s.user == nil {
+		dims = append(dims, generatedDims...)
+	} else {
+		for _, c := range s.user.columns {
+			dims = append(dims, field{Name: c.Name, DataType: pinotType[c.Kind]})
+		}
+	}
+	sc := map[string]any{"schemaName": s.cfg.table, "dimensionFieldSpecs": dims, "dateTimeFieldSpecs": ownTimes}
 	if s.cfg.upsert {
 		sc["primaryKeyColumns"] = []string{"_id"}
 	}
 	return sc
 }
 
-// Layout says what Setup made for the events: a schema of freshbench's
-// own event shape, whatever the events sent are.
+// Layout says what Setup made for the events: a table of the user's
+// fields, or of freshbench's own event shape, or one that was there.
 func (s *store) Layout() string {
-	sc := s.schema()
-	var cols []string
-	for _, f := range append(sc["dimensionFieldSpecs"].([]field), sc["dateTimeFieldSpecs"].([]field)...) {
-		cols = append(cols, f.Name)
+	if s.kept != nil {
+		return fmt.Sprintf("table %s: kept as it was (recreate it to make it from these events), its schema's %d columns (%s); a field of the events that the schema does not name is not stored",
+			s.cfg.table, len(s.kept), strings.Join(s.kept, ", "))
 	}
-	return fmt.Sprintf("table %s: the schema is freshbench's generated event shape, %d columns (%s); "+
-		"a field of the events that the schema does not name is not stored, so a corpus or template of another shape keeps only the fields it shares with it",
-		s.cfg.table, len(cols), strings.Join(cols, ", "))
+	var own []string
+	for _, f := range append(slices.Clone(ownDims), ownTimes...) {
+		own = append(own, f.Name)
+	}
+	if s.user == nil {
+		var cols []string
+		for _, f := range generatedDims {
+			cols = append(cols, f.Name)
+		}
+		return fmt.Sprintf("table %s: the schema is freshbench's generated event shape, %d columns (%s, %s); "+
+			"a field of the events that the schema does not name is not stored",
+			s.cfg.table, len(own)+len(cols), strings.Join(own, ", "), strings.Join(cols, ", "))
+	}
+	u := s.user
+	var cols, mixed []string
+	for _, c := range u.columns {
+		cols = append(cols, c.Name+" "+pinotType[c.Kind])
+		if c.Mixed {
+			mixed = append(mixed, c.Name)
+		}
+	}
+	l := fmt.Sprintf("table %s: columns from the fields of the first %d events, flattened by Pinot on ingestion by the flat rule (%s), %d columns: freshbench's %s; the events' %s",
+		s.cfg.table, u.sampled, flat.Rule("STRING"), len(own)+len(cols), strings.Join(own, ", "), strings.Join(cols, ", "))
+	if len(mixed) > 0 {
+		l += "; of more than one type in the sample, so a STRING of each value's text: " + strings.Join(mixed, ", ")
+	}
+	if len(u.dotted) > 0 {
+		l += "; left out, from a top-level field whose name holds a '.', which Pinot's flattening cannot read (rename the field): " + strings.Join(u.dotted, ", ")
+	}
+	return l + "; an empty array is no value (Pinot reads it as null); a field first seen after the sample is not stored, " +
+		"and an event whose value does not fit its column (a string in a DOUBLE column) is dropped by Pinot whole, so the audit finds it missing; a query reads a field by its column"
 }
 
 // tableConfig is the REALTIME table consuming topic on brokers.
@@ -96,11 +198,7 @@ func (s *store) tableConfig(brokers, topic string) map[string]any {
 		"metadata": map[string]any{},
 		"tableIndexConfig": map[string]any{
 			"loadMode":             "MMAP",
-			"invertedIndexColumns": []string{"generator_identifier", "_id", "processBy", "company", "emails"},
-			// Long text and JSON, unique to each event, stored raw: a
-			// dictionary of them would only slow the segment's build
-			// (while which the server consumes nothing).
-			"noDictionaryColumns": []string{"guid", "about", "greeting", "address", "friends"},
+			"invertedIndexColumns": []string{"generator_identifier", "_id"},
 			"streamConfigs": map[string]string{
 				"streamType":                               "kafka",
 				"stream.kafka.consumer.type":               "lowlevel",
@@ -118,6 +216,22 @@ func (s *store) tableConfig(brokers, topic string) map[string]any {
 				"realtime.segment.flush.threshold.time": set["flush_time"].(time.Duration).String(),
 			},
 		},
+	}
+	index := t["tableIndexConfig"].(map[string]any)
+	if s.user == nil {
+		index["invertedIndexColumns"] = []string{"generator_identifier", "_id", "processBy", "company", "emails"}
+		// Long text and JSON, unique to each event, stored raw: a
+		// dictionary of them would only slow the segment's build (while
+		// which the server consumes nothing).
+		index["noDictionaryColumns"] = []string{"guid", "about", "greeting", "address", "friends"}
+	} else {
+		// The flat rule's flattening, by Pinot: every array kept whole as
+		// its JSON; the columns named by the transforms.
+		ing := map[string]any{"complexTypeConfig": map[string]any{"delimiter": ".", "collectionNotUnnestedToJson": "ALL"}}
+		if ts := s.user.transforms(); len(ts) > 0 {
+			ing["transformConfigs"] = ts
+		}
+		t["ingestionConfig"] = ing
 	}
 	if s.cfg.upsert {
 		// Pinot keeps the upsert metadata per partition on the server
@@ -185,15 +299,43 @@ func (s *store) Setup(ctx context.Context) error {
 		return fmt.Errorf("%w: pinot table %s consumes topic %s (upsert %v), not %s (upsert %v): recreate it, or give another table",
 			target.ErrBadSetting, s.cfg.table, have, up, topic, s.cfg.upsert)
 	}
-	if !ok {
+	switch {
+	case !ok:
 		if err := s.api.Call(ctx, "setup of", http.MethodPost, s.cfg.controller+"/schemas?override=true", s.schema(), nil); err != nil {
 			return err
 		}
 		if err := s.api.Call(ctx, "setup of", http.MethodPost, s.cfg.controller+"/tables", s.tableConfig(brokers, topic), nil); err != nil {
 			return err
 		}
+		s.made = true
+	case !s.made:
+		// The layout names the columns of the table kept, not those
+		// these events would have made.
+		if s.kept, err = s.schemaColumns(ctx); err != nil {
+			return err
+		}
 	}
 	return s.waitConsuming(ctx)
+}
+
+// schemaColumns names the columns of the table's schema.
+func (s *store) schemaColumns(ctx context.Context) ([]string, error) {
+	type spec struct {
+		Name string `json:"name"`
+	}
+	var sc struct {
+		Dims    []spec `json:"dimensionFieldSpecs"`
+		Metrics []spec `json:"metricFieldSpecs"`
+		Times   []spec `json:"dateTimeFieldSpecs"`
+	}
+	if err := s.api.Call(ctx, "schema of", http.MethodGet, s.schemaURL(), nil, &sc); err != nil {
+		return nil, err
+	}
+	var cols []string
+	for _, f := range slices.Concat(sc.Dims, sc.Metrics, sc.Times) {
+		cols = append(cols, f.Name)
+	}
+	return cols, nil
 }
 
 // waitConsuming waits until the server says it consumes every partition

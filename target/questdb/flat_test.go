@@ -10,65 +10,8 @@ import (
 
 	"github.com/freshbench/freshbench/docgen"
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/target/flat"
 )
-
-// The flat rule: a nested field's path joined with _, characters a column
-// name may not hold replaced, an array kept as its JSON, null left out,
-// freshbench's stamped fields left to its own columns.
-func TestFlatten(t *testing.T) {
-	doc := `{"_id":"x","_event_time":1,"generator_identifier":"g","_seq":3,
-		"user":{"name":"ann","geo":{"city":"Oslo","lat":59.9}},
-		"tags":["a", {"b": [1, 2]}],
-		"ok":true,"gone":null,"user-agent":"ua","n":12,"empty":{}}`
-	cols, err := flatten([]byte(doc), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, c := range cols {
-		switch c.kind {
-		case flatVarchar:
-			got = append(got, fmt.Sprintf("%s VARCHAR %s", c.name, c.str))
-		case flatDouble:
-			got = append(got, fmt.Sprintf("%s DOUBLE %g", c.name, c.num))
-		case flatBoolean:
-			got = append(got, fmt.Sprintf("%s BOOLEAN %v", c.name, c.bool))
-		}
-	}
-	want := []string{
-		"n DOUBLE 12",
-		"ok BOOLEAN true",
-		`tags VARCHAR ["a",{"b":[1,2]}]`,
-		"user_geo_city VARCHAR Oslo",
-		"user_geo_lat DOUBLE 59.9",
-		"user_name VARCHAR ann",
-		"user_agent VARCHAR ua",
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("flattened:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-}
-
-// An event the rule cannot write is refused, never sent, with a kind
-// that says why: fields that flatten onto one column (QuestDB's names
-// ignore case) or onto one of freshbench's, or not an object.
-func TestFlattenRefused(t *testing.T) {
-	for doc, kind := range map[string]string{
-		`{"a_b":1,"a":{"b":2}}`:                 errorColumnClash,
-		`{"A":1,"a":2}`:                         errorColumnClash,
-		`{"_event":{"time":5}}`:                 errorColumnClash,
-		`{"user.name":"x","user":{"name":"y"}}`: errorColumnClash,
-		`[1,2]`:                                 errorNotObject,
-		`"text"`:                                errorNotObject,
-		`{"big":1e400}`:                         errorBadValue,
-	} {
-		_, err := flatten([]byte(doc), nil)
-		var fe *flatError
-		if !errors.As(err, &fe) || fe.kind != kind {
-			t.Errorf("flatten %s: %v, want kind %s", doc, err, kind)
-		}
-	}
-}
 
 // Into a real QuestDB with columns=flat, events from a nested template
 // are stored as columns by the rule: a flattened value reads back with
@@ -109,21 +52,21 @@ func TestFlatColumnsServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Acknowledged != n-1 || res.Failed != 1 || len(res.FailedSeqs) != 1 || res.FailedSeqs[0] != 7 || res.ErrorKinds[errorColumnClash] != 1 {
-		t.Fatalf("write: %+v; want %d acknowledged and _seq 7 failed as %s", res, n-1, errorColumnClash)
+	if res.Acknowledged != n-1 || res.Failed != 1 || len(res.FailedSeqs) != 1 || res.FailedSeqs[0] != 7 || res.ErrorKinds[flat.ErrorColumnClash] != 1 {
+		t.Fatalf("write: %+v; want %d acknowledged and _seq 7 failed as %s", res, n-1, flat.ErrorColumnClash)
 	}
 	waitCount(t, s, gen, n-1, 30*time.Second)
 
 	// The value each event had, read back from its column.
 	for _, i := range []int{0, n - 1} {
 		d := b.Docs[i]
-		cols, err := flatten(d.JSON, nil)
+		cols, err := flat.Flatten(d.JSON, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := map[string]flatColumn{}
+		want := map[string]flat.Column{}
 		for _, c := range cols {
-			want[c.name] = c
+			want[c.Name] = c
 		}
 		var city, tags string
 		var zip float64
@@ -132,7 +75,7 @@ func TestFlatColumnsServer(t *testing.T) {
 		if err != nil {
 			t.Fatalf("read back %s: %v", d.JSON, err)
 		}
-		if city != want["user_geo_city"].str || zip != want["user_geo_zip"].num || tags != want["tags"].str || ok != want["ok"].bool {
+		if city != want["user_geo_city"].Str || zip != want["user_geo_zip"].Num || tags != want["tags"].Str || ok != want["ok"].Bool {
 			t.Errorf("event %s reads back city %q zip %g tags %s ok %v", d.JSON, city, zip, tags, ok)
 		}
 		if !strings.HasPrefix(tags, "[") {
@@ -189,33 +132,5 @@ func TestFlatColumnsServer(t *testing.T) {
 	}
 	if err := s.SetupQueries(ctx); !errors.Is(err, target.ErrBadSetting) || !strings.Contains(err.Error(), "columns=doc") {
 		t.Errorf("setup queries with columns=flat: %v, want a bad setting that names columns=doc", err)
-	}
-}
-
-// BenchmarkFlatten: the cost columns=flat adds to each event, for the
-// shipped RockBench template's events (nested address, arrays).
-func BenchmarkFlatten(b *testing.B) {
-	tm, err := docgen.ShippedTemplate("rockbench")
-	if err != nil {
-		b.Fatal(err)
-	}
-	g, err := docgen.New(docgen.Config{Template: tm, Seed: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	const n = 256
-	docs := make([][]byte, n)
-	var size int
-	for i := range docs {
-		d, _ := g.Next(nil, int64(i))
-		docs[i] = d.JSON
-		size += len(d.JSON)
-	}
-	b.SetBytes(int64(size / n))
-	var cols []flatColumn
-	for i := 0; b.Loop(); i++ {
-		if cols, err = flatten(docs[i%n], cols[:0]); err != nil {
-			b.Fatal(err)
-		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	qdb "github.com/questdb/go-questdb-client/v4"
 
 	"github.com/freshbench/freshbench/target"
+	"github.com/freshbench/freshbench/target/flat"
 )
 
 // maxRejections bounds the requests one batch may take when QuestDB keeps
@@ -111,7 +112,7 @@ func (s *store) send(ctx context.Context, b target.Batch, rows []int, res *targe
 		return nil, err
 	}
 	sent := make([]int, 0, len(rows))
-	var cols []flatColumn
+	var cols []flat.Column
 	for _, i := range rows {
 		d := &b.Docs[i]
 		if d.Revision > 0 && !s.cfg.wal {
@@ -125,8 +126,8 @@ func (s *store) send(ctx context.Context, b target.Batch, rows []int, res *targe
 		if s.cfg.flat {
 			// Before the line is begun: a refused event leaves no half line.
 			var err error
-			if cols, err = flatten(d.JSON, cols[:0]); err != nil {
-				failItems(res, b, []int{i}, err.(*flatError).kind)
+			if cols, err = flat.Flatten(d.JSON, cols[:0]); err != nil {
+				failItems(res, b, []int{i}, err.(*flat.Error).Kind)
 				continue
 			}
 		}
@@ -170,15 +171,15 @@ func (s *store) send(ctx context.Context, b target.Batch, rows []int, res *targe
 }
 
 // flatRow adds an event's flattened columns to its line.
-func flatRow(row qdb.LineSender, cols []flatColumn) qdb.LineSender {
+func flatRow(row qdb.LineSender, cols []flat.Column) qdb.LineSender {
 	for _, c := range cols {
-		switch c.kind {
-		case flatVarchar:
-			row = row.StringColumn(c.name, c.str)
-		case flatDouble:
-			row = row.Float64Column(c.name, c.num)
-		case flatBoolean:
-			row = row.BoolColumn(c.name, c.bool)
+		switch c.Kind {
+		case flat.Text:
+			row = row.StringColumn(c.Name, c.Str)
+		case flat.Double:
+			row = row.Float64Column(c.Name, c.Num)
+		case flat.Boolean:
+			row = row.BoolColumn(c.Name, c.Bool)
 		}
 	}
 	return row
