@@ -216,5 +216,6 @@ func readError(status int, body []byte) error {
 func (s *store) Layout() string {
 	return "datasource " + s.cfg.datasource + ": __time from _event_time (cut to milliseconds); _id and generator_identifier VARCHAR, _seq and _event_time BIGINT; " +
 		"every other top-level field a column typed by Druid's schema discovery from its values (a string VARCHAR, a whole number BIGINT, a fraction DOUBLE, an array ARRAY), " +
-		"a nested object not flattened but one COMPLEX<json> column whose fields a query reads with JSON_VALUE(col, '$.a.b')"
+		"a nested object not flattened but one COMPLEX<json> column whose fields a query reads with JSON_VALUE(col, '$.a.b'); " +
+		"SQL knows a new column once the broker refreshes its schema (druid.sql.planner.metadataRefreshPeriod), which may be after its first event is visible"
 }
