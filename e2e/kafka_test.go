@@ -431,7 +431,7 @@ func TestViaKafkaConnectQuestDBRedelivered(t *testing.T) {
 func TestViaKafkaConnectPaused(t *testing.T) {
 	p := newSinkPipeline(t, postgresSink, "pause")
 	const rate = 500
-	cfg := pipelineConfig(rate, 20*time.Second)
+	cfg := pipelineConfig(rate, 30*time.Second)
 	type answer struct {
 		res *results.Result
 		err error
@@ -467,35 +467,27 @@ func TestViaKafkaConnectPaused(t *testing.T) {
 		t.Errorf("consumer lag: %d before the pause, at most %d during it; want it to grow past %d", before, most, 3*rate)
 	}
 	// The lag spike: some interval's freshness lag reaches 4 s (the pause
-	// less the poll and commit resolution), and the last seconds of the
-	// run are back under half of it, as in the Druid and Pinot tests (a
-	// fixed 2 s failed with a CPU hog per core: 5,113 ms, then 2,379 ms
+	// less the poll and commit resolution), and it comes back below half
+	// of it by the end, held as in the Druid and Pinot tests (checkRecovered;
+	// a fixed 2 s failed with a CPU hog per core: 5,113 ms, then 2,379 ms
 	// 8 s after the resume, the sink still catching up).
-	var spike float64
-	for _, pt := range res.Series {
-		spike = max(spike, pt.FreshnessLagMs)
+	largest, tail, backlog := spike(res)
+	if largest < 4000 {
+		t.Errorf("freshness lag: largest %.0f ms; want a spike of 4 s or more, the pause", largest)
 	}
-	var tail float64
-	n := len(res.Series)
-	for _, pt := range res.Series[max(n-3, 0):] {
-		tail = max(tail, pt.FreshnessLagMs)
+	checkRecovered(t, res)
+	// The run's own samples of the consumer lag (about one a second) show
+	// the same spike, and its fall: the last three seconds' below half of
+	// it.
+	var backlogTail int64
+	for _, pt := range res.Series[max(len(res.Series)-3, 0):] {
+		backlogTail = max(backlogTail, pt.Backlog)
 	}
-	if spike < 4000 || tail >= spike/2 {
-		t.Errorf("freshness lag: largest %.0f ms, last three seconds %.0f ms; want a spike of 4 s or more that recovers below half of it", spike, tail)
+	if backlog < 3*rate || backlogTail >= backlog/2 {
+		t.Errorf("series backlog: largest %d, last three seconds %d; want a spike past %d that falls below half of it", backlog, backlogTail, 3*rate)
 	}
-	// The run's own samples of the consumer lag show the same spike.
-	var backlog, backlogTail int64
-	for i, pt := range res.Series {
-		backlog = max(backlog, pt.Backlog)
-		if i >= n-3 {
-			backlogTail = max(backlogTail, pt.Backlog)
-		}
-	}
-	if backlog < 3*rate || backlogTail > 2*rate {
-		t.Errorf("series backlog: largest %d, last three seconds %d; want a spike past %d that recovers under %d", backlog, backlogTail, 3*rate, 2*rate)
-	}
-	t.Logf("consumer lag %d before the pause, %d at most during it (series: %d, last seconds %d); freshness lag spike %.0f ms, last seconds %.0f ms",
-		before, most, backlog, backlogTail, spike, tail)
+	t.Logf("consumer lag %d before the pause, %d at most during it (series: %d, last three seconds %d); freshness lag spike %.0f ms, last interval's floor %.0f ms",
+		before, most, backlog, backlogTail, largest, tail)
 }
 
 // A sink that drops records is counted exactly: a BEFORE INSERT trigger
