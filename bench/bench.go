@@ -338,7 +338,8 @@ func (r *run) ingest(ctx context.Context, res *results.Result) *ingest.Accountin
 	account := make(chan *results.Account, 1)
 	go func() { account <- serverAccount(ctx, sched, r.tgt, r.tl.MeasuredFrom(), r.tl.End()) }()
 	acctCh := make(chan *ingest.Accounting, 1)
-	cpuBefore, cpuOK := processCPU()
+	var cpu cpuSince
+	cpu.start()
 	r.obs.TargetRate(targetRate(r.cfg.Ingest, 0))
 	go func() { acctCh <- r.in.Run(sched, r.tl, r.series) }()
 	acct := watch(r.tl, r.cfg, r.series, r.eps[0].fresh, r.obs, acctCh, endSchedule)
@@ -348,10 +349,7 @@ func (r *run) ingest(ctx context.Context, res *results.Result) *ingest.Accountin
 		endSchedule()
 	}
 	r.obs.TargetRate(0)
-	if cpuAfter, ok := processCPU(); ok && cpuOK {
-		res.DriverCPU = &results.DriverCPU{Seconds: (cpuAfter - cpuBefore).Seconds(), WallS: time.Since(r.tl.Start()).Seconds()}
-		res.DriverCPU.CorePercent = 100 * res.DriverCPU.Seconds / res.DriverCPU.WallS
-	}
+	res.DriverCPU = cpu.since()
 	queried.Wait()
 	res.ServerAccount = <-account
 	return acct

@@ -313,39 +313,49 @@ type looker struct {
 	cpu     cpuSince // the driver's, from the first call of until
 }
 
-// cpuSince measures this process's CPU from its start on.
+// cpuSince measures this process's CPU, and the time its threads waited
+// for one, from its start on.
 type cpuSince struct {
-	cpu  time.Duration
-	wall time.Time
-	ok   bool
+	cpu, wait     time.Duration
+	wall          time.Time
+	cpuOK, waitOK bool
 }
 
 func (c *cpuSince) start() {
 	if c.wall.IsZero() {
-		c.cpu, c.ok = processCPU()
+		c.cpu, c.cpuOK = processCPU()
+		c.wait, c.waitOK = processWait()
 		c.wall = time.Now()
 	}
 }
 
-// corePercent is the CPU used since start as a percentage of one core;
-// 0 when unknown.
-func (c *cpuSince) corePercent() float64 {
+// since is the driver's CPU since start: the CPU used and the time
+// waited for one, each also as a percentage of one core; nil when the
+// CPU used is unknown (the wait is then left at 0 too).
+func (c *cpuSince) since() *results.DriverCPU {
+	wall := time.Since(c.wall).Seconds()
 	now, ok := processCPU()
-	wall := time.Since(c.wall)
-	if !ok || !c.ok || wall <= 0 {
-		return 0
+	if !ok || !c.cpuOK || wall <= 0 {
+		return nil
 	}
-	return 100 * (now - c.cpu).Seconds() / wall.Seconds()
+	d := &results.DriverCPU{Seconds: (now - c.cpu).Seconds(), WallS: wall}
+	d.CorePercent = 100 * d.Seconds / wall
+	if now, ok := processWait(); ok && c.waitOK {
+		d.WaitS = (now - c.wait).Seconds()
+		d.WaitPercent = 100 * d.WaitS / wall
+	}
+	return d
 }
 
-// driverFigures is the driver's load: its CPU (percent of one core, 0
-// unknown) as a share of the cores it may use, and its calibrated
-// ceiling (events/s, 0 unknown).
-func driverFigures(ceiling, corePercent float64) stats.DriverFigures {
+// driverFigures is the driver's load: its CPU and the time it waited for
+// one (cpu; nil unknown) as shares of the cores it may use, and its
+// calibrated ceiling (events/s, 0 unknown).
+func driverFigures(ceiling float64, cpu *results.DriverCPU) stats.DriverFigures {
 	d := stats.DriverFigures{CeilingPerSec: ceiling}
 	d.Cores, d.Quota = driverCores()
-	if corePercent > 0 {
-		d.CPUShare = corePercent / 100 / d.Cores
+	if cpu != nil {
+		d.CPUShare = cpu.CorePercent / 100 / d.Cores
+		d.WaitShare = cpu.WaitPercent / 100 / d.Cores
 	}
 	return d
 }
@@ -369,7 +379,7 @@ func (l *looker) until(series []stats.Point) bool {
 	l.looks++
 	f := stats.StepFigures{Series: pts, Look: l.looks, AuditPending: true, Audited: true,
 		InflightEvents: int64(l.run.Ingest.MaxInflight) * int64(l.run.Ingest.BatchSize), MaxInflight: int64(l.run.Ingest.MaxInflight),
-		Driver: driverFigures(l.ceiling, l.cpu.corePercent())}
+		Driver: driverFigures(l.ceiling, l.cpu.since())}
 	var target, acked, failed int64
 	for _, p := range pts {
 		target += p.TargetEvents
@@ -430,11 +440,7 @@ func judge(step *results.Result, c Config, rule stats.Rule, look int, ceiling fl
 		InflightEvents: int64(c.Ingest.MaxInflight) * int64(c.Ingest.BatchSize), MaxInflight: int64(c.Ingest.MaxInflight),
 		Audited: s.Audited, Missing: s.Missing,
 	}
-	var cpu float64
-	if d := step.DriverCPU; d != nil {
-		cpu = d.CorePercent
-	}
-	f.Driver = driverFigures(ceiling, cpu)
+	f.Driver = driverFigures(ceiling, step.DriverCPU)
 	f.Audited, f.LostUpdates = updateAudit(step.Target().Updates, f.Audited)
 	if c.Ingest.Rate.Unit == pace.Bytes {
 		f.TargetPerSec, f.AchievedPerSec = s.TargetMBPerSec, s.AchievedMBPerSec

@@ -39,7 +39,7 @@ func Console(w io.Writer, r *results.Result) {
 	consoleVia(w, r)
 	consoleAccount(w, r)
 	if c := r.DriverCPU; c != nil {
-		fmt.Fprintf(w, "driver: %.1f s CPU over %.1f s (%.0f%% of one core of %d)\n", c.Seconds, c.WallS, c.CorePercent, r.Environment.Cores)
+		fmt.Fprintf(w, "driver: %.1f s CPU over %.1f s (%.0f%% of one core of %d)%s\n", c.Seconds, c.WallS, c.CorePercent, r.Environment.Cores, driverWaitText(c))
 	}
 	consoleCeiling(w, r.Ceiling)
 	consoleErrors(w, r)
@@ -253,6 +253,15 @@ func consoleRecheck(w io.Writer, cs []results.Completeness) {
 	if late > 0 {
 		fmt.Fprintf(w, "recheck %s after the drain: %d of the %d late events turned up, %d still not visible\n", seconds(after), up, late, still)
 	}
+}
+
+// driverWaitText says how long the driver's threads waited for a CPU
+// that other processes held, when that was measured.
+func driverWaitText(c *results.DriverCPU) string {
+	if c.WaitS <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("; waited %.1f s for a CPU that other processes held (%.0f%% of one core)", c.WaitS, c.WaitPercent)
 }
 
 // stepsBackText says how many of e's freshness answers went back to an

@@ -673,7 +673,7 @@ func environmentFacts(res *results.Result) []fact {
 		facts = append(facts, fact{"generator ids", strings.Join(res.Generators, ", ")})
 	}
 	if c := res.DriverCPU; c != nil {
-		facts = append(facts, fact{"driver CPU", fmt.Sprintf("%.1f s over %.1f s (%.0f%% of one core)", c.Seconds, c.WallS, c.CorePercent)})
+		facts = append(facts, fact{"driver CPU", fmt.Sprintf("%.1f s over %.1f s (%.0f%% of one core)", c.Seconds, c.WallS, c.CorePercent) + driverWaitText(c)})
 	}
 	switch c := res.Ceiling; {
 	case c == nil:

@@ -196,6 +196,12 @@ type DriverCPU struct {
 	Seconds     float64 `json:"cpu_s"`
 	WallS       float64 `json:"wall_s"`
 	CorePercent float64 `json:"core_percent"` // 100 = one core busy all the time
+	// WaitS is the time its threads were ready to run but waited for a
+	// CPU that other processes held (Linux's run-queue delay), and
+	// WaitPercent that as a percentage of one core; absent where the
+	// kernel does not tell.
+	WaitS       float64 `json:"wait_s,omitempty"`
+	WaitPercent float64 `json:"wait_percent,omitempty"`
 }
 
 // Tool identifies the program that wrote the file.

@@ -136,6 +136,14 @@ func TestJudgeDriverFellBehind(t *testing.T) {
 		return f
 	}
 	rising := func(i int) float64 { return 3 + 50*float64(i) }
+	// Slots full, service times growing, the driver's threads waiting
+	// for a CPU that other processes held: its own measurements of the
+	// target wait with it.
+	starved := func(cpu, wait float64) StepFigures {
+		f := step(16, rising, cpu)
+		f.Driver.WaitShare = wait
+		return f
+	}
 	for _, c := range []struct {
 		name   string
 		f      StepFigures
@@ -149,6 +157,8 @@ func TestJudgeDriverFellBehind(t *testing.T) {
 		{"nothing known of the service", step(3, func(int) float64 { return 0 }, 0), false, "achieved 96.7%"},
 		{"late with the slots free, the driver's CPU at its share", late(3, 0.95), true, "20% of batches late in the second half, while the driver used 95%"},
 		{"late with the slots full", late(16, 0.4), false, "20% of batches late in the second half (> 5%)"},
+		{"driver starved of CPU", starved(0.45, 0.5), true, "the driver used 45% of its 2 core(s) and waited 50% of them for a CPU that other processes held"},
+		{"driver waiting a little", starved(0.45, 0.1), false, "achieved 96.7%"},
 	} {
 		v := DefaultRule().Judge(c.f)
 		if v.DriverLimited != c.driver || !strings.Contains(v.String(), c.says) {

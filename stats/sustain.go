@@ -129,6 +129,11 @@ type DriverFigures struct {
 	// CPUShare is the CPU the driver used as a share of the cores it may
 	// use (1: all of them busy all the time); 0 when unknown.
 	CPUShare float64
+	// WaitShare is the time the driver's threads were ready to run but
+	// waited for a CPU that other processes held, as a share of the same
+	// cores; 0 when unknown. CPUShare + WaitShare is what the driver
+	// asked for: near 1, it was short of CPU even though it used less.
+	WaitShare float64
 	// Cores is how many it may use: GOMAXPROCS, or its cgroup's CPU
 	// quota when that is less (Quota), which may be a fraction of one.
 	Cores float64
@@ -142,6 +147,13 @@ type DriverFigures struct {
 // be at its limit: the scheduler's and the runtime's own work leave it
 // little more.
 const driverBusy = 0.9
+
+// busy says whether the driver was at its limit: it used driverBusy of
+// its cores, or it asked for that much (used and waited for) and got
+// less, starved by other processes.
+func (d DriverFigures) busy() bool {
+	return d.CPUShare >= driverBusy || d.CPUShare+d.WaitShare >= driverBusy
+}
 
 // EndpointFigures are what a verdict judges of one read endpoint: its
 // completeness audit and its freshness polls (see StepFigures).
@@ -321,7 +333,7 @@ func (r Rule) judge(f StepFigures, v *Verdict, jg judging) {
 	v.LateShare = lateShare(half)
 	late := v.LateShare > r.MaxLateShare
 	if short := v.Achieved < r.MinAchieved || behind; short || late {
-		if why := r.driverBehind(f, short); why != "" && !short && f.Driver.CPUShare < driverBusy {
+		if why := r.driverBehind(f, short); why != "" && !short && !f.Driver.busy() {
 			// The rate was kept, the slots were free and the driver had
 			// CPU to spare: it sent some batches late because its timers
 			// fired late (a busy machine), which is neither evidence of a
@@ -377,11 +389,14 @@ func (r Rule) driverBehind(f StepFigures, short bool) string {
 		if d.Quota {
 			cpu += " (its cgroup's CPU quota)"
 		}
+		if d.WaitShare > 0 && d.busy() && d.CPUShare < driverBusy {
+			cpu += fmt.Sprintf(" and waited %.0f%% of them for a CPU that other processes held", 100*d.WaitShare)
+		}
 		if d.CeilingPerSec > 0 {
 			cpu += fmt.Sprintf(" (its calibrated ceiling at this batch size: %.0f events/s)", d.CeilingPerSec)
 		}
 	}
-	if d.CPUShare >= driverBusy {
+	if d.busy() {
 		return cpu
 	}
 	half := f.Series[len(f.Series)/2:]
