@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,15 +128,12 @@ func TestPeakDriverCappedByCPUQuota(t *testing.T) {
 }
 
 // A driver pinned to one CPU that seven other processes keep busy gets
-// an eighth of it and waits for the rest: it cannot keep 200,000
-// events/s (a fifth of a core on a quiet machine, in batches of 1,000)
-// to a noop server on the other CPU, and its own measurements of the writes
-// wait with it. The step is the driver's limit, not yet known for the
-// target, and the reason says how long the driver waited for a CPU that
-// other processes held, though it used far less than all of one. Seen
-// failing before the wait was measured: "not sustainable: achieved 41.3%
-// of the target rate (< 98%) … write latency grows …".
-func TestPeakDriverStarvedByOtherProcesses(t *testing.T) {
+// an eighth of it and waits for the rest: the results and the console
+// say how long it waited for a CPU that other processes held, measured
+// by the kernel (its run-queue delay), at least half of its one core —
+// while the CPU it used stays a fraction of it. The wait is told, not
+// judged (stats.DriverFigures.WaitShare says why).
+func TestDriverWaitForCPUMeasured(t *testing.T) {
 	if runtime.NumCPU() < 2 {
 		t.Skip("needs two CPUs: one for the starved driver, one for the server")
 	}
@@ -155,37 +153,28 @@ func TestPeakDriverStarvedByOtherProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	out := filepath.Join(t.TempDir(), "peak.json")
-	cmd := exec.Command(taskset, "-c", "0", freshbenchBinary(t), "peak",
-		"--target", srv.ElasticsearchURL("freshbench_peak_starved"), "--start", "200000", "--max-steps", "1",
-		"--batch-size", "1000", "--warmup", "2s", "--hold", "10s", "--max-hold", "20s", "--drain", "3s",
-		"--metrics-addr=", "--quiet", "--out", out)
+	out := filepath.Join(t.TempDir(), "run.json")
+	cmd := exec.Command(taskset, "-c", "0", freshbenchBinary(t), "run",
+		"--target", srv.ElasticsearchURL("freshbench_starved"), "--rate", "100000", "--batch-size", "1000",
+		"--warmup", "2s", "--duration", "10s", "--drain", "3s", "--metrics-addr=", "--out", out)
 	cmd.Env = append(os.Environ(), "FRESHBENCH_CACHE="+t.TempDir())
 	stdout, err := cmd.Output()
-	t.Logf("freshbench peak, pinned beside seven hogs: %v\n%s", err, stdout)
+	if err != nil {
+		t.Fatalf("freshbench run, pinned beside seven hogs: %v\n%s", err, stdout)
+	}
 	res, err := results.ReadFile(out)
 	if err != nil {
 		t.Fatalf("results file: %v", err)
 	}
-	if len(res.Steps) != 1 || res.Steps[0].Verdict == nil || res.Peak == nil || res.Steps[0].DriverCPU == nil {
-		t.Fatalf("results: %d steps, peak %+v", len(res.Steps), res.Peak)
+	cpu := res.DriverCPU
+	if cpu == nil {
+		t.Fatal("no driver CPU in the results")
 	}
-	v, cpu := res.Steps[0].Verdict, res.Steps[0].DriverCPU
-	t.Logf("the driver used %.0f%% of a core and waited %.0f%% of one", cpu.CorePercent, cpu.WaitPercent)
-	if rule := stats.DefaultRule(); v.Achieved >= rule.MinAchieved && v.LateShare <= rule.MaxLateShare {
-		t.Fatalf("the starved driver achieved %.1f%% of 200,000 events/s with %.0f%% of batches late: the premise (a driver short of CPU) does not hold", 100*v.Achieved, 100*v.LateShare)
+	t.Logf("the driver used %.1f s of CPU (%.0f%% of a core) and waited %.1f s (%.0f%%) over %.1f s", cpu.Seconds, cpu.CorePercent, cpu.WaitS, cpu.WaitPercent, cpu.WallS)
+	if cpu.WaitPercent < 50 || cpu.CorePercent > 50 {
+		t.Errorf("the driver used %.0f%% of its core and waited %.0f%% of it; want at most half used and at least half waited (seven hogs held it)", cpu.CorePercent, cpu.WaitPercent)
 	}
-	if v.Decision() != stats.DecisionNotYetKnown || !v.DriverLimited {
-		t.Errorf("verdict %q (driver limited %v), want not yet known: the driver fell behind", v, v.DriverLimited)
-	}
-	m := regexp.MustCompile(`and waited (\d+)% of them for a CPU that other processes held`).FindStringSubmatch(v.Reason())
-	if m == nil {
-		t.Fatalf("reason %q does not say how long the driver waited for a CPU", v.Reason())
-	}
-	if pct, _ := strconv.Atoi(m[1]); pct < 50 {
-		t.Errorf("the driver waited %d%% of its core, want at least half (seven hogs held it)", pct)
-	}
-	if !strings.HasPrefix(res.Peak.Reason, "the driver is the limit, not the target") || res.Peak.Found {
-		t.Errorf("peak %+v, want the driver named as the limit", res.Peak)
+	if want := fmt.Sprintf("waited %.1f s for a CPU that other processes held", cpu.WaitS); !strings.Contains(string(stdout), want) {
+		t.Errorf("the console does not say %q:\n%s", want, stdout)
 	}
 }

@@ -159,9 +159,9 @@ via_kafka='^TestViaKafka|Druid|Pinot'
 # Kafka (200–450 s, the longest test) run at the end of the lane of the
 # other packages, which is the shortest without them.
 rest_e2e='^(TestSeedResumesWithoutDoubling|TestPeakPostgresInjectedCapacity|TestViaKafkaPeakRefined)$'
-# The starved-driver test keeps one CPU busy with seven processes for
-# 40 s: beside the lanes it would starve them too.
-disruptive='^(TestServerRestart|TestPairServerAccount|TestWriteBrokerFrozen|TestPostgresRestartDuringRun|TestViaKafkaPinotServerKilled|TestPeakDriverStarvedByOtherProcesses)$'
+# The driver-wait test keeps one CPU busy with seven processes for 20 s:
+# beside the lanes it would starve them too.
+disruptive='^(TestServerRestart|TestPairServerAccount|TestWriteBrokerFrozen|TestPostgresRestartDuringRun|TestViaKafkaPinotServerKilled|TestDriverWaitForCPUMeasured)$'
 lanes=(env -u FRESHBENCH_TEST_POSTGRES_RESTART -u FRESHBENCH_TEST_PINOT_OUTAGE)
 "${lanes[@]}" go test -count=1 -timeout 20m -run "$via_kafka" -skip "$rest_e2e" ./e2e &
 kafka_lane=$!
