@@ -317,10 +317,12 @@ func TestReadEndpointNotBeforePrimary(t *testing.T) {
 // visible at the copy's next refresh, and writes paced independently of
 // the refresh schedule wait on average half of the period between
 // refreshes that _stats/refresh reports over the measured phase. On top
-// of that half period come the write's own latency, the refresh itself
-// and half of the gap the probe was seen in (the latency is measured to
-// the end of the query that saw the probe, which overstates by up to the
-// gap). The median must lie within 20 % of that prediction while the
+// of that half period come the write's own latency, the refresh itself,
+// half of the gap the probe was seen in (the first query after the
+// refresh starts on average half a gap later) and that query's own
+// service time (the latency is measured to the end of the query that saw
+// the probe; a busy round: median 23.5 % over a prediction without it,
+// at a load of 35). The median must lie within 20 % of that prediction while the
 // writes keep their schedule, and above 80 % of it always.
 //
 // A replica under segment replication shows a write only once a round
@@ -352,10 +354,11 @@ func refreshPeriodPredictsMedian(t *testing.T, res *results.Result, urls []strin
 				segrep = c.SegmentReplication
 			}
 		}
-		predicted := copy.PeriodMS/2 + refresh + write + gap
+		service := ms(e.Visibility.QueryService.Quantile(0.5))
+		predicted := copy.PeriodMS/2 + refresh + write + gap + service
 		median := ms(e.Visibility.Latency.Quantile(0.5))
-		t.Logf("%s (node %s, primary %v): %d refreshes, period %.0f ms, refresh %.1f ms, write p50 %.1f ms, half gap %.0f ms: predicted median %.0f ms, measured %.0f ms (%+.1f %%)",
-			e.Name, node, copy.Primary, copy.Refreshes, copy.PeriodMS, refresh, write, gap, predicted, median, 100*(median-predicted)/predicted)
+		t.Logf("%s (node %s, primary %v): %d refreshes, period %.0f ms, refresh %.1f ms, write p50 %.1f ms, half gap %.0f ms, probe query p50 %.1f ms: predicted median %.0f ms, measured %.0f ms (%+.1f %%)",
+			e.Name, node, copy.Primary, copy.Refreshes, copy.PeriodMS, refresh, write, gap, service, predicted, median, 100*(median-predicted)/predicted)
 		if segrep != nil {
 			t.Logf("%s: segment-replication replica, %.0f ms beyond the refreshes; the server's last round took %d ms", e.Name, median-predicted, segrep.LastCompletedLag)
 			if median < 0.8*predicted {
