@@ -8,17 +8,21 @@ import (
 	"testing"
 )
 
+// writeFile writes text to the file name in dir and returns its path.
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // A bad corpus is refused before anything is sent: one line naming the
 // file, the line and the fix, exit 2.
 func TestRunBadCorpus(t *testing.T) {
 	dir := t.TempDir()
-	file := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	file := func(name, text string) string { return writeFile(t, dir, name, text) }
 	stamped := file("stamped.jsonl", "{\"a\":1}\n{\"a\":2,\"_seq\":7}\n")
 	array := file("array.jsonl", "{\"a\":1}\n\n[1]\n")
 	broken := file("broken.jsonl", "{\"a\":\n")

@@ -25,13 +25,7 @@ import (
 // no server.
 func TestRunPinotSampleRefused(t *testing.T) {
 	dir := t.TempDir()
-	file := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	file := func(name, text string) string { return writeFile(t, dir, name, text) }
 	own := file("own.jsonl", "{\"a\":1}\n{\"_event\":{\"time\":1}}\n")
 	split := file("split.jsonl", "{\"a_b\":1}\n{\"a\":{\"b\":2}}\n")
 	args := func(events string) []string {
