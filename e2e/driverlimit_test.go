@@ -141,6 +141,9 @@ func TestDriverWaitForCPUMeasured(t *testing.T) {
 	if err != nil {
 		t.Skip("no taskset to pin the driver and the hogs to one CPU")
 	}
+	if _, err := os.Stat("/proc/self/schedstat"); err != nil {
+		t.Skipf("the kernel keeps no run-queue delay to read: %v", err)
+	}
 	for range 7 {
 		hog := exec.Command(taskset, "-c", "0", "sh", "-c", "while :; do :; done")
 		if err := hog.Start(); err != nil {
