@@ -177,8 +177,10 @@ func (c *checking) CheckAccount(a *results.Account, r *results.Result) []results
 
 // A target that checks its account does so once, against the run's
 // complete figures, and its findings are in the result; an account that
-// failed is not checked.
-func TestServerAccountChecked(t *testing.T) {
+// failed is not checked. On virtual time: the sim holds no listener.
+func TestServerAccountChecked(t *testing.T) { synctest.Test(t, testServerAccountChecked) }
+
+func testServerAccountChecked(t *testing.T) {
 	cfg := simConfig(1500 * time.Millisecond)
 	cfg.Drain = 0
 	for _, fail := range []bool{false, true} {

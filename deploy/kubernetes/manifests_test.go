@@ -28,6 +28,7 @@ import (
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	kyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/redact"
 )
 
@@ -441,30 +442,12 @@ func TestResultsReader(t *testing.T) {
 	resultsDir(t, pod.Spec, container(t, pod.Spec), pvc.Name)
 }
 
-// binDir holds the freshbench command that the tests build once, when the
-// first of them needs it.
-var binDir string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "freshbench-kubernetes-")
-	if err != nil {
-		panic(err)
-	}
-	binDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// build builds the freshbench command of this repository into binDir.
+// build builds the freshbench command of this repository, once, when the
+// first test needs it.
 var build = sync.OnceValues(func() (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bin := filepath.Join(binDir, "freshbench")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/freshbench/freshbench/cmd/freshbench").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build freshbench: %v\n%s", err, out)
-	}
-	return bin, nil
+	return testenv.BuildFreshbench(ctx)
 })
 
 // freshbench runs the freshbench command built from this repository and

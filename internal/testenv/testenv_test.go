@@ -1,9 +1,11 @@
 package testenv
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"net/http"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +106,28 @@ func TestWaitingTests(t *testing.T) {
 	WaitingTests(7)
 	if got := f.Value.String(); got != "7" {
 		t.Errorf("-parallel %s after WaitingTests(7), want 7", got)
+	}
+}
+
+// BuildFreshbench gives the same executable each time, which runs as
+// freshbench; a build that cannot run says so.
+func TestBuildFreshbench(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	bin, err := BuildFreshbench(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(ctx, bin, "version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "freshbench ") {
+		t.Errorf("%s version: %q, %v; want freshbench's version", bin, out, err)
+	}
+	if again, err := BuildFreshbench(ctx); err != nil || again != bin {
+		t.Errorf("built again at %s (%v); want the same executable, %s", again, err, bin)
+	}
+	cancelled, stop := context.WithCancel(ctx)
+	stop()
+	if _, err := BuildFreshbench(cancelled); err == nil {
+		t.Error("a build with its context cancelled succeeded")
 	}
 }

@@ -60,6 +60,9 @@ func server(t *testing.T, settings map[string]string) (*store, *kgo.Client) {
 // A supervisor of another topic is refused; teardown removes both the
 // supervisor and the datasource.
 func TestSetupReadsTheTopic(t *testing.T) {
+	// A datasource and topic of its own; it waits on Druid (its supervisor
+	// and task start), which runs four tasks at once.
+	t.Parallel()
 	s, kc := server(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

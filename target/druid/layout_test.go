@@ -18,6 +18,9 @@ import (
 // object one JSON column whose leaves JSON_VALUE reads, an array of
 // strings an array; Druid's own catalogue (INFORMATION_SCHEMA) shows it.
 func TestLayoutOfNestedEvent(t *testing.T) {
+	// A datasource and topic of its own; it waits on Druid (its supervisor
+	// and task start), which runs four tasks at once.
+	t.Parallel()
 	s, kc := server(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -181,6 +181,7 @@ func refreshesOf(t *testing.T, before, after *results.ServerAccount) []CopyRefre
 // documents stream in, a copy refreshes about once per refresh_interval
 // (never more often), and not at all with refreshes turned off.
 func TestClusterServerAccountRefreshes(t *testing.T) {
+	t.Parallel() // indices of its own, beside the other server tests
 	for _, s := range testClusters {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel() // separate clusters; the bounds come from each one's own window
@@ -238,9 +239,12 @@ func TestClusterServerAccountRefreshes(t *testing.T) {
 // in the account of the replica (its segment-replication lag, its
 // replication rounds); replication_type=document one that does not.
 func TestClusterReplicationType(t *testing.T) {
+	// Indices of its own, beside the other server tests.
+	t.Parallel()
 	s := testClusters[1] // OpenSearch
 	for _, typ := range []string{ReplicationSegment, ReplicationDocument} {
 		t.Run(typ, func(t *testing.T) {
+			t.Parallel()
 			tg := openCluster(t, s, map[string]string{"refresh_interval": "200ms", "replication_type": typ})
 			var settings map[string]struct {
 				Settings map[string]string `json:"settings"`

@@ -439,6 +439,7 @@ func TestWriteUpdates(t *testing.T) {
 }
 
 func TestWriteWholeRequest(t *testing.T) {
+	t.Parallel() // a fake server of its own that answers after 2 s
 	docs := []target.Document{doc("a", "g", 0, ""), doc("b", "g", 1, "")}
 
 	// A whole-request 429 re-sends everything.

@@ -89,9 +89,11 @@ func eventually(t *testing.T, what string, cond func() (bool, string)) {
 	}
 }
 
-// forEachServer runs fn against each test server at once: they are
-// separate processes, and each test's index is its own.
+// forEachServer runs fn against each test server at once, beside the
+// other server tests: they are separate processes, and each test's index
+// is its own.
 func forEachServer(t *testing.T, fn func(t *testing.T, s testServer)) {
+	t.Parallel()
 	for _, s := range testServers {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel()
@@ -513,9 +515,10 @@ func BenchmarkServerWrite(b *testing.B) {
 	}
 }
 
-// Each server test runs against the three servers at once (see
-// forEachServer), and waits on them rather than on a CPU.
+// The server tests run at once, each against the three servers (see
+// forEachServer) or the two clusters, and wait on them rather than on a
+// CPU: two tests per server at a time.
 func TestMain(m *testing.M) {
-	testenv.WaitingTests(len(testServers))
+	testenv.WaitingTests(2 * len(testServers))
 	os.Exit(m.Run())
 }

@@ -27,6 +27,7 @@ func refreshes(t *testing.T, tg *Target) int64 {
 // is seen only once that count moved past where it stood before the
 // update was sent (a real-time GET would see it at once).
 func TestServerRevisionsWaitForARefresh(t *testing.T) {
+	t.Parallel() // an index of its own, beside the other server tests
 	ctx := context.Background()
 	tg := openTest(t, testServers[0], target.Options{Settings: map[string]string{"refresh_interval": "1s"}})
 	if err := tg.Setup(ctx); err != nil {
@@ -80,6 +81,7 @@ func TestServerRevisionsWaitForARefresh(t *testing.T) {
 // OpenSearch 3 is the test server whose build has the drop processor (the
 // others ship without the ingest-common module).
 func TestServerDroppedUpdateIsNotStored(t *testing.T) {
+	t.Parallel() // an index of its own, beside the other server tests
 	ctx := context.Background()
 	tg := openTest(t, testServers[2], target.Options{Settings: map[string]string{"refresh_interval": "-1"}})
 	pipeline := "freshbench-test-drop-updates-" + fmt.Sprint(time.Now().UnixNano())
@@ -128,6 +130,7 @@ func TestServerDroppedUpdateIsNotStored(t *testing.T) {
 // repeats, also where they straddle a page and where one fills a page; a
 // document with an _update_time but no _revision is revision 0.
 func TestServerUpdatedPages(t *testing.T) {
+	t.Parallel() // an index of its own, beside the other server tests
 	ctx := context.Background()
 	tg := openTest(t, testServers[0], target.Options{Settings: map[string]string{"refresh_interval": "-1"}})
 	if err := tg.Setup(ctx); err != nil {

@@ -53,6 +53,9 @@ func pollFreshness(t *testing.T, s *store, gen string) (stop func() []freshnessS
 // measures grows by the length of the suspension; once the apply resumes
 // the backlog drains and the lag falls back.
 func TestApplyLagFollowsWALAccount(t *testing.T) {
+	// A table of its own; its bounds are the suspension it holds and the
+	// lag it measured before it.
+	t.Parallel()
 	ctx := context.Background()
 	s := openTest(t, nil)
 	gen := "lag" + randomHex(t, 4)
