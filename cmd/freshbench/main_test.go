@@ -5,12 +5,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -49,40 +47,6 @@ func freshbench(t *testing.T, args ...string) (int, string, string) {
 	var stderr lockedBuffer
 	code := Main(context.Background(), args, &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
-}
-
-// mainWith runs the command line as Main does, with env added to the
-// environment: in a child process (this test binary acting as freshbench,
-// see TestMain) when env is not empty, so that the variables stay the
-// child's and the test may run beside others (t.Setenv would keep it
-// apart).
-func mainWith(t *testing.T, env map[string]string, args []string, stdout, stderr io.Writer) int {
-	t.Helper()
-	if len(env) == 0 {
-		return Main(context.Background(), args, stdout, stderr)
-	}
-	// t.Errorf, not t.Fatalf: a caller may run it in a goroutine.
-	self, err := os.Executable()
-	if err != nil {
-		t.Errorf("freshbench as a child process: %v", err)
-		return -1
-	}
-	cmd := exec.Command(self, args...)
-	cmd.Env = append(os.Environ(), asMain+"=1")
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	err = cmd.Run()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return exit.ExitCode()
-	}
-	if err != nil {
-		t.Errorf("run %s as freshbench: %v", self, err)
-		return -1
-	}
-	return 0
 }
 
 // freshbenchVirtual is freshbench on virtual time (a synctest bubble): for
@@ -203,7 +167,6 @@ func TestRunReportCompare(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two runs of about three seconds each")
 	}
-	t.Parallel() // a data directory of its own; no rate or latency asserted
 	dir := t.TempDir()
 	sqliteOut := filepath.Join(dir, "sqlite.json")
 

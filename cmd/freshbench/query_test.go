@@ -273,7 +273,6 @@ func TestNestedShapeQueried(t *testing.T) {
 	}
 	for name, where := range targets {
 		t.Run(name, func(t *testing.T) {
-			t.Parallel() // an out file and a database or index of its own
 			// A bubble's clock stands still while a goroutine waits on the
 			// network: only the in-process database runs on virtual time.
 			bubble := synctest.Test

@@ -109,7 +109,6 @@ func TestNoOutputShowsACredential(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs against the test servers")
 	}
-	t.Parallel() // tables and indices of its own; no rate or latency asserted
 	pg := serverHost(t, "FRESHBENCH_TEST_POSTGRES_URL")
 	es := serverHost(t, "FRESHBENCH_TEST_ELASTICSEARCH_URL")
 	os1 := serverHost(t, "FRESHBENCH_TEST_OPENSEARCH_URL")
@@ -169,12 +168,17 @@ func TestNoOutputShowsACredential(t *testing.T) {
 	}
 	for i, f := range forms {
 		// A table and an index of each form's own, so that the forms
-		// run at once (those with environment variables in a child
-		// process of their own: see mainWith).
+		// without environment variables run at once (t.Setenv is per
+		// process: those with them run one at a time, first).
 		own := fmt.Sprintf("_%d", i)
 		f.url = strings.NewReplacer("table="+tbl, "table="+tbl+own, "/"+idx, "/"+idx+own).Replace(f.url)
 		t.Run(f.name, func(t *testing.T) {
-			t.Parallel()
+			if len(f.env) == 0 {
+				t.Parallel()
+			}
+			for k, v := range f.env {
+				t.Setenv(k, v)
+			}
 			if f.server == pg && pg != "" {
 				// What a failed run may leave behind, before the role
 				// that owns it is dropped.
@@ -188,14 +192,12 @@ func TestNoOutputShowsACredential(t *testing.T) {
 				h, p, _ := net.SplitHostPort(closed)
 				bad = strings.Replace(bad, "host="+closed, "host="+h+" port="+p, 1)
 			}
-			var badOut bytes.Buffer
-			var badErr lockedBuffer
-			code := mainWith(t, f.env, []string{"run", "--target", bad, "--duration", "1s", "--warmup", "0s",
-				"--write-timeout", "2s", "--metrics-addr=", "--out", filepath.Join(dir, "bad.json")}, &badOut, &badErr)
+			code, out, errOut := freshbench(t, "run", "--target", bad, "--duration", "1s", "--warmup", "0s",
+				"--write-timeout", "2s", "--metrics-addr=", "--out", filepath.Join(dir, "bad.json"))
 			if code == 0 {
 				t.Errorf("run against %s succeeded, want a failed open", closed)
 			}
-			check(t, "the failed open's output", badOut.String()+badErr.String())
+			check(t, "the failed open's output", out+errOut)
 
 			if !f.runs {
 				return
@@ -209,7 +211,7 @@ func TestNoOutputShowsACredential(t *testing.T) {
 			var stderr lockedBuffer
 			done := make(chan int, 1)
 			go func() {
-				done <- mainWith(t, f.env, shortRun("--target", good, "--out", results, "--rate", "200",
+				done <- Main(context.Background(), shortRun("--target", good, "--out", results, "--rate", "200",
 					"--batch-size", "20", "--teardown"), &stdout, &stderr)
 			}()
 			scraped := scrapeDuringRun(t, &stderr, done)
@@ -223,7 +225,7 @@ func TestNoOutputShowsACredential(t *testing.T) {
 				t.Fatal(err)
 			}
 			check(t, "the results file", string(file))
-			code, out, errOut := freshbench(t, "report", results, "-o", "-")
+			code, out, errOut = freshbench(t, "report", results, "-o", "-")
 			if code != 0 {
 				t.Fatalf("report: exit code %d: %s", code, errOut)
 			}
