@@ -7,10 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/freshbench/freshbench/noop"
 	"github.com/freshbench/freshbench/results"
@@ -134,8 +135,15 @@ func TestPeakDriverCappedByCPUQuota(t *testing.T) {
 // while the CPU it used stays a fraction of it. The wait is told, not
 // judged (stats.DriverFigures.WaitShare says why).
 func TestDriverWaitForCPUMeasured(t *testing.T) {
-	if runtime.NumCPU() < 2 {
-		t.Skip("needs two CPUs: one for the starved driver, one for the server")
+	// The CPU to crowd: the first this process may run on (a container's
+	// cpuset may leave CPU 0 out).
+	var allowed unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &allowed); err != nil || allowed.Count() < 2 {
+		t.Skipf("needs two CPUs to run on, one for the starved driver, one for the server (%d, %v)", allowed.Count(), err)
+	}
+	crowded := 0
+	for !allowed.IsSet(crowded) {
+		crowded++
 	}
 	taskset, err := exec.LookPath("taskset")
 	if err != nil {
@@ -145,7 +153,7 @@ func TestDriverWaitForCPUMeasured(t *testing.T) {
 		t.Skipf("the kernel keeps no run-queue delay to read: %v", err)
 	}
 	for range 7 {
-		hog := exec.Command(taskset, "-c", "0", "sh", "-c", "while :; do :; done")
+		hog := exec.Command(taskset, "-c", strconv.Itoa(crowded), "sh", "-c", "while :; do :; done")
 		if err := hog.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +165,7 @@ func TestDriverWaitForCPUMeasured(t *testing.T) {
 	}
 	defer srv.Close()
 	out := filepath.Join(t.TempDir(), "run.json")
-	cmd := exec.Command(taskset, "-c", "0", freshbenchBinary(t), "run",
+	cmd := exec.Command(taskset, "-c", strconv.Itoa(crowded), freshbenchBinary(t), "run",
 		"--target", srv.ElasticsearchURL("freshbench_starved"), "--rate", "100000", "--batch-size", "1000",
 		"--warmup", "2s", "--duration", "10s", "--drain", "3s", "--metrics-addr=", "--out", out)
 	cmd.Env = append(os.Environ(), "FRESHBENCH_CACHE="+t.TempDir())
