@@ -299,7 +299,11 @@ func scrapeDuringRun(t *testing.T, stderr *lockedBuffer, done chan int) string {
 	t.Helper()
 	addrRe := regexp.MustCompile(`metrics: (http://127\.0\.0\.1:\d+/metrics)\n`)
 	var last string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	// A starved search engine may take 10–20 s to map a new index's first
+	// batch (seen in a busy round: the mapping update 10 s after the
+	// index was made), all that time with the writes in flight.
+	const within = time.Minute
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		select {
 		case code := <-done:
 			done <- code
@@ -324,7 +328,7 @@ func scrapeDuringRun(t *testing.T, stderr *lockedBuffer, done chan int) string {
 			return last
 		}
 	}
-	t.Fatalf("no written events on /metrics within 10s; last scrape:\n%.2000s\nstderr: %s", last, stderr.String())
+	t.Fatalf("no written events on /metrics within %s; last scrape:\n%.2000s\nstderr: %s", within, last, stderr.String())
 	return ""
 }
 
