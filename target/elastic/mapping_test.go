@@ -113,7 +113,7 @@ func TestServerDynamicMappingRun(t *testing.T) {
 			}
 			cfg := bench.Config{
 				Ingest: ingest.Config{
-					Rate: pace.Rate{PerSecond: 500, Unit: pace.Events}, BatchSize: 50, Duration: 5 * time.Second, Warmup: warmup,
+					Rate: pace.Rate{PerSecond: 500, Unit: pace.Events}, BatchSize: 50, Duration: warmup + 4*time.Second, Warmup: warmup,
 					Generators: 1, MaxInflight: 8, DocSize: 1000, Seed: 3, ProbeRate: 20,
 					// A busy machine may be slow; the accounting is what is tested.
 					WriteTimeout: 30 * time.Second,
