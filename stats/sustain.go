@@ -384,6 +384,7 @@ func (r Rule) driverBehind(f StepFigures, short bool) string {
 		if d.Quota {
 			cpu += " (its cgroup's CPU quota)"
 		}
+		// A wait that rounds to 0 % is not worth a word.
 		if d.WaitShare >= 0.005 {
 			cpu += fmt.Sprintf(" and waited %.0f%% of them for a CPU that other processes held", 100*d.WaitShare)
 		}
