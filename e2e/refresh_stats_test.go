@@ -233,13 +233,16 @@ func (b refreshBounds) in(a, z time.Time) []completion {
 	return out
 }
 
-// meanInterval returns a lower bound on the mean time between the
-// completions within [a, z], their number, and their mean duration.
-func (b refreshBounds) meanInterval(a, z time.Time) (interval time.Duration, n int, meanMs float64) {
+// meanInterval returns bounds on the mean time between the completions
+// within [a, z], their number, and their mean duration. A completion is
+// known only within the readings around it, so the bounds are as far
+// apart as two readings are slow: lo from the first's latest instant to
+// the last's earliest, hi from the first's earliest to the last's latest.
+func (b refreshBounds) meanInterval(a, z time.Time) (lo, hi time.Duration, n int, meanMs float64) {
 	cs := b.in(a, z)
 	n = len(cs)
 	if n == 0 {
-		return 0, 0, 0
+		return 0, 0, 0, 0
 	}
 	var ms int64
 	for _, c := range cs {
@@ -247,9 +250,26 @@ func (b refreshBounds) meanInterval(a, z time.Time) (interval time.Duration, n i
 	}
 	meanMs = float64(ms) / float64(n)
 	if n < 2 {
-		return 0, n, meanMs
+		return 0, 0, n, meanMs
 	}
-	return cs[n-1].lo.Sub(cs[0].hi) / time.Duration(n-1), n, meanMs
+	gaps := time.Duration(n - 1)
+	return cs[n-1].lo.Sub(cs[0].hi) / gaps, cs[n-1].hi.Sub(cs[0].lo) / gaps, n, meanMs
+}
+
+// intervalError holds the server's refreshes within [a, z] to the
+// interval set: at least two, no more often on average than 90 % of it
+// (the server schedules the next refresh after the last one ends, so a
+// busy one refreshes later, never sooner). It holds the upper bound on
+// the mean to that, so that a server read slowly (a busy one answers
+// _stats in hundreds of milliseconds) is not failed for the readings'
+// imprecision, while one refreshing more often than set still is.
+func (b refreshBounds) intervalError(interval time.Duration, a, z time.Time) error {
+	_, hi, n, _ := b.meanInterval(a, z)
+	if n < 2 || hi < interval*9/10 {
+		return fmt.Errorf("_stats/refresh counts %d refreshes in %s, at most %.0f ms apart on average; want at least 2, ≥ %.0f ms apart (90%% of the interval set)",
+			n, z.Sub(a).Round(time.Millisecond), ms(hi), ms(interval*9/10))
+	}
+	return nil
 }
 
 // sinceLo is a lower bound on the time at t since the server last
@@ -403,8 +423,9 @@ func TestRefreshBounds(t *testing.T) {
 	}
 	within("maxGapHi", b.maxGapHi(), 200, 215)
 	within("maxRefreshHi", b.maxRefreshHi(), 5, 5)
-	mean, n, meanMs := b.meanInterval(t0, at(1000))
-	within("meanInterval", mean, 185, 200)
+	lo, hi, n, meanMs := b.meanInterval(t0, at(1000))
+	within("meanInterval lo", lo, 185, 200)
+	within("meanInterval hi", hi, 200, 215)
 	if n != 4 || meanMs != 5 {
 		t.Errorf("meanInterval: %d refreshes of %.1f ms on average, want 4 of 5", n, meanMs)
 	}
@@ -412,4 +433,36 @@ func TestRefreshBounds(t *testing.T) {
 	within("maxGapHi from the start", newRefreshBounds(h, t0, t0, at(100)).maxGapHi(), 200, 215)
 	// Without a refresh after the window, its end closes the last gap.
 	within("maxGapHi to the end", newRefreshBounds(h, t0, at(850), at(990)).maxGapHi(), 190, 211)
+}
+
+// A server that keeps a 2 s schedule passes the interval check however
+// slowly its counters are read, and one that refreshes every 200 ms does
+// not. The readings here take 450 ms each, as on a busy machine, and the
+// server takes them 440 ms in.
+func TestRefreshIntervalCheckSlowReadings(t *testing.T) {
+	t0 := time.Now()
+	history := func(every time.Duration) refreshHistory {
+		var h refreshHistory
+		for sent := t0; sent.Before(t0.Add(9 * time.Second)); sent = sent.Add(460 * time.Millisecond) {
+			snap := sent.Add(440 * time.Millisecond).Sub(t0)
+			n := int64(0)
+			if snap >= 500*time.Millisecond {
+				n = int64((snap-500*time.Millisecond)/every) + 1
+			}
+			h.samples = append(h.samples, refreshSample{sent: sent, recv: sent.Add(450 * time.Millisecond), count: n, totalMs: 200 * n})
+		}
+		return h
+	}
+	end := t0.Add(8 * time.Second)
+	kept := newRefreshBounds(history(2*time.Second), t0, t0.Add(2*time.Second), end)
+	if err := kept.intervalError(2*time.Second, t0, end); err != nil {
+		t.Errorf("a server refreshing every 2 s, read slowly: %v", err)
+	}
+	if lo, hi, _, _ := kept.meanInterval(t0, end); lo > 2*time.Second || hi < 2*time.Second {
+		t.Errorf("meanInterval [%s, %s], want it to hold the true 2s", lo, hi)
+	}
+	often := newRefreshBounds(history(200*time.Millisecond), t0, t0.Add(2*time.Second), end)
+	if err := often.intervalError(2*time.Second, t0, end); err == nil {
+		t.Error("a server refreshing every 200 ms with 2 s set passed the interval check")
+	}
 }
