@@ -52,9 +52,15 @@ func serverURL(t testing.TB, s testServer) *url.URL {
 }
 
 // openTest opens a test server on a fresh index that is torn down when the
-// test ends.
+// test ends. Unless opts bound them, its requests may take 2 minutes, not
+// the default 30 s: a starved server took longer than that to answer a
+// bulk write of one document (seen at load 48 on 2 cores), and no test
+// of a server here is about its latency.
 func openTest(t testing.TB, s testServer, opts target.Options) *Target {
 	t.Helper()
+	if opts.RequestTimeout == 0 {
+		opts.RequestTimeout = busyRequestTimeout
+	}
 	u := *serverURL(t, s)
 	u.Path = fmt.Sprintf("/freshbench-test-%s-%d", strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())), time.Now().UnixNano())
 	tg, err := open(context.Background(), &u, opts, os.Getenv)
@@ -62,7 +68,7 @@ func openTest(t testing.TB, s testServer, opts target.Options) *Target {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), busyRequestTimeout)
 		defer cancel()
 		if err := tg.Teardown(ctx); err != nil {
 			t.Errorf("teardown: %v", err)
@@ -71,6 +77,10 @@ func openTest(t testing.TB, s testServer, opts target.Options) *Target {
 	})
 	return tg
 }
+
+// busyRequestTimeout bounds a request to a test server that shares a busy
+// machine.
+const busyRequestTimeout = 2 * time.Minute
 
 // eventually polls cond until it holds or the deadline passes; the index
 // is never refreshed by the tests, so this waits for the refresh interval.
