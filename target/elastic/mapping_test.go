@@ -111,7 +111,7 @@ func TestServerDynamicMappingRun(t *testing.T) {
 	forEachServer(t, func(t *testing.T, s testServer) {
 		ctx := context.Background()
 		warmup := time.Second
-		rate, unmet := testenv.LowerRate(t, 500, 125, func(rate float64) string {
+		rate, unmet := testenv.LowerRate(t, 500, 60, func(rate float64) string {
 			tg := openTest(t, s, target.Options{Settings: dynamic})
 			if err := tg.Setup(ctx); err != nil {
 				t.Fatal(err)
