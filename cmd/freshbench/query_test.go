@@ -267,7 +267,9 @@ func TestNestedShapeQueried(t *testing.T) {
 				res.Body.Close()
 			}
 		})
-		targets["elasticsearch"] = []string{"--target", "elasticsearch://" + es + "/" + idx, "--set", "refresh_interval=200ms"}
+		// Its requests may take their time: a starved server took over
+		// 30 s (the default bound) to create an index.
+		targets["elasticsearch"] = []string{"--target", "elasticsearch://" + es + "/" + idx, "--set", "refresh_interval=200ms", "--write-timeout", "2m"}
 	} else if testenv.Required() {
 		t.Fatal("FRESHBENCH_TEST_ELASTICSEARCH_URL is not set")
 	}
