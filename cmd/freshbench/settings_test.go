@@ -59,7 +59,9 @@ func TestMappingMismatchExitsTwo(t *testing.T) {
 	wantUsageError(t, []string{"query", "--target", raw, "--recreate", "--set", "mapping=dynamic", "--qps", "5", "--duration", "2s", "--warmup", "0s"},
 		"the query workload needs freshbench's mapping")
 	// Now an index with freshbench's mapping, and its fields mapped.
-	if code, _, stderr := freshbench(t, shortRun("--target", raw, "--recreate", "--rate", "100", "--quiet", "--out", filepath.Join(t.TempDir(), "r.json"))...); code != 0 {
+	// Its requests may take their time: a starved server took over 30 s
+	// (the default bound) to create an index.
+	if code, _, stderr := freshbench(t, shortRun("--target", raw, "--recreate", "--write-timeout", "2m", "--rate", "100", "--quiet", "--out", filepath.Join(t.TempDir(), "r.json"))...); code != 0 {
 		t.Fatalf("run with freshbench's mapping: exit %d: %s", code, stderr)
 	}
 	wantUsageError(t, shortRun("--target", raw, "--set", "mapping=dynamic"), "set mapping=freshbench, the mapping it was created with")

@@ -187,7 +187,10 @@ func TestPresetsRunTiny(t *testing.T) {
 						res.Body.Close()
 					}
 				})
-				args = append(args, "--target", "elasticsearch://"+es+"/"+idx, "--recreate")
+				// Every request, the index's creation among them, may take
+				// its time: a starved server took over 30 s (the default
+				// bound) to create the preset's index of 32 shards.
+				args = append(args, "--target", "elasticsearch://"+es+"/"+idx, "--recreate", "--write-timeout", "2m")
 				runPreset(t, p, tiny.scale, out, args)
 				return
 			}
