@@ -42,3 +42,25 @@ func TestExperimentMissedStart(t *testing.T) {
 		t.Error("an instance that exited 0: taken for a missed start")
 	}
 }
+
+// A write that timed out on a busy server may have been stored: the
+// target then holds more than was acknowledged, by at most what failed
+// (the old check wanted exactly the acknowledged count). Fewer than
+// acknowledged, or more than could have been written, is still wrong.
+func TestExperimentStoredCount(t *testing.T) {
+	for _, c := range []struct {
+		stored, acked, failed int64
+		ok                    bool
+	}{
+		{6000, 6000, 0, true},
+		{6025, 6000, 25, true}, // a batch of 25 timed out after the server stored it
+		{6000, 6000, 25, true}, // … or before
+		{5999, 6000, 25, false},
+		{6026, 6000, 25, false},
+		{6001, 6000, 0, false},
+	} {
+		if err := storedCount(c.stored, c.acked, c.failed); (err == nil) != c.ok {
+			t.Errorf("stored %d, acked %d, failed %d: %v; want ok %v", c.stored, c.acked, c.failed, err, c.ok)
+		}
+	}
+}
