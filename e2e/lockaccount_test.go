@@ -26,7 +26,7 @@ func lockAccount(holds []lockHold, from, to time.Time, batch float64) (busy, cap
 	var passes float64
 	for _, h := range holds {
 		if d := h.released.Sub(h.acquired); d > 0 {
-			passes += float64(clip(h.acquired, h.released, from, to)) / float64(d)
+			passes += float64(lockClip(h.acquired, h.released, from, to)) / float64(d)
 		}
 		if h.released.After(from) && h.requested.Before(to) {
 			spans = append(spans, h)
@@ -40,7 +40,7 @@ func lockAccount(holds []lockHold, from, to time.Time, batch float64) (busy, cap
 		if start.Before(end) {
 			start = end
 		}
-		inUse += clip(start, h.released, from, to)
+		inUse += lockClip(start, h.released, from, to)
 		if h.released.After(end) {
 			end = h.released
 		}
@@ -51,8 +51,8 @@ func lockAccount(holds []lockHold, from, to time.Time, batch float64) (busy, cap
 	return inUse.Seconds() / to.Sub(from).Seconds(), batch * passes / inUse.Seconds()
 }
 
-// clip is how much of [a, b) lies in [from, to).
-func clip(a, b, from, to time.Time) time.Duration {
+// lockClip is how much of [a, b) lies in [from, to).
+func lockClip(a, b, from, to time.Time) time.Duration {
 	if a.Before(from) {
 		a = from
 	}
