@@ -162,8 +162,13 @@ func TestValidate(t *testing.T) {
 // A run whose context is already done schedules nothing, and its measured
 // window is empty. The window is closed by a callback on the context: the
 // accounting must wait for it, or a busy machine reads the whole planned
-// window as measured and divides what it achieved by that.
-func TestCancelledRunMeasuresNothing(t *testing.T) {
+// window as measured and divides what it achieved by that. In a synctest
+// bubble, so that the window is measured on a clock a busy machine does
+// not move: the callback's race with the accounting is still the
+// scheduler's, and a window left open still reads 10 s.
+func TestCancelledRunMeasuresNothing(t *testing.T) { synctest.Test(t, testCancelledRunMeasuresNothing) }
+
+func testCancelledRunMeasuresNothing(t *testing.T) {
 	cfg := testConfig(1000, 10, 10*time.Second)
 	for i := range 200 {
 		in, err := New(cfg, sim.New(sim.Config{Discard: true}), nil, nil, nil)

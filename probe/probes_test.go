@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/stats"
@@ -19,8 +20,14 @@ func visibleFrom(call int) *fakeReader {
 // Polled in turn, an endpoint that saw a probe before a later query of
 // the target's missed it showed it first, and the converse; the probe is
 // visible everywhere at the latest sighting, and one never seen on some
-// endpoint is a lower bound there and everywhere.
-func TestProbesOrderAndEverywhere(t *testing.T) {
+// endpoint is a lower bound there and everywhere. In a synctest bubble:
+// the reader's own times and the Visibility's are then one clock that
+// moves only with the test's sleeps, so a thread descheduled between
+// them on a busy machine cannot stretch the millisecond they must agree
+// within.
+func TestProbesOrderAndEverywhere(t *testing.T) { synctest.Test(t, testProbesOrderAndEverywhere) }
+
+func testProbesOrderAndEverywhere(t *testing.T) {
 	ctx := context.Background()
 	target, early, late, never := visibleFrom(2), visibleFrom(1), visibleFrom(3), visibleFrom(1000)
 	w := everything()
@@ -36,14 +43,19 @@ func TestProbesOrderAndEverywhere(t *testing.T) {
 	p.Drop("g", "b", 0)
 	// Polls in the order of the instants: early sees "a" (call 1), then
 	// the target misses it (call 1) and sees it (call 2); late misses it
-	// twice after that, then sees it.
-	vs[1].pollOnce(ctx)
-	vs[0].pollOnce(ctx)
-	vs[0].pollOnce(ctx)
-	for range 3 {
-		vs[2].pollOnce(ctx)
+	// twice after that, then sees it. Each a millisecond of the bubble's
+	// clock after the one before, so that their instants differ.
+	poll := func(v *Visibility) {
+		time.Sleep(time.Millisecond)
+		v.pollOnce(ctx)
 	}
-	vs[3].pollOnce(ctx)
+	poll(vs[1])
+	poll(vs[0])
+	poll(vs[0])
+	for range 3 {
+		poll(vs[2])
+	}
+	poll(vs[3])
 	if n := p.Pending(); n != 1 {
 		t.Fatalf("%d sightings pending, want 1: never's", n)
 	}
