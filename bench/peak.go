@@ -347,15 +347,15 @@ func (c *cpuSince) since() *results.DriverCPU {
 	return d
 }
 
-// driverFigures is the driver's load: its CPU and the time it waited for
-// one (cpu; nil unknown) as shares of the cores it may use, and its
-// calibrated ceiling (events/s, 0 unknown).
+// driverFigures is the driver's load: its CPU as a share of the cores it
+// may use and the time it waited for one in cores (cpu; nil unknown), and
+// its calibrated ceiling (events/s, 0 unknown).
 func driverFigures(ceiling float64, cpu *results.DriverCPU) stats.DriverFigures {
 	d := stats.DriverFigures{CeilingPerSec: ceiling}
 	d.Cores, d.Quota = driverCores()
 	if cpu != nil {
 		d.CPUShare = cpu.CorePercent / 100 / d.Cores
-		d.WaitShare = cpu.WaitPercent / 100 / d.Cores
+		d.WaitCores = cpu.WaitPercent / 100
 	}
 	return d
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // The capped driver's premise: held back by its quota. A driver that used
-// 62 % of its quota while it waited for a CPU other processes held (a
+// 62 % of its quota while it waited for a CPU (a
 // crowded machine) is not it, and the test tries a lower quota; before,
 // it went on and failed ("the driver used 62% of its quota, want at least
 // 90%"). A driver at its quota is the premise, and a target judged the
@@ -16,7 +16,7 @@ import (
 func TestQuotaUnmet(t *testing.T) {
 	behind := func(used string) stats.Verdict {
 		return stats.Verdict{Undecided: true, DriverLimited: true, Open: []string{
-			"the driver fell behind: achieved 8.0% of the target rate, 100% of batches late in the second half, while the driver used " + used + "% of its 0.1 core(s) (its cgroup's CPU quota) and waited 40% of them for a CPU that other processes held"}}
+			"the driver fell behind: achieved 8.0% of the target rate, 100% of batches late in the second half, while the driver used " + used + "% of its 0.1 core(s) (its cgroup's CPU quota); its threads waited for a CPU as long as 400% of one core's time"}}
 	}
 	if why := quotaUnmet(behind("62")); !strings.Contains(why, "62% of its quota") {
 		t.Errorf("a driver that used 62%% of its quota: %q; want the premise unmet, naming the share", why)

@@ -161,10 +161,10 @@ func quotaUnmet(v stats.Verdict) string {
 
 // A driver pinned to one CPU that seven other processes keep busy gets
 // an eighth of it and waits for the rest: the results and the console
-// say how long it waited for a CPU that other processes held, measured
+// say how long it waited for a CPU that other processes held back, measured
 // by the kernel (its run-queue delay), at least half of its one core —
 // while the CPU it used stays a fraction of it. The wait is told, not
-// judged (stats.DriverFigures.WaitShare says why).
+// judged (stats.DriverFigures.WaitCores says why).
 func TestDriverWaitForCPUMeasured(t *testing.T) {
 	// The CPU to crowd: the first this process may run on (a container's
 	// cpuset may leave CPU 0 out).
@@ -216,7 +216,7 @@ func TestDriverWaitForCPUMeasured(t *testing.T) {
 	if cpu.WaitPercent < 50 || cpu.CorePercent > 50 {
 		t.Errorf("the driver used %.0f%% of its core and waited %.0f%% of it; want at most half used and at least half waited (seven hogs held it)", cpu.CorePercent, cpu.WaitPercent)
 	}
-	if want := fmt.Sprintf("waited %.1f s for a CPU that other processes held", cpu.WaitS); !strings.Contains(string(stdout), want) {
+	if want := fmt.Sprintf("waited %.1f s for a CPU that other processes or its CPU quota held back", cpu.WaitS); !strings.Contains(string(stdout), want) {
 		t.Errorf("the console does not say %q:\n%s", want, stdout)
 	}
 }

@@ -256,12 +256,13 @@ func consoleRecheck(w io.Writer, cs []results.Completeness) {
 }
 
 // driverWaitText says how long the driver's threads waited for a CPU
-// that other processes held, when that was measured.
+// that other processes or its CPU quota held back, when that was
+// measured.
 func driverWaitText(c *results.DriverCPU) string {
 	if c.WaitS <= 0 {
 		return ""
 	}
-	return fmt.Sprintf("; waited %.1f s for a CPU that other processes held (%.0f%% of one core)", c.WaitS, c.WaitPercent)
+	return fmt.Sprintf("; waited %.1f s for a CPU that other processes or its CPU quota held back (%.0f%% of one core)", c.WaitS, c.WaitPercent)
 }
 
 // stepsBackText says how many of e's freshness answers went back to an

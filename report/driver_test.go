@@ -15,7 +15,7 @@ func TestDriverWaitShown(t *testing.T) {
 	res.DriverCPU = &results.DriverCPU{Seconds: 1.2, WallS: 10, CorePercent: 12, WaitS: 10, WaitPercent: 100}
 	var b bytes.Buffer
 	Console(&b, res)
-	const want = "waited 10.0 s for a CPU that other processes held (100% of one core)"
+	const want = "waited 10.0 s for a CPU that other processes or its CPU quota held back (100% of one core)"
 	if !strings.Contains(b.String(), "driver: 1.2 s CPU over 10.0 s (12% of one core of") || !strings.Contains(b.String(), want) {
 		t.Errorf("console lacks the driver's CPU and wait %q:\n%s", want, b.String())
 	}

@@ -197,7 +197,8 @@ type DriverCPU struct {
 	WallS       float64 `json:"wall_s"`
 	CorePercent float64 `json:"core_percent"` // 100 = one core busy all the time
 	// WaitS is the time its threads were ready to run but waited for a
-	// CPU that other processes held (Linux's run-queue delay), and
+	// CPU that other processes or a CPU quota held back (Linux's
+	// run-queue delay, which counts a cgroup's throttling), and
 	// WaitPercent that as a percentage of one core; absent where the
 	// kernel does not tell.
 	WaitS       float64 `json:"wait_s,omitempty"`

@@ -137,14 +137,19 @@ func TestJudgeDriverFellBehind(t *testing.T) {
 	}
 	rising := func(i int) float64 { return 3 + 50*float64(i) }
 	// Slots full, service times growing, the driver's threads waiting
-	// for a CPU that other processes held: the wait is told, but alone it
+	// for a CPU that other processes held back: the wait is told, but alone it
 	// does not make the driver the limit (a driver that needs little CPU
 	// waits at each wake-up on a busy machine).
 	starved := func(cpu, wait float64) StepFigures {
 		f := step(16, rising, cpu)
-		f.Driver.WaitShare = wait
+		f.Driver.WaitCores = wait
 		return f
 	}
+	// A driver held to a tenth of a core by its cgroup's quota: its
+	// threads' wait is told against one core, not as a share of the
+	// quota (22 times it, which read as "waited 2220%").
+	quota := starved(0.95, 2.22)
+	quota.Driver.Cores, quota.Driver.Quota = 0.1, true
 	for _, c := range []struct {
 		name   string
 		f      StepFigures
@@ -158,8 +163,9 @@ func TestJudgeDriverFellBehind(t *testing.T) {
 		{"nothing known of the service", step(3, func(int) float64 { return 0 }, 0), false, "achieved 96.7%"},
 		{"late with the slots free, the driver's CPU at its share", late(3, 0.95), true, "20% of batches late in the second half, while the driver used 95%"},
 		{"late with the slots full", late(16, 0.4), false, "20% of batches late in the second half (> 5%)"},
-		{"driver waiting for a CPU", starved(0.45, 0.5), false, "achieved 96.7%"},
-		{"driver at its share, waiting too", starved(0.92, 0.3), true, "the driver used 92% of its 2 core(s) and waited 30% of them for a CPU that other processes held"},
+		{"driver waiting for a CPU", starved(0.45, 1), false, "achieved 96.7%"},
+		{"driver at its share, waiting too", starved(0.92, 0.6), true, "the driver used 92% of its 2 core(s) (its calibrated ceiling at this batch size: 2400 events/s); its threads waited for a CPU as long as 60% of one core's time"},
+		{"driver at its quota, waiting", quota, true, "; its threads waited for a CPU as long as 222% of one core's time"},
 	} {
 		v := DefaultRule().Judge(c.f)
 		if v.DriverLimited != c.driver || !strings.Contains(v.String(), c.says) {

@@ -129,13 +129,15 @@ type DriverFigures struct {
 	// CPUShare is the CPU the driver used as a share of the cores it may
 	// use (1: all of them busy all the time); 0 when unknown.
 	CPUShare float64
-	// WaitShare is the time the driver's threads were ready to run but
-	// waited for a CPU that other processes held, as a share of the same
-	// cores; 0 when unknown. It is told, not judged: a driver that needs
+	// WaitCores is the time the driver's threads were ready to run but
+	// waited for a CPU, per second, in cores (1: one thread waiting all
+	// the time); 0 when unknown. Several threads wait at once, so it is
+	// not a share of Cores and may exceed it (a driver held to 0.1 core
+	// by a quota waited 2.2). It is told, not judged: a driver that needs
 	// little CPU still waits at each wake-up on a busy machine (measured:
 	// 2.5 % of a core used, 81 % of one waited, beside six CPU hogs on
 	// two cores), so the wait alone does not say it was short of CPU.
-	WaitShare float64
+	WaitCores float64
 	// Cores is how many it may use: GOMAXPROCS, or its cgroup's CPU
 	// quota when that is less (Quota), which may be a fraction of one.
 	Cores float64
@@ -384,12 +386,12 @@ func (r Rule) driverBehind(f StepFigures, short bool) string {
 		if d.Quota {
 			cpu += " (its cgroup's CPU quota)"
 		}
-		// A wait that rounds to 0 % is not worth a word.
-		if d.WaitShare >= 0.005 {
-			cpu += fmt.Sprintf(" and waited %.0f%% of them for a CPU that other processes held", 100*d.WaitShare)
-		}
 		if d.CeilingPerSec > 0 {
 			cpu += fmt.Sprintf(" (its calibrated ceiling at this batch size: %.0f events/s)", d.CeilingPerSec)
+		}
+		// A wait that rounds to 0 % is not worth a word.
+		if d.WaitCores >= 0.005 {
+			cpu += fmt.Sprintf("; its threads waited for a CPU as long as %.0f%% of one core's time", 100*d.WaitCores)
 		}
 	}
 	if d.CPUShare >= driverBusy {
