@@ -417,21 +417,40 @@ func checkRefresh(t *testing.T, interval time.Duration, cfg bench.Config, res *r
 	}
 }
 
-// PostgreSQL makes a row visible when its transaction commits, so the
-// visibility latency is the write latency plus at most one poll interval
-// and the probe query's own time.
+// PostgreSQL makes a row visible when its transaction commits, so a
+// probe is seen by the first probe query after its write was
+// acknowledged (visibleOnCommitError), and never before it was sent.
 func TestPostgresVisibleOnCommit(t *testing.T) {
 	tgt := open(t, withName(t, serverURL(t, "postgres"), "commit"), nil)
 	poll := 50 * time.Millisecond
-	s := run(t, tgt, config(1000, 5*time.Second, poll)).Summary
-	bound := s.WriteLatency.P50Ms + float64(poll.Milliseconds()) + s.ProbeQueryService.P95Ms + 20
-	if s.VisibilityLatency.P50Ms > bound {
-		t.Errorf("visibility p50 %.1f ms, want ≤ write latency p50 %.1f + poll %d + probe query p95 %.1f + 20 ms",
-			s.VisibilityLatency.P50Ms, s.WriteLatency.P50Ms, poll.Milliseconds(), s.ProbeQueryService.P95Ms)
+	res := run(t, tgt, config(1000, 5*time.Second, poll))
+	s := res.Summary
+	if err := visibleOnCommitError(s.VisibilityLatency, s.WriteLatency, res.Target().Visibility.Gap.Quantile(1)); err != nil {
+		t.Error(err)
 	}
 	if s.VisibilityLatency.MinMs < s.WriteLatency.MinMs*0.5 {
 		t.Errorf("visibility min %.1f ms below half the fastest write %.1f ms: an event was seen before it was committed?", s.VisibilityLatency.MinMs, s.WriteLatency.MinMs)
 	}
+}
+
+// visibleOnCommitError holds the visibility latencies of a run on a
+// database that makes a write visible when it commits to its write
+// latencies (both from the event's intended time) and the gaps the run
+// measured: the last probe query to miss a probe began before its commit,
+// so before its write was acknowledged, and the query that saw it ended
+// one gap later. Each probe's latency is then below its write's latency
+// plus the longest gap, and so is the median, every batch carrying a
+// probe (20 probes/s at 20 batches/s). The gap, not the poll interval,
+// bounds it: the pause between polls follows the queries' own time and a
+// busy machine's scheduling. The histograms' 0.1 % precision is allowed
+// for, twice.
+func visibleOnCommitError(vis, write stats.Summary, gapMax time.Duration) error {
+	bound := (write.P50Ms + ms(gapMax)) * 1.002
+	if vis.Count == 0 || vis.P50Ms > bound {
+		return fmt.Errorf("visibility p50 %.1f ms (%d probes); want ≤ %.1f ms: write latency p50 %.1f ms + longest gap from a probe's last miss to the query that saw it %.0f ms",
+			vis.P50Ms, vis.Count, bound, write.P50Ms, ms(gapMax))
+	}
+	return nil
 }
 
 // When the server goes away in the middle of a run, the run goes on,

@@ -466,3 +466,26 @@ func TestRefreshIntervalCheckSlowReadings(t *testing.T) {
 		t.Error("a server refreshing every 200 ms with 2 s set passed the interval check")
 	}
 }
+
+// A database that makes each write visible at its commit passes the
+// visibility bound however long the pause between probe queries is; one
+// that shows writes far later than their commits does not.
+func TestVisibleOnCommitBound(t *testing.T) {
+	write := stats.Summary{Count: 80, P50Ms: 30}
+	// A busy machine: the probe query's median of 12 ms spaces the polls
+	// 108 ms apart (9 × the query's time at the default probe share), more
+	// than the 50 ms poll; each probe is seen up to a gap after its
+	// commit, and the median 95 ms after its write.
+	slow := stats.Summary{Count: 80, P50Ms: 125}
+	if err := visibleOnCommitError(slow, write, 130*time.Millisecond); err != nil {
+		t.Errorf("a probe seen within a gap of its commit: %v", err)
+	}
+	// The defect: rows visible long after their commit.
+	late := stats.Summary{Count: 80, P50Ms: 600}
+	if err := visibleOnCommitError(late, write, 130*time.Millisecond); err == nil {
+		t.Error("probes seen 570 ms after their writes' median, with gaps of at most 130 ms, passed")
+	}
+	if err := visibleOnCommitError(stats.Summary{}, write, 0); err == nil {
+		t.Error("a run with no probe seen passed")
+	}
+}
