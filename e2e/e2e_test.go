@@ -425,7 +425,10 @@ func TestPostgresVisibleOnCommit(t *testing.T) {
 	poll := 50 * time.Millisecond
 	res := run(t, tgt, config(1000, 5*time.Second, poll))
 	s := res.Summary
-	if err := visibleOnCommitError(s.VisibilityLatency, s.WriteLatency, res.Target().Visibility.Gap.Quantile(1)); err != nil {
+	gap := res.Target().Visibility.Gap.Quantile(1)
+	t.Logf("visibility p50 %.1f ms; write latency p50 %.1f ms, longest gap %.0f ms (poll %s, probe query p95 %.1f ms)",
+		s.VisibilityLatency.P50Ms, s.WriteLatency.P50Ms, ms(gap), poll, s.ProbeQueryService.P95Ms)
+	if err := visibleOnCommitError(s.VisibilityLatency, s.WriteLatency, gap); err != nil {
 		t.Error(err)
 	}
 	if s.VisibilityLatency.MinMs < s.WriteLatency.MinMs*0.5 {
