@@ -403,18 +403,31 @@ func checkRefresh(t *testing.T, interval time.Duration, cfg bench.Config, res *r
 		t.Errorf("refresh %s: visibility latency %.0f ms on average over %d probes; want ≥ %.0f ms, the time from their writing to the server's next refresh",
 			interval, ms(vis), nv, ms(wait-slack))
 	}
-	// A probe is acknowledged within the longest write; the first refresh
-	// to start after that starts within one gap and one refresh and takes
-	// at most one more; the first probe query to start after it ends
-	// starts within the longest query and 1.5 poll intervals and takes at
-	// most the longest query.
-	probeQuery := maxMs(res.Target().Visibility.QueryService)
-	bound := longestWrite + gap + 2*refresh + cfg.PollInterval*3/2 + 2*probeQuery + slack
-	t.Logf("visibility latency max %.0f ms ≤ %.0f ms", res.Summary.VisibilityLatency.MaxMs, ms(bound))
-	if vis := time.Duration(res.Summary.VisibilityLatency.MaxMs * float64(time.Millisecond)); vis > bound {
-		t.Errorf("refresh %s: visibility latency max %.0f ms; want ≤ %.0f ms: longest write %.0f + longest time between the server's refreshes %.0f + 2 × longest refresh %.0f + 1.5 × poll %.0f + 2 × longest probe query %.0f + %.0f",
-			interval, ms(vis), ms(bound), ms(longestWrite), ms(gap), ms(refresh), ms(cfg.PollInterval), ms(probeQuery), ms(slack))
+	pollGap := res.Target().Visibility.Gap.Quantile(1)
+	t.Logf("visibility latency max %.0f ms: longest write %.0f, time between refreshes %.0f, refresh %.0f, poll gap %.0f ms",
+		res.Summary.VisibilityLatency.MaxMs, ms(longestWrite), ms(gap), ms(refresh), ms(pollGap))
+	vis := time.Duration(res.Summary.VisibilityLatency.MaxMs * float64(time.Millisecond))
+	if err := visibilityMaxError(vis, longestWrite, gap, refresh, pollGap); err != nil {
+		t.Errorf("refresh %s: %v", interval, err)
 	}
+}
+
+// visibilityMaxError holds the longest visibility latency of a run on a
+// server that makes writes searchable at its refreshes to what they, the
+// writes and the probe queries allow. A probe is acknowledged within the
+// longest write (from its intended time); the first refresh to start
+// after that starts within one gap between refreshes and one refresh, and
+// takes at most one more. The last probe query to miss it began before
+// then, and the one that saw it ended within one poll gap (as the run
+// measured it: the pause, the queries, and what a busy machine adds to
+// both: a timer that wakes late) of that query's start.
+func visibilityMaxError(vis, longestWrite, refreshGap, refresh, pollGap time.Duration) error {
+	const slack = 20 * time.Millisecond // the histograms' precision and the clock readings'
+	if bound := longestWrite + refreshGap + 2*refresh + pollGap + slack; vis > bound {
+		return fmt.Errorf("visibility latency max %.0f ms; want ≤ %.0f ms: longest write %.0f + longest time between the server's refreshes %.0f + 2 × longest refresh %.0f + longest poll gap %.0f + %.0f",
+			ms(vis), ms(bound), ms(longestWrite), ms(refreshGap), ms(refresh), ms(pollGap), ms(slack))
+	}
+	return nil
 }
 
 // PostgreSQL makes a row visible when its transaction commits, so a

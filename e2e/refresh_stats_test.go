@@ -489,3 +489,27 @@ func TestVisibleOnCommitBound(t *testing.T) {
 		t.Error("a run with no probe seen passed")
 	}
 }
+
+// A probe seen at the first query after the refresh that made it
+// searchable passes the bound however late the busy machine woke the
+// poller; one seen a refresh period later than that does not.
+func TestVisibilityMaxBound(t *testing.T) {
+	const (
+		write      = 120 * time.Millisecond
+		refreshGap = 900 * time.Millisecond // a 200 ms interval on a busy server
+		refresh    = 40 * time.Millisecond
+	)
+	// The poll is 50 ms: up to 75 ms of pause and a 30 ms query, but
+	// the poller's timer woke 250 ms late, so the gap from the last miss
+	// to the end of the query that saw it measured 355 ms.
+	pollGap := 355 * time.Millisecond
+	seen := write + refreshGap + 2*refresh + 300*time.Millisecond
+	if err := visibilityMaxError(seen, write, refreshGap, refresh, pollGap); err != nil {
+		t.Errorf("a probe seen within a poll gap of its refresh: %v", err)
+	}
+	// The defect: a probe shown one whole refresh gap later than the
+	// refresh that made it searchable.
+	if err := visibilityMaxError(seen+refreshGap, write, refreshGap, refresh, pollGap); err == nil {
+		t.Error("a probe seen a refresh gap late passed")
+	}
+}
