@@ -484,8 +484,11 @@ func TestOutageDuringRun(t *testing.T) {
 			tgt := open(t, strings.Replace(raw, hostOf(t, raw), p.addr, 1), map[string]string{"refresh_interval": "200ms"})
 			cfg := config(500, 8*time.Second, 100*time.Millisecond)
 			// The outage fails writes at once (connections closed, then
-			// refused), so the write timeout stays long enough that a busy
-			// server's slow writes are not taken for the outage.
+			// refused), so the write timeout is long enough that a busy
+			// server's slow writes are not taken for the outage: config's
+			// 5 s is not (a busy round: bulk requests answered in 9.5 s at
+			// the median).
+			cfg.Ingest.WriteTimeout = requestTimeout
 			var downAt, upAt time.Time
 			outage := make(chan struct{})
 			go func() {
