@@ -133,7 +133,7 @@ func retryCommittedOnce(t *testing.T, raw string, settings map[string]string, tr
 // re-send timed out (the server answered none within the timeout after
 // the hold), or the batch was acknowledged with none of it found stored
 // by a re-send and none stored twice (the held attempt had not committed
-// when the client gave up: pgx cancels the statement). Any other
+// when the client gave up, and the server dropped it). Any other
 // failure, and events counted both ways, are defects: no server speed
 // explains them.
 func retryUnmet(a ingest.Attempt, n int) string {
