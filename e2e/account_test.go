@@ -76,8 +76,11 @@ func TestServerAccountInResults(t *testing.T) {
 			res = run(t, tgt, cfg)
 			return offSchedule(tgt.Name(), res.Summary)
 		})
+		// No more often than the interval holds whatever the load; at
+		// least one refresh, only while writes flow through the
+		// measured part: a failure says when they may not have.
 		if unmet != "" {
-			t.Fatalf("%s: the writes did not flow through the measured part, so its refreshes tell nothing", unmet)
+			unmet = " (" + unmet + " even at 125 events/s)"
 		}
 		a := recorded(t, res)
 		window := a.End.At.Sub(a.Start.At)
@@ -88,7 +91,7 @@ func TestServerAccountInResults(t *testing.T) {
 		for _, r := range refreshes {
 			t.Logf("%s primary=%v: %d refreshes in %s, period %.0f ms", r.Node, r.Primary, r.Refreshes, window.Round(time.Millisecond), r.PeriodMS)
 			if most := int64(window/interval) + 1; r.Refreshes < 1 || r.Refreshes > most {
-				t.Errorf("%s: %d refreshes in %s at refresh_interval %s, want 1 to %d", r.Node, r.Refreshes, window, interval, most)
+				t.Errorf("%s: %d refreshes in %s at refresh_interval %s, want 1 to %d%s", r.Node, r.Refreshes, window, interval, most, unmet)
 			}
 		}
 	})
