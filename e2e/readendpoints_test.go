@@ -131,19 +131,12 @@ func readRunOnSchedule(t *testing.T, tgt target.Target, reads []bench.ReadEndpoi
 	t.Helper()
 	cfg.ReadEndpoints = reads
 	var res *results.Result
-	_, unmet := testenv.LowerRate(t, cfg.Ingest.Rate.PerSecond, lowest, func(rate float64) string {
+	testenv.LowerRate(t, cfg.Ingest.Rate.PerSecond, lowest, func(rate float64) string {
 		cfg.Ingest.Rate.PerSecond = rate
 		res = run(t, tgt, cfg)
 		return offSchedule(tgt.Name(), res.Summary)
 	})
-	res = checkReads(t, res)
-	if unmet != "" {
-		// What the test holds next presumes the schedule kept (a busy
-		// round: a cluster at 6 of 150 events/s, write p50 12.9 s,
-		// refreshing every 9.8 s, no probe seen).
-		t.Fatalf("%s even at %.0f events/s: the premise of this test, a run on its schedule, not met", unmet, lowest)
-	}
-	return res
+	return checkReads(t, res)
 }
 
 // checkReads logs what each endpoint of res showed and checks what must
@@ -353,6 +346,8 @@ func refreshPeriodPredictsMedian(t *testing.T, res *results.Result, urls []strin
 			t.Fatalf("%s: no refresh account for node %s's copy (%+v)", e.Name, node, refreshes)
 		}
 		if copy.Refreshes < 5 {
+			// A busy round: a cluster at 6 of 150 events/s, write p50
+			// 12.9 s, refreshing every 9.8 s.
 			t.Fatalf("%s: node %s's copy refreshed %d times in the measured phase, every %.0f ms: want at least 5 to know its period", e.Name, node, copy.Refreshes, copy.PeriodMS)
 		}
 		refresh := float64(copy.RefreshTimeMS) / float64(copy.Refreshes)
