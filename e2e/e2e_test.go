@@ -307,7 +307,7 @@ func TestRefreshIntervalShowsInLatency(t *testing.T) {
 					sampler := startRefreshSampler(t, u, 25*time.Millisecond)
 					res := run(t, tgt, cfg)
 					end := res.StartedAt.Add(cfg.Ingest.Duration)
-					checkRefresh(t, ri, cfg, res, sampler.stop(t, end, 3*ri+2*time.Second), rec)
+					checkRefresh(t, ri, cfg, res, sampler.stop(t, res.StartedAt, end, 5*ri+10*time.Second), rec)
 				})
 			}
 		})
@@ -323,10 +323,11 @@ func checkRefresh(t *testing.T, interval time.Duration, cfg bench.Config, res *r
 	// The interval set is what the server does: it refreshes no more
 	// often (later, when busy: the next refresh is scheduled after the
 	// last one ends).
-	lo, hi, n, meanMs := b.meanInterval(start, to)
-	t.Logf("server: %d refreshes during the %s schedule, %.0f–%.0f ms apart on average, %.0f ms each on average, longest ≤ %.0f ms; longest gap ≤ %.0f ms",
-		n, cfg.Ingest.Duration, ms(lo), ms(hi), meanMs, ms(b.maxRefreshHi()), ms(b.maxGapHi()))
-	if err := b.intervalError(interval, start, to); err != nil {
+	last := h.intervalEnd(to)
+	lo, hi, n, meanMs := b.meanInterval(start, last)
+	t.Logf("server: %d refreshes from the %s schedule's start to the last reading %s after its end, %.0f–%.0f ms apart on average, %.0f ms each on average, longest ≤ %.0f ms; longest gap ≤ %.0f ms",
+		n, cfg.Ingest.Duration, last.Sub(to).Round(time.Millisecond), ms(lo), ms(hi), meanMs, ms(b.maxRefreshHi()), ms(b.maxGapHi()))
+	if err := b.intervalError(interval, start, last); err != nil {
 		t.Errorf("refresh %s: %v", interval, err)
 	}
 
@@ -403,35 +404,71 @@ func checkRefresh(t *testing.T, interval time.Duration, cfg bench.Config, res *r
 		t.Errorf("refresh %s: visibility latency %.0f ms on average over %d probes; want ≥ %.0f ms, the time from their writing to the server's next refresh",
 			interval, ms(vis), nv, ms(wait-slack))
 	}
-	// A probe is acknowledged within the longest write; the first refresh
-	// to start after that starts within one gap and one refresh and takes
-	// at most one more; the first probe query to start after it ends
-	// starts within the longest query and 1.5 poll intervals and takes at
-	// most the longest query.
-	probeQuery := maxMs(res.Target().Visibility.QueryService)
-	bound := longestWrite + gap + 2*refresh + cfg.PollInterval*3/2 + 2*probeQuery + slack
-	t.Logf("visibility latency max %.0f ms ≤ %.0f ms", res.Summary.VisibilityLatency.MaxMs, ms(bound))
-	if vis := time.Duration(res.Summary.VisibilityLatency.MaxMs * float64(time.Millisecond)); vis > bound {
-		t.Errorf("refresh %s: visibility latency max %.0f ms; want ≤ %.0f ms: longest write %.0f + longest time between the server's refreshes %.0f + 2 × longest refresh %.0f + 1.5 × poll %.0f + 2 × longest probe query %.0f + %.0f",
-			interval, ms(vis), ms(bound), ms(longestWrite), ms(gap), ms(refresh), ms(cfg.PollInterval), ms(probeQuery), ms(slack))
+	pollGap := res.Target().Visibility.Gap.Quantile(1)
+	t.Logf("visibility latency max %.0f ms: longest write %.0f, time between refreshes %.0f, refresh %.0f, poll gap %.0f ms",
+		res.Summary.VisibilityLatency.MaxMs, ms(longestWrite), ms(gap), ms(refresh), ms(pollGap))
+	vis := time.Duration(res.Summary.VisibilityLatency.MaxMs * float64(time.Millisecond))
+	if err := visibilityMaxError(vis, longestWrite, gap, refresh, pollGap); err != nil {
+		t.Errorf("refresh %s: %v", interval, err)
 	}
 }
 
-// PostgreSQL makes a row visible when its transaction commits, so the
-// visibility latency is the write latency plus at most one poll interval
-// and the probe query's own time.
+// visibilityMaxError holds the longest visibility latency of a run on a
+// server that makes writes searchable at its refreshes to what they, the
+// writes and the probe queries allow. A probe is acknowledged within the
+// longest write (from its intended time); the first refresh to start
+// after that starts within one gap between refreshes and one refresh, and
+// takes at most one more. The last probe query to miss it began before
+// then, and the one that saw it ended within one poll gap (as the run
+// measured it: the pause, the queries, and what a busy machine adds to
+// both: a timer that wakes late) of that query's start.
+func visibilityMaxError(vis, longestWrite, refreshGap, refresh, pollGap time.Duration) error {
+	const slack = 20 * time.Millisecond // the histograms' precision and the clock readings'
+	if bound := longestWrite + refreshGap + 2*refresh + pollGap + slack; vis > bound {
+		return fmt.Errorf("visibility latency max %.0f ms; want ≤ %.0f ms: longest write %.0f + longest time between the server's refreshes %.0f + 2 × longest refresh %.0f + longest poll gap %.0f + %.0f",
+			ms(vis), ms(bound), ms(longestWrite), ms(refreshGap), ms(refresh), ms(pollGap), ms(slack))
+	}
+	return nil
+}
+
+// PostgreSQL makes a row visible when its transaction commits, so a
+// probe is seen by the first probe query after its write was
+// acknowledged (visibleOnCommitError), and never before it was sent.
 func TestPostgresVisibleOnCommit(t *testing.T) {
 	tgt := open(t, withName(t, serverURL(t, "postgres"), "commit"), nil)
 	poll := 50 * time.Millisecond
-	s := run(t, tgt, config(1000, 5*time.Second, poll)).Summary
-	bound := s.WriteLatency.P50Ms + float64(poll.Milliseconds()) + s.ProbeQueryService.P95Ms + 20
-	if s.VisibilityLatency.P50Ms > bound {
-		t.Errorf("visibility p50 %.1f ms, want ≤ write latency p50 %.1f + poll %d + probe query p95 %.1f + 20 ms",
-			s.VisibilityLatency.P50Ms, s.WriteLatency.P50Ms, poll.Milliseconds(), s.ProbeQueryService.P95Ms)
+	res := run(t, tgt, config(1000, 5*time.Second, poll))
+	s := res.Summary
+	gap := res.Target().Visibility.Gap.Quantile(1)
+	t.Logf("visibility p50 %.1f ms; write latency p50 %.1f ms, longest gap %.0f ms (poll %s, probe query p95 %.1f ms)",
+		s.VisibilityLatency.P50Ms, s.WriteLatency.P50Ms, ms(gap), poll, s.ProbeQueryService.P95Ms)
+	if err := visibleOnCommitError(s.VisibilityLatency, s.WriteLatency, gap); err != nil {
+		t.Error(err)
 	}
 	if s.VisibilityLatency.MinMs < s.WriteLatency.MinMs*0.5 {
 		t.Errorf("visibility min %.1f ms below half the fastest write %.1f ms: an event was seen before it was committed?", s.VisibilityLatency.MinMs, s.WriteLatency.MinMs)
 	}
+}
+
+// visibleOnCommitError holds the visibility latencies of a run on a
+// database that makes a write visible when it commits to its write
+// latencies (both from the event's intended time) and the gaps the run
+// measured: the last probe query to miss a probe began before its commit,
+// so before its write was acknowledged, and the query that saw it ended
+// one gap later. Each probe's latency is then below its write's latency
+// plus the longest gap, and so is the median, every batch carrying a
+// probe (20 probes/s at 20 batches/s). The gap, not the poll interval,
+// bounds it: it holds the pause (0.5 to 1.5 poll intervals), the query
+// and whatever a busy machine adds to both (a timer that wakes late, a
+// query that waits for a core). The histograms' 0.1 % precision is
+// allowed for, twice.
+func visibleOnCommitError(vis, write stats.Summary, gapMax time.Duration) error {
+	bound := (write.P50Ms + ms(gapMax)) * 1.002
+	if vis.Count == 0 || vis.P50Ms > bound {
+		return fmt.Errorf("visibility p50 %.1f ms (%d probes); want ≤ %.1f ms: write latency p50 %.1f ms + longest gap from a probe's last miss to the query that saw it %.0f ms",
+			vis.P50Ms, vis.Count, bound, write.P50Ms, ms(gapMax))
+	}
+	return nil
 }
 
 // When the server goes away in the middle of a run, the run goes on,
@@ -448,8 +485,11 @@ func TestOutageDuringRun(t *testing.T) {
 			tgt := open(t, strings.Replace(raw, hostOf(t, raw), p.addr, 1), map[string]string{"refresh_interval": "200ms"})
 			cfg := config(500, 8*time.Second, 100*time.Millisecond)
 			// The outage fails writes at once (connections closed, then
-			// refused), so the write timeout stays long enough that a busy
-			// server's slow writes are not taken for the outage.
+			// refused), so the write timeout is long enough that a busy
+			// server's slow writes are not taken for the outage: config's
+			// 5 s is not (a busy round: bulk requests answered in 9.5 s at
+			// the median).
+			cfg.Ingest.WriteTimeout = requestTimeout
 			var downAt, upAt time.Time
 			outage := make(chan struct{})
 			go func() {

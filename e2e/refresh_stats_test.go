@@ -88,15 +88,18 @@ func (s *refreshSampler) halt() {
 
 // stop ends the sampling and returns what the server reported. It first
 // waits, up to wait, for a refresh to finish after the instant after, so
-// that the last searches before it are bounded by the next refresh; a
-// server that had nothing left to refresh does not do one.
-func (s *refreshSampler) stop(t *testing.T, after time.Time, wait time.Duration) refreshHistory {
+// that the last searches before it are bounded by the next refresh (a
+// server that had nothing left to refresh does not do one), and for two
+// to have finished after start, so that the server's interval is known
+// (a starved server, whose refreshes take seconds, may finish only one
+// within a short schedule).
+func (s *refreshSampler) stop(t *testing.T, start, after time.Time, wait time.Duration) refreshHistory {
 	t.Helper()
 	for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		s.mu.Lock()
 		h := refreshHistory{samples: s.samples}
 		s.mu.Unlock()
-		if h.refreshedAfter(after) {
+		if h.refreshedAfter(after) && len(newRefreshBounds(h, start, start, after).in(start, h.end())) >= 2 {
 			break
 		}
 	}
@@ -185,6 +188,29 @@ type refreshHistory struct {
 	samples []refreshSample
 }
 
+// end is the instant the last reading came back: no refresh after it is
+// known.
+func (h refreshHistory) end() time.Time {
+	if len(h.samples) == 0 {
+		return time.Time{}
+	}
+	return h.samples[len(h.samples)-1].recv
+}
+
+// intervalEnd is the end of the span over which the refreshes of a run
+// whose schedule ended at to are held to the interval set: the last
+// reading, which comes after to. The interval set bounds the server's
+// refreshes at any time, and a refresh after the schedule (of its last
+// writes) tells as much as one within it: a starved server (refreshes of
+// 2.8 s each, 2 s set: 4.8 s apart) may finish only one within a short
+// schedule.
+func (h refreshHistory) intervalEnd(to time.Time) time.Time {
+	if e := h.end(); e.After(to) {
+		return e
+	}
+	return to
+}
+
 // refreshedAfter reports whether a refresh certainly finished after t.
 func (h refreshHistory) refreshedAfter(t time.Time) bool {
 	cs := h.completions()
@@ -263,12 +289,12 @@ func (b refreshBounds) meanInterval(a, z time.Time) (lo, hi time.Duration, n int
 // that, so that a server read slowly (a busy one answers _stats in
 // hundreds of milliseconds) is not failed for the readings' imprecision,
 // while one refreshing more often than set still is. Fewer than two
-// refreshes in the window are not more often than set: a starved server
-// whose refreshes take seconds may do only one.
+// refreshes leave the interval unknown: the window runs to the last
+// reading, which the sampler's stop takes after two since the start.
 func (b refreshBounds) intervalError(interval time.Duration, a, z time.Time) error {
 	_, hi, n, _ := b.meanInterval(a, z)
-	if n >= 2 && hi < interval*9/10 {
-		return fmt.Errorf("_stats/refresh counts %d refreshes in %s, at most %.0f ms apart on average; want ≥ %.0f ms apart (90%% of the interval set)",
+	if n < 2 || hi < interval*9/10 {
+		return fmt.Errorf("_stats/refresh counts %d refreshes in %s, at most %.0f ms apart on average; want at least 2 (fewer: the interval is not known), ≥ %.0f ms apart (90%% of the interval set)",
 			n, z.Sub(a).Round(time.Millisecond), ms(hi), ms(interval*9/10))
 	}
 	return nil
@@ -465,6 +491,88 @@ func TestRefreshIntervalCheckSlowReadings(t *testing.T) {
 	}
 	often := newRefreshBounds(history(200*time.Millisecond), t0, t0.Add(2*time.Second), end)
 	if err := often.intervalError(2*time.Second, t0, end); err == nil {
+		t.Error("a server refreshing every 200 ms with 2 s set passed the interval check")
+	}
+}
+
+// A database that makes each write visible at its commit passes the
+// visibility bound however long the pause between probe queries is; one
+// that shows writes far later than their commits does not.
+func TestVisibleOnCommitBound(t *testing.T) {
+	write := stats.Summary{Count: 80, P50Ms: 30}
+	// A busy machine: timers wake late and a probe query of 12 ms p95
+	// waits for a core now and then, so the gaps reach 130 ms against a
+	// 50 ms poll (up to 75 ms of pause); each probe is seen within a gap
+	// of its commit, the median 95 ms after its write.
+	slow := stats.Summary{Count: 80, P50Ms: 125}
+	if err := visibleOnCommitError(slow, write, 130*time.Millisecond); err != nil {
+		t.Errorf("a probe seen within a gap of its commit: %v", err)
+	}
+	// The defect: rows visible long after their commit.
+	late := stats.Summary{Count: 80, P50Ms: 600}
+	if err := visibleOnCommitError(late, write, 130*time.Millisecond); err == nil {
+		t.Error("probes seen 570 ms after their writes' median, with gaps of at most 130 ms, passed")
+	}
+	if err := visibleOnCommitError(stats.Summary{}, write, 0); err == nil {
+		t.Error("a run with no probe seen passed")
+	}
+}
+
+// A probe seen at the first query after the refresh that made it
+// searchable passes the bound however late the busy machine woke the
+// poller; one seen a refresh period later than that does not.
+func TestVisibilityMaxBound(t *testing.T) {
+	const (
+		write      = 120 * time.Millisecond
+		refreshGap = 900 * time.Millisecond // a 200 ms interval on a busy server
+		refresh    = 40 * time.Millisecond
+	)
+	// The poll is 50 ms: up to 75 ms of pause and a 30 ms query, but
+	// the poller's timer woke 250 ms late, so the gap from the last miss
+	// to the end of the query that saw it measured 355 ms.
+	pollGap := 355 * time.Millisecond
+	seen := write + refreshGap + 2*refresh + 300*time.Millisecond
+	if err := visibilityMaxError(seen, write, refreshGap, refresh, pollGap); err != nil {
+		t.Errorf("a probe seen within a poll gap of its refresh: %v", err)
+	}
+	// The defect: a probe shown one whole refresh gap later than the
+	// refresh that made it searchable.
+	if err := visibilityMaxError(seen+refreshGap, write, refreshGap, refresh, pollGap); err == nil {
+		t.Error("a probe seen a refresh gap late passed")
+	}
+}
+
+// A starved server whose refreshes take 2.8 s, with 2 s set, finishes one
+// refresh within an 8 s schedule and the next after it: its interval is
+// known over the readings to the end, and kept; a server refreshing every
+// 200 ms still fails over the same span.
+func TestRefreshIntervalCheckStarved(t *testing.T) {
+	t0 := time.Now()
+	end := t0.Add(8 * time.Second)
+	history := func(first, every time.Duration) refreshHistory {
+		var h refreshHistory
+		// Read every 500 ms, each reading taking 450 ms, until the stop
+		// saw a refresh after the schedule's end.
+		for sent := t0; ; sent = sent.Add(500 * time.Millisecond) {
+			snap := sent.Add(440 * time.Millisecond).Sub(t0)
+			n := int64(0)
+			if snap >= first {
+				n = int64((snap-first)/every) + 1
+			}
+			h.samples = append(h.samples, refreshSample{sent: sent, recv: sent.Add(450 * time.Millisecond), count: n, totalMs: 2800 * n})
+			if h.refreshedAfter(end) && n >= 2 {
+				return h
+			}
+		}
+	}
+	starved := history(4*time.Second, 4800*time.Millisecond)
+	b := newRefreshBounds(starved, t0, t0.Add(2*time.Second), end)
+	if err := b.intervalError(2*time.Second, t0, starved.intervalEnd(end)); err != nil {
+		t.Errorf("a starved server keeping its 2 s interval: %v", err)
+	}
+	often := history(500*time.Millisecond, 200*time.Millisecond)
+	b = newRefreshBounds(often, t0, t0.Add(2*time.Second), end)
+	if err := b.intervalError(2*time.Second, t0, often.intervalEnd(end)); err == nil {
 		t.Error("a server refreshing every 200 ms with 2 s set passed the interval check")
 	}
 }
