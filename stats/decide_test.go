@@ -186,4 +186,13 @@ func TestJudgeDriverFellBehind(t *testing.T) {
 	if v := DefaultRule().Judge(late(3, 0.01)); v.DriverLimited || v.Decision() != DecisionSustainable {
 		t.Errorf("late with the slots free and the CPU idle: %s; want sustainable, the driver not the limit", v)
 	}
+	// Errors count against the target even behind a driver that fell
+	// behind: the step is not sustainable, and the driver is not named
+	// the limit (a busy round: a peak search stopped at "the driver is
+	// the limit, not the target: … error rate 17.95%").
+	failing := step(3, flat, 0.97)
+	failing.Attempted, failing.Failed = 1000, 180
+	if v := DefaultRule().Judge(failing); v.DriverLimited || v.Decision() != DecisionNotSustainable || !strings.Contains(v.String(), "error rate 18.00%") {
+		t.Errorf("errors behind a driver at its share: %s (driver limited %v); want not sustainable on the error rate, the driver not the limit", v, v.DriverLimited)
+	}
 }

@@ -339,7 +339,12 @@ func (r Rule) judge(f StepFigures, v *Verdict, jg judging) {
 		} else if why != "" {
 			// The writes, the lag and their trends all count from the
 			// intended time: behind a driver that fell behind, they say
-			// nothing of the target. Errors and lost writes still do.
+			// nothing of the target. Errors and lost writes still do, and
+			// when they failed the step it is the target's, not the
+			// driver's limit.
+			if len(v.Reasons) > 0 {
+				return
+			}
 			v.DriverLimited = true
 			jg.open("the driver fell behind: achieved %.1f%% of the target rate, %.0f%% of batches late in the second half, while %s", 100*v.Achieved, 100*v.LateShare, why)
 			return
