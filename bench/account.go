@@ -66,7 +66,8 @@ func serverAccount(ctx, sched context.Context, tgt target.Target, from, to time.
 }
 
 // takeAccount asks for the account, also after ctx has ended (the end of
-// an interrupted run), and dates it halfway through the request.
+// an interrupted run), and dates it halfway through the request, within
+// half its round trip.
 func takeAccount(ctx context.Context, r target.AccountReporter) (*results.ServerAccount, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), accountTimeout)
 	defer cancel()
@@ -75,7 +76,8 @@ func takeAccount(ctx context.Context, r target.AccountReporter) (*results.Server
 	if err != nil {
 		return nil, err
 	}
-	return &results.ServerAccount{At: sent.Add(time.Since(sent) / 2).UTC(), Tables: snap.AccountTables()}, nil
+	half := time.Since(sent) / 2
+	return &results.ServerAccount{At: sent.Add(half).UTC(), WithinMS: float64(half) / float64(time.Millisecond), Tables: snap.AccountTables()}, nil
 }
 
 // checkAccount adds to res's server account the target's checks of it

@@ -15,8 +15,13 @@ import (
 // report read without knowing the database. The client's measurement and
 // this account, side by side, let a reader check that they agree.
 type ServerAccount struct {
-	At     time.Time      `json:"at"`
-	Tables []AccountTable `json:"tables,omitempty"`
+	At time.Time `json:"at"`
+	// WithinMS is how far At may be from the instant the server read
+	// its counters: half the request's round trip, which a busy server
+	// stretches to hundreds of milliseconds, so that a count over the
+	// time between two accounts is bounded by that time and both.
+	WithinMS float64        `json:"within_ms,omitempty"`
+	Tables   []AccountTable `json:"tables,omitempty"`
 }
 
 // AccountSnapshot is a database's account at one moment, in its own
