@@ -105,7 +105,9 @@ func TestViaKafkaDruidExactlyOnce(t *testing.T) {
 
 	acked := acknowledged(res)
 	var a *druid.Account
-	o := waitDrained(45*time.Second, time.Second, acked, func() (o offsets) {
+	// Druid fetches the offsets of its report every 5 s, later on a busy
+	// machine: wait for the drained account, up to 2 minutes.
+	o := waitDrained(2*time.Minute, time.Second, acked, func() (o offsets) {
 		a = ownAccount[druid.Account](t, p.tgt)
 		for _, pt := range a.Partitions {
 			o.add(pt.Consumed, pt.EndOffset, pt.Lag)
@@ -113,7 +115,7 @@ func TestViaKafkaDruidExactlyOnce(t *testing.T) {
 		return o
 	})
 	if !o.drained(acked) || a.Supervisors[0].AggregateLag != 0 {
-		t.Errorf("after the drain Druid's account says %d records in the topic, %d read, lag %d (aggregate %d); want %d, the events acknowledged, read, no lag: %+v",
+		t.Errorf("2 minutes after the drain Druid's account says %d records in the topic, %d read, lag %d (aggregate %d); want %d, the events acknowledged, read, no lag: %+v",
 			o.ends, o.consumed, o.lag, a.Supervisors[0].AggregateLag, acked, a)
 	}
 }
