@@ -510,8 +510,8 @@ func TestViaKafkaConnectPaused(t *testing.T) {
 		t.Errorf("consumer lag %d before the pause, %d at its end: %v", before, most, err)
 	}
 	// The lag spike: the freshness lag reaches the pause held (less the
-	// poll interval), and it comes back below half of it by the end
-	// (checkRecovered; a fixed 2 s failed with a CPU hog per core:
+	// poll interval), and it comes back by the end, below half of it or
+	// falling (checkRecovered; a fixed 2 s failed with a CPU hog per core:
 	// 5,113 ms, then 2,379 ms 8 s after the resume, the sink still
 	// catching up).
 	largest, tail, backlog := spike(res)
