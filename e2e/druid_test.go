@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/freshbench/freshbench/results"
+	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/druid"
 )
@@ -105,7 +107,9 @@ func TestViaKafkaDruidExactlyOnce(t *testing.T) {
 
 	acked := acknowledged(res)
 	var a *druid.Account
-	o := waitDrained(45*time.Second, time.Second, acked, func() (o offsets) {
+	// Druid fetches the offsets of its report every 5 s, later on a busy
+	// machine: wait for the drained account, up to 2 minutes.
+	o := waitDrained(2*time.Minute, time.Second, acked, func() (o offsets) {
 		a = ownAccount[druid.Account](t, p.tgt)
 		for _, pt := range a.Partitions {
 			o.add(pt.Consumed, pt.EndOffset, pt.Lag)
@@ -113,7 +117,7 @@ func TestViaKafkaDruidExactlyOnce(t *testing.T) {
 		return o
 	})
 	if !o.drained(acked) || a.Supervisors[0].AggregateLag != 0 {
-		t.Errorf("after the drain Druid's account says %d records in the topic, %d read, lag %d (aggregate %d); want %d, the events acknowledged, read, no lag: %+v",
+		t.Errorf("2 minutes after the drain Druid's account says %d records in the topic, %d read, lag %d (aggregate %d); want %d, the events acknowledged, read, no lag: %+v",
 			o.ends, o.consumed, o.lag, a.Supervisors[0].AggregateLag, acked, a)
 	}
 }
@@ -148,7 +152,7 @@ func TestViaKafkaDruidSuspendedShowsLag(t *testing.T) {
 		t.Errorf("largest freshness lag %.0f ms; want at least %.0f ms, the %s suspension", most, want, pause)
 	}
 	// Recovered: by the end of the measured phase, well over 10 s after
-	// the resume, the lag is back below half the spike.
+	// the resume, the lag is back below half the spike, or falling.
 	checkRecovered(t, res)
 }
 
@@ -159,7 +163,12 @@ func TestViaKafkaDruidSuspendedShowsLag(t *testing.T) {
 // may step back for one sample while a segment is handed off (seen: one
 // sample 31.8 s behind among ones of 100 ms, 14 s after the recovery).
 func spike(res *results.Result) (most, last float64, backlog int64) {
-	for _, pt := range res.Series {
+	return spikeOf(res.Series)
+}
+
+// spikeOf is spike of a series.
+func spikeOf(series []stats.Point) (most, last float64, backlog int64) {
+	for _, pt := range series {
 		most = max(most, pt.FreshnessLagMs)
 		backlog = max(backlog, pt.Backlog)
 		if pt.FreshnessN > 0 {
@@ -169,19 +178,64 @@ func spike(res *results.Result) (most, last float64, backlog int64) {
 	return most, last, backlog
 }
 
-// checkRecovered fails the test unless the freshness lag of the last
-// interval (its floor: spike) is back below half the largest, and then
-// logs the series, to tell a recovery still under way from none.
+// checkRecovered fails the test unless the freshness lag came back after
+// its spike by the end of the measured phase (recovery), and then logs
+// the series, to tell a recovery still under way from none.
 func checkRecovered(t *testing.T, res *results.Result) {
 	t.Helper()
-	most, last, _ := spike(res)
-	if last < most/2 {
+	why := recovery(res.Series)
+	if why == "" {
 		return
 	}
-	t.Errorf("freshness lag in the last interval at least %.0f ms, largest %.0f ms; want it back below half the spike", last, most)
+	t.Error(why)
 	for _, pt := range res.Series {
 		t.Logf("%5.0f s: freshness lag %.0f–%.0f ms (%d samples), backlog %d", pt.StartS, pt.FreshnessLagMinMs, pt.FreshnessLagMs, pt.FreshnessN, pt.Backlog)
 	}
+}
+
+// recoveryWindow is how far back recovery looks for the lag's fall, and
+// recoveryFall the least fall it takes as one: a tenth of the window, a
+// backlog read at 10 % beyond the write rate (a lag that stands still
+// jitters by milliseconds).
+const recoveryWindow, recoveryFall = 10 * time.Second, time.Second
+
+// recovery says how the freshness lag of series did not come back after
+// its spike, or "" when it did: the floor of the last interval with a
+// sample (spike) is below half the largest lag, or, above it, is falling,
+// recoveryFall or more below the floor of the interval recoveryWindow
+// before it (the latest that began that long before), that one not
+// before the spike. A database that reads a backlog again (as Druid's task
+// started again, seconds late on a busy machine, from the offsets
+// last committed) brings its lag down at what it reads beyond the write
+// rate, which no fixed share of the spike bounds by a given time; one
+// that recovers not at all keeps it growing a second a second.
+func recovery(series []stats.Point) string {
+	most, last, _ := spikeOf(series)
+	if last < most/2 {
+		return ""
+	}
+	peak, end := -1, -1 // intervals of the largest lag, and the last with a sample
+	for i, pt := range series {
+		if pt.FreshnessLagMs == most && peak < 0 {
+			peak = i
+		}
+		if pt.FreshnessN > 0 {
+			end = i
+		}
+	}
+	// The latest interval with a sample, from the spike's on, that began
+	// recoveryWindow or more before the last.
+	for i := end - 1; i >= peak && peak >= 0; i-- {
+		pt := series[i]
+		if pt.FreshnessN == 0 || series[end].StartS-pt.StartS < recoveryWindow.Seconds() {
+			continue
+		}
+		if last < pt.FreshnessLagMinMs-float64(recoveryFall.Milliseconds()) {
+			return ""
+		}
+		break
+	}
+	return fmt.Sprintf("freshness lag in the last interval at least %.0f ms, largest %.0f ms; want it back below half the spike, or falling by %s over the last %s after it", last, most, recoveryFall, recoveryWindow)
 }
 
 // The indexer killed mid-run (SIGKILL: its reading task dies with it,
@@ -239,4 +293,36 @@ func TestViaKafkaDruidIndexerKilled(t *testing.T) {
 func TestViaKafkaDruidPeak(t *testing.T) {
 	p := newDruidPipeline(t, "peak")
 	checkPeakIsTheDatabases(t, p.tgt, p.datasource, druid.ConsumerClientID(p.datasource))
+}
+
+// Recovery is held to the lag's fall, not to a share of the spike by a
+// fixed time: a database reading its backlog again slowly (the lag from
+// 31 s down to 17 s by the end) has recovered under way; one whose lag
+// keeps growing, or stands still above half the spike, has not.
+func TestRecoverySlowCatchUp(t *testing.T) {
+	// series is 60 one-second intervals of the lag of at (in s), each
+	// interval's floor 100 ms below its largest.
+	series := func(at func(s float64) float64) (pts []stats.Point) {
+		for s := range 60 {
+			ms := 1000 * at(float64(s))
+			pts = append(pts, stats.Point{StartS: float64(s), FreshnessLagMs: ms, FreshnessLagMinMs: ms - 100, FreshnessN: 10})
+		}
+		return pts
+	}
+	// Down from 7 s to 38 s, the lag growing a second a second.
+	down := func(s float64) float64 { return 0.1 + max(0, min(s, 38)-7) }
+	for _, c := range []struct {
+		name string
+		at   func(s float64) float64
+		ok   bool
+	}{
+		{"caught up", func(s float64) float64 { return min(down(s), max(0.1, 31-3*(s-38))) }, true},
+		{"catching up slowly", func(s float64) float64 { return min(down(s), 31-14*(s-38)/21) }, true},
+		{"never recovered", func(s float64) float64 { return 0.1 + max(0, s-7) }, false},
+		{"reading at the write rate, never catching up", func(s float64) float64 { return min(down(s), max(20, 31-3*(s-38))) }, false},
+	} {
+		if why := recovery(series(c.at)); (why == "") != c.ok {
+			t.Errorf("%s: %q; want recovered %v", c.name, why, c.ok)
+		}
+	}
 }
