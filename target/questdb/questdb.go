@@ -282,8 +282,24 @@ func (s *store) Setup(ctx context.Context) error {
 	return s.exec(ctx, "setup", s.createTable())
 }
 
+// Teardown drops the table. Over ILP/TCP the server's writer keeps the
+// table a while after the last write, and a drop meanwhile fails ("could
+// not lock … [reason='tcpIlp']"), so the drop is tried again until
+// lockWait has passed.
 func (s *store) Teardown(ctx context.Context) error {
-	return s.exec(ctx, "teardown", `DROP TABLE IF EXISTS `+s.tbl)
+	const lockWait = 30 * time.Second
+	deadline := time.Now().Add(lockWait)
+	for {
+		err := s.exec(ctx, "teardown", `DROP TABLE IF EXISTS `+s.tbl)
+		if err == nil || !strings.Contains(err.Error(), "could not lock") || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 func (s *store) Freshness(ctx context.Context, generator string) (int64, bool, error) {
