@@ -684,7 +684,7 @@ func TestViaKafkaPeak(t *testing.T) {
 	p := newSinkPipeline(t, postgresSink, "peakvia")
 	// Kafka Connect names a sink task's consumer connector-consumer-<connector>-<task>.
 	consumerQuota(t, "connector-consumer-"+p.connector+"-0", peakQuotaBytes)
-	over, capacity, hold := quotaPeak(t, p.tgt, quotaCapacity(t, p.table, peakQuotaBytes), "pipeline", func(s *results.Result) string {
+	_, over, capacity, hold := quotaPeak(t, p.tgt, quotaCapacity(t, p.table, peakQuotaBytes), "pipeline", func(s *results.Result) string {
 		start, end := kafkaAccount(t, s)
 		return fmt.Sprintf("group lag %d → %d", lagOf(start), lagOf(end))
 	})

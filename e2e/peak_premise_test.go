@@ -45,3 +45,19 @@ func TestPeakFirstStepUnmet(t *testing.T) {
 		}
 	})
 }
+
+// The database's account of the step over its capacity: a lag seconds of
+// the overload short of the step (650 records at 1,000 over 736
+// records/s, seen) holds; one no larger than at the step below, or than
+// a consumer that keeps up shows, does not.
+func TestDatabaseBacklogError(t *testing.T) {
+	if err := databaseBacklogError(1000, 736, 0, 650); err != nil {
+		t.Errorf("a lag of 650 records at 1000 over 736 records/s: %v", err)
+	}
+	if err := databaseBacklogError(1000, 736, 0, 40); err == nil {
+		t.Error("a lag of 40 records, a consumer keeping up: want an error")
+	}
+	if err := databaseBacklogError(1000, 736, 700, 650); err == nil {
+		t.Error("a lag below the step below's: want an error")
+	}
+}
