@@ -146,7 +146,7 @@ func TestViaKafkaDruidSuspendedShowsLag(t *testing.T) {
 
 	// The spike: the freshness lag reaches at least the suspension (less
 	// the poll interval that may have seen the newest event just before).
-	most, last, backlog := spike(res)
+	most, last, backlog := spike(res.Series)
 	t.Logf("freshness lag: largest %.0f ms, last interval's floor %.0f ms; Druid's largest lag %d records", most, last, backlog)
 	if want := float64((pause - cfg.PollInterval).Milliseconds()); most < want {
 		t.Errorf("largest freshness lag %.0f ms; want at least %.0f ms, the %s suspension", most, want, pause)
@@ -162,12 +162,7 @@ func TestViaKafkaDruidSuspendedShowsLag(t *testing.T) {
 // interval's largest, says whether the lag came back: Druid's answers
 // may step back for one sample while a segment is handed off (seen: one
 // sample 31.8 s behind among ones of 100 ms, 14 s after the recovery).
-func spike(res *results.Result) (most, last float64, backlog int64) {
-	return spikeOf(res.Series)
-}
-
-// spikeOf is spike of a series.
-func spikeOf(series []stats.Point) (most, last float64, backlog int64) {
+func spike(series []stats.Point) (most, last float64, backlog int64) {
 	for _, pt := range series {
 		most = max(most, pt.FreshnessLagMs)
 		backlog = max(backlog, pt.Backlog)
@@ -210,7 +205,7 @@ const recoveryWindow, recoveryFall = 10 * time.Second, time.Second
 // rate, which no fixed share of the spike bounds by a given time; one
 // that recovers not at all keeps it growing a second a second.
 func recovery(series []stats.Point) string {
-	most, last, _ := spikeOf(series)
+	most, last, _ := spike(series)
 	if last < most/2 {
 		return ""
 	}
@@ -259,7 +254,7 @@ func TestViaKafkaDruidIndexerKilled(t *testing.T) {
 	res := run(t, p.tgt, cfg)
 	down := wait()
 	checkExactlyOnce(t, res)
-	most, last, backlog := spike(res)
+	most, last, backlog := spike(res.Series)
 	f := res.Target().Freshness
 	t.Logf("indexer down %s; freshness lag: largest %.0f ms, last interval's floor %.0f ms; %d polls stepped back (the largest %.0f ms); Druid's largest lag %d records",
 		down, most, last, f.StepsBack, f.StepBackMaxMs, backlog)

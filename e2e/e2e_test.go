@@ -649,6 +649,18 @@ func TestWentOn(t *testing.T) {
 	}
 }
 
+// waitFor calls cond every poll until it is true, for at most within,
+// and says whether it became true: the one wait for a server's state in
+// these tests.
+func waitFor(within, poll time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(within); !cond(); time.Sleep(poll) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
+}
+
 func errorKinds(s results.Summary) map[string]int64 {
 	m := map[string]int64{}
 	for k, e := range s.Errors {

@@ -265,11 +265,9 @@ func (o offsets) drained(want int64) bool {
 // waitDrained reads the offsets every poll until they are drained to
 // want or within has passed, and returns the last reading.
 func waitDrained(within, poll time.Duration, want int64, read func() offsets) offsets {
-	for deadline := time.Now().Add(within); ; time.Sleep(poll) {
-		if o := read(); o.drained(want) || time.Now().After(deadline) {
-			return o
-		}
-	}
+	var o offsets
+	waitFor(within, poll, func() bool { o = read(); return o.drained(want) })
+	return o
 }
 
 // restartAfter kills a part of a server after the given time
@@ -373,10 +371,8 @@ func testSinkLosesNothing(t *testing.T, p *sinkPipeline) *results.Result {
 // later on a busy machine.
 func (p *sinkPipeline) caughtUp(t *testing.T) int64 {
 	t.Helper()
-	lag := p.groupLag(t)
-	for deadline := time.Now().Add(time.Minute); lag != 0 && time.Now().Before(deadline); lag = p.groupLag(t) {
-		time.Sleep(250 * time.Millisecond)
-	}
+	var lag int64
+	waitFor(time.Minute, 250*time.Millisecond, func() bool { lag = p.groupLag(t); return lag == 0 })
 	return lag
 }
 
@@ -467,21 +463,19 @@ func TestViaKafkaConnectPaused(t *testing.T) {
 	// Pause 3 s into the measured phase, by Kafka's count of the records
 	// produced (the setup may take seconds on a busy machine), once the
 	// sink has committed.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	var last error
-	if err := waitFor(ctx, 250*time.Millisecond, func() bool {
+	if !waitFor(2*time.Minute, 250*time.Millisecond, func() bool {
 		a, err := p.tryAccount()
 		last = err
 		return err == nil && len(a.Groups) == 1 && endsOf(a) >= int64(rate*(cfg.Ingest.Warmup+3*time.Second).Seconds())
-	}); err != nil {
-		t.Fatalf("in 2 minutes the run did not produce 3 s of its measured phase into the topic with the sink's group committed: %v (Kafka's account: %v)", err, last)
+	}) {
+		t.Fatalf("in 2 minutes the run did not produce 3 s of its measured phase into the topic with the sink's group committed (Kafka's account: %v)", last)
 	}
 	before := p.groupLag(t)
 	p.rest(t, http.MethodPut, "/connectors/"+p.connector+"/pause", nil, http.StatusAccepted)
 	requested := time.Now()
-	if err := waitFor(ctx, 100*time.Millisecond, func() bool { return p.taskState(t) == "PAUSED" }); err != nil {
-		t.Fatalf("the sink's task never showed paused (%s): %v", p.taskState(t), err)
+	if !waitFor(2*time.Minute, 100*time.Millisecond, func() bool { return p.taskState(t) == "PAUSED" }) {
+		t.Fatalf("the sink's task did not show paused within 2 minutes (%s)", p.taskState(t))
 	}
 	paused := time.Now()
 	var during []groupReading
@@ -514,7 +508,7 @@ func TestViaKafkaConnectPaused(t *testing.T) {
 	// falling (checkRecovered; a fixed 2 s failed with a CPU hog per core:
 	// 5,113 ms, then 2,379 ms 8 s after the resume, the sink still
 	// catching up).
-	largest, tail, backlog := spike(res)
+	largest, tail, backlog := spike(res.Series)
 	if want := float64((held - cfg.PollInterval).Milliseconds()); largest < want {
 		t.Errorf("freshness lag: largest %.0f ms; want at least %.0f ms, the %s pause", largest, want, held.Round(time.Millisecond))
 	}
@@ -600,18 +594,6 @@ func (p *sinkPipeline) taskState(t *testing.T) string {
 		return fmt.Sprintf("%d tasks", len(st.Tasks))
 	}
 	return st.Tasks[0].State
-}
-
-// waitFor calls cond every poll until it is true or ctx ends.
-func waitFor(ctx context.Context, poll time.Duration, cond func() bool) error {
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(poll):
-		}
-	}
-	return nil
 }
 
 // A sink that drops records is counted exactly: a BEFORE INSERT trigger

@@ -182,11 +182,11 @@ func checkPeakIsTheDatabases(t *testing.T, tgt target.Target, topic, clientID st
 	t.Helper()
 	consumerQuota(t, clientID, consumerQuotaBytes)
 	peak, over, capacity, _ := quotaPeak(t, tgt, quotaCapacity(t, topic, consumerQuotaBytes), "database", func(s *results.Result) string {
-		_, _, backlog := spike(s)
+		_, _, backlog := spike(s.Series)
 		return fmt.Sprintf("the database's largest lag %d", backlog)
 	})
-	_, _, below := spike(peak)
-	_, _, above := spike(over)
+	_, _, below := spike(peak.Series)
+	_, _, above := spike(over.Series)
 	if err := databaseBacklogError(over.Config.RatePerSecond, capacity, below, above); err != nil {
 		t.Errorf("step %s: %v", over.Config.Rate, err)
 	}

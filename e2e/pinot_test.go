@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -85,12 +84,10 @@ func TestViaKafkaPinotExactlyOnce(t *testing.T) {
 	// loaded it, seconds after the commit on a busy machine: wait for it.
 	var a *pinot.Account
 	commits := acked / flushRows
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := waitFor(ctx, 500*time.Millisecond, func() bool {
+	if !waitFor(2*time.Minute, 500*time.Millisecond, func() bool {
 		a = ownAccount[pinot.Account](t, p)
 		return len(a.Partitions) == 1 && len(a.Segments) == 1 && a.Partitions[0].StartOffset == commits*flushRows && a.Segments[0].Online == commits
-	}); err != nil {
+	}) {
 		t.Errorf("Pinot's account 2 minutes after the drain %+v; want %d segments committed, of %d rows each, online, and the one consuming from offset %d",
 			a, commits, flushRows, commits*flushRows)
 	}
@@ -116,7 +113,7 @@ func TestViaKafkaPinotServerKilled(t *testing.T) {
 	res := run(t, p, cfg)
 	down := wait()
 	checkExactlyOnce(t, res)
-	most, last, backlog := spike(res)
+	most, last, backlog := spike(res.Series)
 	f := res.Summary.FreshnessLag
 	t.Logf("server down %s; freshness lag: largest %.0f ms, last interval's floor %.0f ms, %d samples of which %d failed; Pinot's largest lag %d records",
 		down, most, last, f.Count, res.Target().Freshness.Censored, backlog)
@@ -154,13 +151,8 @@ func TestViaKafkaPinotPausedShowsLag(t *testing.T) {
 		defer close(done)
 		time.Sleep(cfg.Ingest.Warmup + 5*time.Second)
 		postOK(t, controller+"/tables/"+table+"/pauseConsumption")
-		deadline := time.Now().Add(30 * time.Second)
-		for !pinotPaused(t, controller, table) {
-			if time.Now().After(deadline) {
-				t.Error("Pinot still had a consuming segment 30 s after pauseConsumption")
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
+		if !waitFor(30*time.Second, 50*time.Millisecond, func() bool { return pinotPaused(t, controller, table) }) {
+			t.Error("Pinot still had a consuming segment 30 s after pauseConsumption")
 		}
 		from := time.Now()
 		time.Sleep(pause)
@@ -170,7 +162,7 @@ func TestViaKafkaPinotPausedShowsLag(t *testing.T) {
 	res := run(t, p, cfg)
 	<-done
 	checkExactlyOnce(t, res)
-	most, last, backlog := spike(res)
+	most, last, backlog := spike(res.Series)
 	t.Logf("paused %s; freshness lag: largest %.0f ms, last interval's floor %.0f ms; Pinot's largest lag %d records", paused, most, last, backlog)
 	if want := float64((paused - cfg.PollInterval).Milliseconds()); most < want {
 		t.Errorf("largest freshness lag %.0f ms; want at least %.0f ms, the %s pause", most, want, paused)

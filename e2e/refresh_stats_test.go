@@ -95,14 +95,12 @@ func (s *refreshSampler) halt() {
 // within a short schedule).
 func (s *refreshSampler) stop(t *testing.T, start, after time.Time, wait time.Duration) refreshHistory {
 	t.Helper()
-	for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	waitFor(wait, 10*time.Millisecond, func() bool {
 		s.mu.Lock()
 		h := refreshHistory{samples: s.samples}
 		s.mu.Unlock()
-		if h.refreshedAfter(after) && len(newRefreshBounds(h, start, start, after).in(start, h.end())) >= 2 {
-			break
-		}
-	}
+		return h.refreshedAfter(after) && len(newRefreshBounds(h, start, start, after).in(start, h.end())) >= 2
+	})
 	s.halt()
 	s.mu.Lock()
 	defer s.mu.Unlock()

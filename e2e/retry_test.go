@@ -112,11 +112,7 @@ func retryCommittedOnce(t *testing.T, raw string, settings map[string]string, tr
 		return "", fmt.Errorf("acknowledged %d, failed %d (%v), re-sends %d; want 20 acknowledged after at least one re-send", a.Acked, a.Failed, a.ErrorKinds, a.Retries)
 	}
 	var n int64
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if n, err = tgt.Count(ctx, gen); err == nil && n == 20 {
-			break
-		}
-	}
+	waitFor(time.Minute, 200*time.Millisecond, func() bool { n, err = tgt.Count(ctx, gen); return err == nil && n == 20 })
 	if n != 20 {
 		return "", fmt.Errorf("the target holds %d events of the batch (%v), want each of the 20 once", n, err)
 	}
