@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/freshbench/freshbench/query"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/workload"
 )
@@ -204,14 +205,22 @@ const ShippedLimit = 10
 // kind it restates: for each value of that kind's cases, hits and misses,
 // the same number of rows as the built-in at ShippedLimit. Every query of
 // a preset must be in Restated and have a text for family, so that none
-// goes unchecked, and draw its parameter from the field the built-in
-// draws from.
+// goes unchecked, draw its parameter from the field the built-in draws
+// from, and pass the check before a run (query.CheckOwn).
 func checkOwn(t *testing.T, family string, q target.Querier, gen string) {
 	t.Helper()
 	for _, name := range slices.Sorted(maps.Keys(Restated)) {
 		p, err := workload.Preset(name)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The check before a run passes them: the database plans each.
+		mix := make(query.Mix, len(p.Queries))
+		for i, own := range p.Queries {
+			mix[i] = query.Weighted{Kind: target.QueryKind(own.Name), Weight: 1}
+		}
+		if err := query.CheckOwn(context.Background(), q, query.Config{Mix: mix, Own: p.Queries}); err != nil {
+			t.Errorf("%s: the check before a run refuses its queries: %v", name, err)
 		}
 		for _, own := range p.Queries {
 			kind, ok := Restated[name][own.Name]
