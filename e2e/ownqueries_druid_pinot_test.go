@@ -3,11 +3,14 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/freshbench/freshbench/query"
+	"github.com/freshbench/freshbench/query/querytest"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/workload"
 )
@@ -44,14 +47,15 @@ func TestViaKafkaPinotOwnQueries(t *testing.T) {
 }
 
 // testOwnQueriesViaKafka runs ownQueries beside an ingest of 300 events/s
-// for 8 s into p, of family, and then holds them, and the qps-20k-own
-// preset's, against truth:
+// for 8 s into p, of family, and then holds them, and the presets',
+// against truth:
 //   - beside the ingest, every query is answered, and a lookup by _id
 //     finds at most one row (every event is one row);
 //   - after the drain, the _ids of the run's generator number exactly the
 //     events the audit found of it, each once;
-//   - the preset's by-worker and by-email give the rows of the built-in
-//     point and array kinds, for values the table holds and for a miss;
+//   - the presets' restatements of the built-in kinds (qps-20k-own's
+//     by-worker and by-email, query-kinds-own's five) give the rows of
+//     the kinds they restate, for values the table holds and for a miss;
 //   - a value holding quotes and SQL of its own is a value: it matches
 //     nothing (on Pinot it is written in as a literal);
 //   - SQL the database cannot run fails in its words.
@@ -110,11 +114,18 @@ func testOwnQueriesViaKafka(t *testing.T, p target.Target, family string) {
 		}
 	}
 
-	// The preset's queries restate the built-in point and array kinds.
-	preset, err := workload.Preset("qps-20k-own")
-	if err != nil {
-		t.Fatal(err)
+	// The presets' queries restate the built-in kinds (querytest.Restated):
+	// qps-20k-own point and array, query-kinds-own all five, each at the
+	// presets' LIMIT, for values the table holds and for a miss.
+	presets := map[string]*workload.File{}
+	for _, name := range slices.Sorted(maps.Keys(querytest.Restated)) {
+		p, err := workload.Preset(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		presets[name] = p
 	}
+	preset := presets["qps-20k-own"]
 	docs, err := q.Sample(ctx, 3)
 	if err != nil || len(docs) == 0 {
 		t.Fatalf("sample: %d documents, %v", len(docs), err)
@@ -123,25 +134,34 @@ func testOwnQueriesViaKafka(t *testing.T, p target.Target, family string) {
 		var ev struct {
 			ProcessBy string   `json:"processBy"`
 			Emails    []string `json:"emails"`
+			Company   string   `json:"company"`
+			Generator string   `json:"generator_identifier"`
 		}
-		if err := json.Unmarshal(d, &ev); err != nil || ev.ProcessBy == "" || len(ev.Emails) == 0 {
-			t.Fatalf("sampled event %s: %v; want its processBy and emails", d, err)
+		if err := json.Unmarshal(d, &ev); err != nil || ev.ProcessBy == "" || len(ev.Emails) == 0 || ev.Company == "" || ev.Generator == "" {
+			t.Fatalf("sampled event %s: %v; want its processBy, emails, company and generator_identifier", d, err)
 		}
-		for _, c := range []struct {
-			own   string
-			kind  target.QueryKind
-			value string
-		}{
-			{"by-worker", target.QueryPoint, ev.ProcessBy}, {"by-worker", target.QueryPoint, ev.ProcessBy + "-nobody"},
-			{"by-email", target.QueryArray, ev.Emails[len(ev.Emails)-1]}, {"by-email", target.QueryArray, "nobody@" + ev.Emails[0]},
-		} {
-			i := presetIndex(t, preset.Queries, c.own)
-			want, err := q.Query(ctx, target.Query{Kind: c.kind, Value: c.value, Limit: 10})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := rows(preset.Queries[i], c.own, c.value); got != want {
-				t.Errorf("%s %q: %d rows, the built-in %s kind %d", c.own, c.value, got, c.kind, want)
+		values := map[target.QueryKind][]string{
+			target.QueryPoint:     {ev.ProcessBy, ev.ProcessBy + "-nobody"},
+			target.QueryArray:     {ev.Emails[len(ev.Emails)-1], "nobody@" + ev.Emails[0]},
+			target.QueryAggregate: {ev.Company, ev.Company + "-nobody"},
+			target.QueryNewest:    {ev.Generator, ev.Generator + "-nobody"},
+			target.QueryBucket:    {ev.Generator, ev.Generator + "-nobody"},
+		}
+		for _, name := range slices.Sorted(maps.Keys(presets)) {
+			for _, own := range presets[name].Queries {
+				kind, ok := querytest.Restated[name][own.Name]
+				if !ok {
+					t.Fatalf("%s: query %s restates no kind querytest knows", name, own.Name)
+				}
+				for _, v := range values[kind] {
+					want, err := q.Query(ctx, target.Query{Kind: kind, Value: v, Limit: querytest.ShippedLimit})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := rows(own, own.Name, v); got != want {
+						t.Errorf("%s: %s %q: %d rows, the built-in %s kind %d", name, own.Name, v, got, kind, want)
+					}
+				}
 			}
 		}
 	}
@@ -168,15 +188,20 @@ func testOwnQueriesViaKafka(t *testing.T, p target.Target, family string) {
 		t.Logf("a query of an unknown column: %v", err)
 	}
 	// Druid plans a query before it runs (EXPLAIN PLAN FOR, parameters
-	// null): the check refuses the unknown column and passes the preset's.
+	// null): the check refuses the unknown column and passes the presets'.
 	if family == "druid" {
 		bcfg := query.Config{Mix: query.Mix{{Kind: "bad", Weight: 1}}, Own: []query.Own{bad}}
 		if err := query.CheckOwn(ctx, q, bcfg); err == nil || !strings.Contains(err.Error(), "druid cannot run it: ") {
 			t.Errorf("check of a query of an unknown column: %v; want it refused", err)
 		}
-		pcfg := query.Config{Mix: query.Mix{{Kind: "by-worker", Weight: 1}, {Kind: "by-email", Weight: 1}}, Own: preset.Queries}
-		if err := query.CheckOwn(ctx, q, pcfg); err != nil {
-			t.Errorf("check of the preset's queries: %v", err)
+		for name, p := range presets {
+			pcfg := query.Config{Own: p.Queries}
+			for _, o := range p.Queries {
+				pcfg.Mix = append(pcfg.Mix, query.Weighted{Kind: target.QueryKind(o.Name), Weight: 1})
+			}
+			if err := query.CheckOwn(ctx, q, pcfg); err != nil {
+				t.Errorf("check of %s's queries: %v", name, err)
+			}
 		}
 	}
 }
