@@ -76,8 +76,14 @@ func warmUp(raw string) error {
 	if err != nil {
 		return err
 	}
+	s := res.Summary
 	fmt.Fprintf(os.Stderr, "e2e: warmed up %s in %s: %.0f events/s, write latency p50 %.0f ms\n",
-		raw, time.Since(start).Round(time.Second), res.Summary.AchievedEventsPerSec, res.Summary.WriteLatency.P50Ms)
+		raw, time.Since(start).Round(time.Second), s.AchievedEventsPerSec, s.WriteLatency.P50Ms)
+	// A warm-up that wrote nothing warmed nothing: say so, so that the
+	// tests' failures that follow are read knowing it.
+	if s.EventsAcked == 0 {
+		return fmt.Errorf("no event acknowledged of %d due (%d failed, %d unsent)", s.EventsDue, s.EventsFailed, s.EventsUnsent)
+	}
 	return nil
 }
 
