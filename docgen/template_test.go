@@ -194,8 +194,9 @@ func TestTemplateRefused(t *testing.T) {
 
 // The shipped RockBench template has the sample's fields (every field of
 // docs/rockbench-sample-document.json at the same path) and RockBench's
-// size: its 2023 runs used 1.25 KB events (the sample itself, with its
-// long greeting, is 1477 bytes compact).
+// size, to the byte as the built-in shape: its 2023 runs used 1.25 KB
+// events (the sample itself, with its long greeting, is 1477 bytes
+// compact).
 func TestRockBenchTemplate(t *testing.T) {
 	tm, err := ShippedTemplate("rockbench")
 	if err != nil {
@@ -214,15 +215,43 @@ func TestRockBenchTemplate(t *testing.T) {
 			t.Fatalf("event lacks the sample's fields %v", missing)
 		}
 	}
-	if s := tm.MeanSize(); s < 1000 || s > 1300 {
-		t.Fatalf("mean event %d bytes, want about 1.25 KB", s)
+	exactSize(t, tm, 1250, func(m map[string]any) any { return m["greeting"] })
+}
+
+// exactSize holds a shipped template's events to its size, as the
+// built-in shapes': none short, and over only when the rest of an event
+// ran longer than in the template's sample, which leaves the filler
+// empty, in at most 1 % of the events.
+func exactSize(t *testing.T, tm *Template, size int, filler func(map[string]any) any) {
+	t.Helper()
+	if s := tm.MeanSize(); s != size {
+		t.Fatalf("mean event %d bytes, want %d", s, size)
+	}
+	g := mustNew(t, Config{Template: tm, Seed: 2})
+	buf := make([]byte, 0, 2*size)
+	const n = 3000
+	over := 0
+	for i := range n {
+		d, _ := g.Next(buf[:0], t0+int64(i))
+		switch l := len(d.JSON); {
+		case l < size:
+			t.Fatalf("event of %d bytes, want %d", l, size)
+		case l > size:
+			if f := filler(decode(t, d.JSON)); f != "" {
+				t.Fatalf("event of %d bytes, over %d, with the filler %q", l, size, f)
+			}
+			over++
+		}
+	}
+	if over > n/100 {
+		t.Fatalf("%d of %d events over %d bytes", over, n, size)
 	}
 }
 
 // The shipped nested template has the built-in nested shape's fields
 // (every object path of its 9 KB documents, into the first element of
 // each array) with the same kinds of value, the query workload's fields
-// at the top level, nests as deep, and is about as large.
+// at the top level, nests as deep, and is as large, to the byte.
 func TestNestedTemplate(t *testing.T) {
 	tm, err := ShippedTemplate("nested")
 	if err != nil {
@@ -239,9 +268,7 @@ func TestNestedTemplate(t *testing.T) {
 			t.Fatalf("event nests %d levels, the built-in %d", d, depth(builtin))
 		}
 	}
-	if s := tm.MeanSize(); s < 8000 || s > 10000 {
-		t.Fatalf("mean event %d bytes, want about 9 KB", s)
-	}
+	exactSize(t, tm, 9000, func(m map[string]any) any { return m["notes"].(map[string]any)["text"] })
 }
 
 // kindDiff lists the paths of want (objects, and the first element of
