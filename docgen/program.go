@@ -1,20 +1,23 @@
 package docgen
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // A template is compiled into a program: a flat list of ops run by one
 // loop and one switch. Literal bytes between values (keys, quotes,
-// braces) are merged into one op, stored padded to padLen so that a
-// store copies them; an array's element, a nullable value and an absent
-// member are the ops that follow theirs. Walking a tree of interface
+// braces) are merged and go with the op that follows them, stored padded
+// to padLen so that one store copies them; an array's element, a
+// nullable value and an absent member are the ops that follow theirs. Walking a tree of interface
 // values instead cost twice the hand-written generators' time per event
 // (BenchmarkTemplateRockBench, BenchmarkTemplateNested).
 
 type opKind uint8
 
 const (
-	opLit      opKind = iota // up to padLen literal bytes, in lit
-	opLongLit                // longer literal bytes, in more.long
+	opLit      opKind = iota // its literal alone
+	opLongLit                // more.long, literal bytes longer than padLen
 	opComma                  // a comma unless the object has no member yet
 	opPick                   // an entry of more.list
 	opName                   // first and last name
@@ -37,11 +40,11 @@ const (
 	opAbsent                 // nothing when a draw falls below p, else the n ops that follow
 )
 
-// An op is one step of a program. span counts the values a draw takes
-// (0: every uint64).
+// An op is one step of a program: its literal, then its value. span
+// counts the values a draw takes (0: every uint64).
 type op struct {
 	kind opKind
-	nlit uint8 // opLit: the literal's length
+	nlit uint8 // the literal's length
 	n    int32
 	lo   int64
 	span uint64
@@ -115,15 +118,25 @@ func (e *emitter) flush() {
 	}
 	for len(p) > 0 {
 		k := min(len(p), padLen)
-		o := op{kind: opLit, nlit: uint8(k)}
-		copy(o.lit[:], p[:k])
-		e.prog = append(e.prog, o)
+		e.prog = append(e.prog, withLit(op{kind: opLit}, p[:k]))
 		p = p[k:]
 	}
 }
 
+// withLit returns o with its literal l, at most padLen bytes.
+func withLit(o op, l []byte) op {
+	o.nlit = uint8(len(l))
+	copy(o.lit[:], l)
+	return o
+}
+
+// op emits o, its literal the last pending bytes.
 func (e *emitter) op(o op) {
+	p := e.pend
+	k := max(0, len(p)-padLen)
+	e.pend = p[:k]
 	e.flush()
+	o = withLit(o, p[k:])
 	if o.kind == opFill {
 		e.fill, e.fillInRegion = len(e.prog), len(e.open) > 0
 	}
@@ -132,9 +145,9 @@ func (e *emitter) op(o op) {
 
 // begin emits o, whose ops are those emitted until end.
 func (e *emitter) begin(o op) {
-	e.flush()
 	e.open = append(e.open, len(e.prog))
-	e.prog = append(e.prog, o)
+	e.op(o)
+	e.open[len(e.open)-1] = len(e.prog) - 1
 }
 
 func (e *emitter) end() {
@@ -157,14 +170,14 @@ func (g *Generator) below(n uint64) uint64 {
 func (t *Template) run(g *Generator, b []byte, prog []op, end int) []byte {
 	for pc := 0; pc < len(prog); pc++ {
 		o := &prog[pc]
+		if n := len(b); cap(b)-n >= padLen {
+			*(*[padLen]byte)(b[n : n+padLen]) = o.lit
+			b = b[:n+int(o.nlit)]
+		} else {
+			b = append(b, o.lit[:o.nlit]...)
+		}
 		switch o.kind {
 		case opLit:
-			if n := len(b); cap(b)-n >= padLen {
-				*(*[padLen]byte)(b[n : n+padLen]) = o.lit
-				b = b[:n+int(o.nlit)]
-			} else {
-				b = append(b, o.lit[:o.nlit]...)
-			}
 		case opLongLit:
 			b = append(b, o.more.long...)
 		case opComma:
@@ -202,9 +215,13 @@ func (t *Template) run(g *Generator, b []byte, prog []op, end int) []byte {
 			b = appendInt(b, o.lo+int64(g.below(o.span)))
 		case opFloat:
 			v := o.lo + int64(g.below(o.span))
-			if o.n == 0 {
+			switch o.n {
+			case 0:
 				b = appendInt(b, v)
-				break
+				continue
+			case 2: // the usual: a division by a constant, not by o.p
+				b = appendFixed2(b, int(v))
+				continue
 			}
 			if v < 0 {
 				b = append(b, '-')
@@ -330,9 +347,16 @@ func appendCivil(b []byte, days int64) []byte {
 	if m <= 2 {
 		y++
 	}
-	b = appendDigits(b, int(y), 4)
-	b = append(b, '-')
-	b = appendDigits(b, int(m), 2)
-	b = append(b, '-')
-	return appendDigits(b, int(d), 2)
+	n := len(b)
+	b = slices.Grow(b, 10)[:n+10]
+	out := (*[10]byte)(b[n:])
+	*(*[2]byte)(out[0:]) = pair(int(y / 100))
+	*(*[2]byte)(out[2:]) = pair(int(y % 100))
+	*(*[2]byte)(out[5:]) = pair(int(m))
+	*(*[2]byte)(out[8:]) = pair(int(d))
+	out[4], out[7] = '-', '-'
+	return b
 }
+
+// pair returns v (0..99) as two digits.
+func pair(v int) [2]byte { return [2]byte{digitPairs[2*v], digitPairs[2*v+1]} }
