@@ -61,7 +61,9 @@ func TestTemplateValues(t *testing.T) {
 	  "t": "{{text 10 10}}",
 	  "maybe": "{{int 1 1 | null 0.25}}",
 	  "gone": "{{bool 1 | absent 0.25}}",
-	  "fixed": ["{{int 5 5}}", {"k": "{{word}}"}]
+	  "fixed": ["{{int 5 5}}", {"k": "{{word}}"}],
+	  "opt": {"a": "{{int 1 1 | absent 0.5}}", "b": "{{int 2 2 | absent 0.5}}", "c": 3},
+	  "long": "{{digits 40}}"
 	}`)
 	const n = 4000
 	evs := events(t, tm, n)
@@ -119,6 +121,14 @@ func TestTemplateValues(t *testing.T) {
 		}
 		if f := m["fixed"].([]any); len(f) != 2 || f[0] != 5.0 {
 			t.Fatalf("array %v", f)
+		}
+		// A member after members that may all be absent gets its comma
+		// only after a member written (the events decode: no "{,").
+		if o := m["opt"].(map[string]any); o["c"] != 3.0 {
+			t.Fatalf("object %v", o)
+		}
+		if d := m["long"].(string); len(d) != 40 || strings.Trim(d, "0123456789") != "" {
+			t.Fatalf("digits 40 wrote %q", d)
 		}
 	}
 	within := func(what string, got int, p float64) {
