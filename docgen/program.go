@@ -167,7 +167,7 @@ func (g *Generator) below(n uint64) uint64 {
 }
 
 // run writes prog; a filler ends the event at end.
-func (t *Template) run(g *Generator, b []byte, prog []op, end int) []byte {
+func run(g *Generator, b []byte, prog []op, end int) []byte {
 	for pc := 0; pc < len(prog); pc++ {
 		o := &prog[pc]
 		if n := len(b); cap(b)-n >= padLen {
@@ -275,7 +275,7 @@ func (t *Template) run(g *Generator, b []byte, prog []op, end int) []byte {
 				if i > 0 {
 					b = append(b, ',')
 				}
-				b = t.run(g, b, body, end)
+				b = run(g, b, body, end)
 			}
 			pc += int(o.n)
 		case opNull:

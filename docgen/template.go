@@ -134,7 +134,7 @@ func (t *Template) measure() (mean, longest int) {
 	buf := make([]byte, 0, 4096)
 	total := 0
 	for range n {
-		l := len(t.run(g, buf[:0], t.prog, 0))
+		l := len(run(g, buf[:0], t.prog, 0))
 		total += l
 		longest = max(longest, l)
 	}
@@ -144,7 +144,7 @@ func (t *Template) measure() (mean, longest int) {
 // appendPayload writes the members of t's object after the head of the
 // event begun at start: each after a comma.
 func (t *Template) appendPayload(g *Generator, b []byte, start int) []byte {
-	return t.run(g, b, t.prog, start+t.size)
+	return run(g, b, t.prog, start+t.size)
 }
 
 // gen is one JSON value of the parsed template; emit lowers it into the
