@@ -130,12 +130,7 @@ func benchmarkCorpus(b *testing.B, suffix string) {
 		data = w.EncodeAll(data, nil)
 	}
 	c := corpustest.Open(b, "c.jsonl"+suffix, data, true)
-	cpu := cpuTime(b)
 	benchmarkNextConfig(b, Config{Corpus: c, Seed: 1})
-	// CPU time per event beside the wall time: with -cpu 1 the process
-	// runs on one core, and on a machine shared with other work its CPU
-	// time is what the replay costs, its wall time that and the waiting.
-	b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
 }
 
 // cpuTime is the process's user and system CPU time so far.

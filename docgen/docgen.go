@@ -263,7 +263,7 @@ func (g *Generator) appendBody(buf []byte, start int) ([]byte, bool) {
 			buf = buf[:comma]
 		}
 	case g.tmpl != nil:
-		buf = g.tmpl.appendPayload(g, buf)
+		buf = g.tmpl.appendPayload(g, buf, start)
 	case g.nested:
 		buf = g.appendNested(buf, start+g.size)
 	default:

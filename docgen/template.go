@@ -31,8 +31,9 @@ import (
 // object's member, "| absent P" leaves the member out with probability P.
 // TemplateSyntax lists the expressions.
 type Template struct {
-	root object
+	prog []op
 	mean int    // mean serialized size of the payload, measured
+	size int    // with a {{fill}}, every event's size; 0: none
 	name string // its file, or the shipped template's name
 }
 
@@ -42,7 +43,8 @@ func (t *Template) Name() string { return t.name }
 // TemplateSyntax is the expressions a template may use, for help texts.
 const TemplateSyntax = `name, first, last, company, city, state, street, email, phone, uuid, word, ` +
 	`words N M, sentence [N M] (words), text N M (bytes), int MIN MAX, float MIN MAX [DECIMALS], digits N, ` +
-	`date YYYY-MM-DD YYYY-MM-DD, datetime YYYY-MM-DD YYYY-MM-DD, bool [P], choice A[:WEIGHT] B[:WEIGHT] … ('quoted values' may hold spaces); ` +
+	`date YYYY-MM-DD YYYY-MM-DD, datetime YYYY-MM-DD YYYY-MM-DD, bool [P], choice A[:WEIGHT] B[:WEIGHT] … ('quoted values' may hold spaces), ` +
+	`fill SIZE (the last value: text that makes every event SIZE bytes); ` +
 	`then optionally | null P, | absent P`
 
 // ParseTemplateFile compiles the template in file. A bad template is
@@ -78,109 +80,133 @@ func ParseTemplate(data []byte) (*Template, error) {
 	if _, err := c.dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("line %d: text after the template's object; remove it", c.line())
 	}
-	t := &Template{root: root.(object)}
-	t.mean = t.measure()
+	e := &emitter{fill: -1}
+	root.(object).emitMembers(e, true)
+	e.flush()
+	t := &Template{prog: e.prog}
+	if e.fill >= 0 {
+		if err := t.placeFill(e, c.fillLine); err != nil {
+			return nil, err
+		}
+	}
+	var longest int
+	t.mean, longest = t.measure()
+	if t.size != 0 {
+		// The filler writes what the rest leaves: at least nothing, as in
+		// the longest event of the sample.
+		if least := HeadSize + longest + 1; t.size < least {
+			return nil, fmt.Errorf("line %d: {{fill %d}}: the template's other values take up to %d bytes with the head; raise the size to %d or more", c.fillLine, t.size, least, least)
+		}
+		t.mean = t.size - HeadSize
+	}
 	return t, nil
 }
 
+// placeFill checks that the {{fill}} is the template's last value, so that
+// what is left of the size is known when it is written, and notes the
+// size and the closing bytes that follow it.
+func (t *Template) placeFill(e *emitter, line int) error {
+	tail := 1 // the event's closing brace
+	ok := !e.fillInRegion
+	for _, o := range t.prog[e.fill+1:] {
+		lit := o.literal()
+		ok = ok && lit != nil && strings.Trim(string(lit), `"]}`) == ""
+		tail += len(lit)
+	}
+	f := &t.prog[e.fill]
+	if !ok {
+		return fmt.Errorf("line %d: {{fill %d}} is not the template's last value outside any $array, | null and | absent; move it last, as the filler gets what the rest of the event leaves", line, f.lo)
+	}
+	t.size, f.n = int(f.lo), int32(tail)
+	return nil
+}
+
 // MeanSize is the mean serialized size of an event of t, stamped head
-// included.
+// included; with a {{fill}}, its size.
 func (t *Template) MeanSize() int { return t.mean + HeadSize }
 
-// measure returns the mean size of t's payload over a sample, drawn with
-// a fixed seed of its own.
-func (t *Template) measure() int {
+// measure returns the mean and the longest size of t's payload, its
+// filler empty, over a sample drawn with a fixed seed of its own.
+func (t *Template) measure() (mean, longest int) {
 	const n = 256
 	g := &Generator{}
 	g.rng.s = 1
 	buf := make([]byte, 0, 4096)
 	total := 0
 	for range n {
-		total += len(t.appendPayload(g, buf[:0]))
+		l := len(run(g, buf[:0], t.prog, 0))
+		total += l
+		longest = max(longest, l)
 	}
-	return total / n
+	return total / n, longest
 }
 
-// appendPayload writes the members of t's object after the head: each
-// after a comma.
-func (t *Template) appendPayload(g *Generator, b []byte) []byte {
-	return t.root.appendMembers(g, b, false)
+// appendPayload writes the members of t's object after the head of the
+// event begun at start: each after a comma.
+func (t *Template) appendPayload(g *Generator, b []byte, start int) []byte {
+	return run(g, b, t.prog, start+t.size)
 }
 
-// gen writes one JSON value.
-type gen interface {
-	appendTo(g *Generator, b []byte) []byte
-}
+// gen is one JSON value of the parsed template; emit lowers it into the
+// program that writes it.
+type gen interface{ emit(e *emitter) }
 
 type lit []byte
 
-func (l lit) appendTo(_ *Generator, b []byte) []byte { return append(b, l...) }
+func (l lit) emit(e *emitter) { e.lit(l...) }
 
 type member struct {
-	key    padKey // ,"key":
+	key    []byte // "key":
 	val    gen
 	absent uint64 // left out when a draw falls below; 0: always there
 }
 
-// padKey is a member's key, comma and colon included; up to padLen bytes
-// are copied with one fixed-size store, as appendPad does.
-type padKey struct {
-	pad  padWord
-	long []byte // a longer key; pad unused
-}
-
-func newPadKey(k []byte) padKey {
-	if len(k) > padLen {
-		return padKey{long: k}
-	}
-	return padKey{pad: newPadWord(string(k))}
-}
-
-// appendTo appends the key, from its comma on unless first.
-func (k *padKey) appendTo(b []byte, first bool) []byte {
-	if k.long != nil {
-		if first {
-			return append(b, k.long[1:]...)
-		}
-		return append(b, k.long...)
-	}
-	if first {
-		return append(b, k.pad.b[1:k.pad.n]...)
-	}
-	return appendPad(b, &k.pad)
-}
-
 type object []member
 
-func (o object) appendTo(g *Generator, b []byte) []byte {
-	return append(o.appendMembers(g, append(b, '{'), true), '}')
+func (o object) emit(e *emitter) {
+	e.lit('{')
+	o.emitMembers(e, false)
+	e.lit('}')
 }
 
-// appendMembers writes o's members, the first after a comma unless first.
-func (o object) appendMembers(g *Generator, b []byte, first bool) []byte {
-	for i := range o {
-		m := &o[i]
-		if m.absent != 0 && g.u64() < m.absent {
-			continue
+// emitMembers lowers o's members: at the root each follows a comma (the
+// head comes first); in an object every one but the first written. A
+// member after members that may all be absent cannot know that at compile
+// time, and gets a comma that looks at what was written.
+func (o object) emitMembers(e *emitter, root bool) {
+	mayBeFirst := !root
+	for i, m := range o {
+		if m.absent != 0 {
+			e.begin(op{kind: opAbsent, p: m.absent})
 		}
-		b = m.key.appendTo(b, first)
-		first = false
-		b = m.val.appendTo(g, b)
+		switch {
+		case i == 0 && !root:
+		case mayBeFirst:
+			e.op(op{kind: opComma})
+		default:
+			e.lit(',')
+		}
+		e.lit(m.key...)
+		m.val.emit(e)
+		if m.absent != 0 {
+			e.end()
+		} else {
+			mayBeFirst = false
+		}
 	}
-	return b
 }
 
 type array []gen
 
-func (a array) appendTo(g *Generator, b []byte) []byte {
-	b = append(b, '[')
-	for i, e := range a {
+func (a array) emit(e *emitter) {
+	e.lit('[')
+	for i, v := range a {
 		if i > 0 {
-			b = append(b, ',')
+			e.lit(',')
 		}
-		b = e.appendTo(g, b)
+		v.emit(e)
 	}
-	return append(b, ']')
+	e.lit(']')
 }
 
 type repeat struct {
@@ -188,15 +214,12 @@ type repeat struct {
 	of        gen
 }
 
-func (r repeat) appendTo(g *Generator, b []byte) []byte {
-	b = append(b, '[')
-	for i := range r.min + g.intn(r.span+1) {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = r.of.appendTo(g, b)
-	}
-	return append(b, ']')
+func (r repeat) emit(e *emitter) {
+	e.lit('[')
+	e.begin(op{kind: opRepeat, lo: int64(r.min), span: uint64(r.span) + 1})
+	r.of.emit(e)
+	e.end()
+	e.lit(']')
 }
 
 type nullable struct {
@@ -204,226 +227,68 @@ type nullable struct {
 	of gen
 }
 
-func (n nullable) appendTo(g *Generator, b []byte) []byte {
-	if g.u64() < n.p {
-		return append(b, "null"...)
-	}
-	return n.of.appendTo(g, b)
+func (n nullable) emit(e *emitter) {
+	e.begin(op{kind: opNull, p: n.p})
+	n.of.emit(e)
+	e.end()
 }
 
 // str is a string of literal text and expressions' text.
 type str []expr
 
-func (s str) appendTo(g *Generator, b []byte) []byte {
-	b = append(b, '"')
-	for _, e := range s {
-		b = e.text(g, b)
+func (s str) emit(e *emitter) {
+	e.lit('"')
+	for _, x := range s {
+		x.emit(e)
 	}
-	return append(b, '"')
+	e.lit('"')
 }
 
 // bare is one expression as a whole value: a number or a boolean as it
 // is, anything else as a string.
-type bare struct {
-	e expr
-	q bool // e.quoted()
-}
+type bare struct{ e expr }
 
-func (v bare) appendTo(g *Generator, b []byte) []byte {
-	if v.q {
-		b = append(b, '"')
-		b = v.e.text(g, b)
-		return append(b, '"')
+func (v bare) emit(e *emitter) {
+	if v.e.quoted() {
+		str{v.e}.emit(e)
+		return
 	}
-	return v.e.text(g, b)
+	v.e.emit(e)
 }
 
-// expr writes a value's text: JSON for an unquoted value, or string
-// content that needs no escaping.
+// expr is an expression: it lowers into the op that writes its text, JSON
+// for an unquoted value or string content that needs no escaping.
 type expr interface {
-	text(g *Generator, b []byte) []byte
+	emit(e *emitter)
 	quoted() bool
 }
 
-// textual and numeric give an expr its quoted().
-type textual struct{}
+type litText []byte // escaped
 
-func (textual) quoted() bool { return true }
+func (l litText) emit(e *emitter) { e.lit(l...) }
+func (litText) quoted() bool      { return true }
 
-type numeric struct{}
+// opExpr is every other expression: one op.
+type opExpr op
 
-func (numeric) quoted() bool { return false }
+func (x opExpr) emit(e *emitter) { e.op(op(x)) }
 
-type litText struct {
-	textual
-	s []byte // escaped
-}
-
-func (l litText) text(_ *Generator, b []byte) []byte { return append(b, l.s...) }
-
-type pick struct {
-	textual
-	list []padWord
-}
-
-func (p pick) text(g *Generator, b []byte) []byte { return g.appendPick(b, p.list) }
-
-type fullName struct{ textual }
-
-func (fullName) text(g *Generator, b []byte) []byte {
-	b = g.appendPick(b, padFirst)
-	b = append(b, ' ')
-	return g.appendPick(b, padLast)
-}
-
-type email struct{ textual }
-
-func (email) text(g *Generator, b []byte) []byte {
-	return appendEmail(b, g.intn(len(firstNames)), g.intn(len(lastNames)), g.intn(len(companies)), g.intn(len(tlds)))
-}
-
-type street struct{ textual }
-
-func (street) text(g *Generator, b []byte) []byte {
-	b = appendInt(b, int64(1+g.intn(9999)))
-	b = append(b, ' ')
-	b = g.appendPick(b, padStreets)
-	b = append(b, ' ')
-	return g.appendPick(b, padSuffixes)
-}
-
-type phone struct{ textual }
-
-func (phone) text(g *Generator, b []byte) []byte {
-	b = append(b, "+1 ("...)
-	b = appendInt(b, int64(200+g.intn(800)))
-	b = append(b, ") "...)
-	b = appendDigits(b, g.intn(1000), 3)
-	b = append(b, ' ')
-	return appendDigits(b, g.intn(10_000), 4)
-}
-
-type uuid struct{ textual }
-
-func (uuid) text(g *Generator, b []byte) []byte { return appendUUID(b, g.u64(), g.u64()) }
-
-// words writes min..min+span lorem words; as a sentence, capitalized and
-// ending in a full stop.
-type words struct {
-	textual
-	min, span int
-	sentence  bool
-}
-
-func (w words) text(g *Generator, b []byte) []byte {
-	n := w.min + g.intn(w.span+1)
-	for i := range n {
-		if i > 0 {
-			b = append(b, ' ')
-		}
-		if i == 0 && w.sentence {
-			b = g.appendPick(b, padCaps)
-		} else {
-			b = g.appendPick(b, padWords)
-		}
+func (x opExpr) quoted() bool {
+	switch x.kind {
+	case opInt, opFloat, opBool:
+		return false
+	case opChoice:
+		return x.more.text
 	}
-	if w.sentence && n > 0 {
-		b = append(b, '.')
-	}
-	return b
-}
-
-type text struct {
-	textual
-	min, span int
-}
-
-func (t text) text(g *Generator, b []byte) []byte { return g.appendText(b, t.min+g.intn(t.span+1)) }
-
-type intRange struct {
-	numeric
-	min  int64
-	span uint64
-}
-
-func (r intRange) text(g *Generator, b []byte) []byte {
-	return appendInt(b, r.min+int64(g.u64()%(r.span+1)))
-}
-
-type floatRange struct {
-	numeric
-	min  int64 // in units of 10^-dec
-	span uint64
-	dec  int
-}
-
-func (r floatRange) text(g *Generator, b []byte) []byte {
-	v := r.min + int64(g.u64()%(r.span+1))
-	if r.dec == 0 {
-		return appendInt(b, v)
-	}
-	if v < 0 {
-		b = append(b, '-')
-		v = -v
-	}
-	p := int64(math.Pow10(r.dec))
-	b = appendInt(b, v/p)
-	b = append(b, '.')
-	return appendDigits(b, int(v%p), r.dec)
-}
-
-type digits struct {
-	textual
-	n int
-}
-
-func (d digits) text(g *Generator, b []byte) []byte {
-	for range d.n {
-		b = append(b, byte('0'+g.intn(10)))
-	}
-	return b
-}
-
-type dateRange struct {
-	textual
-	from, span int64 // seconds
-}
-
-func (d dateRange) text(g *Generator, b []byte) []byte {
-	t := time.Unix(d.from+int64(g.u64()%uint64(d.span+1)), 0).UTC()
-	return t.AppendFormat(b, time.RFC3339)
-}
-
-type boolean struct {
-	numeric
-	p uint64
-}
-
-func (v boolean) text(g *Generator, b []byte) []byte {
-	return strconv.AppendBool(b, g.u64() < v.p)
-}
-
-// choice draws one of its values by weight: cum holds the running sums.
-type choice struct {
-	vals   [][]byte
-	cum    []uint64
-	total  uint64
-	isText bool
-}
-
-func (c choice) quoted() bool { return c.isText }
-
-func (c choice) text(g *Generator, b []byte) []byte {
-	r := g.u64() % c.total
-	i, _ := slices.BinarySearch(c.cum, r+1)
-	return append(b, c.vals[i]...)
+	return true
 }
 
 // compiler turns a template's JSON into gens, reading it token by token
 // so that members keep their order and errors their line.
 type compiler struct {
-	data []byte
-	dec  *json.Decoder
+	data     []byte
+	dec      *json.Decoder
+	fillLine int // the line of the {{fill}}; 0: none
 }
 
 func (c *compiler) line() int {
@@ -506,8 +371,7 @@ func (c *compiler) object(root bool) (gen, error) {
 			return nil, err
 		}
 		k, _ := json.Marshal(key)
-		k = append(append([]byte{','}, k...), ':')
-		o = append(o, member{key: newPadKey(k), val: v, absent: absent})
+		o = append(o, member{key: append(k, ':'), val: v, absent: absent})
 	}
 	if _, err := c.token(); err != nil { // '}'
 		return nil, err
@@ -590,13 +454,22 @@ func (c *compiler) str(s string, inMember bool) (gen, uint64, error) {
 		if ap > 0 && !inMember {
 			return nil, 0, fmt.Errorf("line %d: %q: | absent leaves out an object's member; in an array use | null", c.line(), s)
 		}
+		if x, ok := e.(opExpr); ok && x.kind == opFill {
+			if !whole {
+				return nil, 0, fmt.Errorf("line %d: %q: {{fill}} is a whole value; give it a string of its own", c.line(), s)
+			}
+			if c.fillLine != 0 {
+				return nil, 0, fmt.Errorf("line %d: a second {{fill}} (the first on line %d); a template has one", c.line(), c.fillLine)
+			}
+			c.fillLine = c.line()
+		}
 		nullP, absentP = np, ap
 		parts = append(parts, e)
 		rest = rest[i+j+2:]
 	}
 	var g gen = parts
 	if whole {
-		g = bare{e: parts[0], q: parts[0].quoted()}
+		g = bare{e: parts[0]}
 	}
 	if nullP > 0 {
 		g = nullable{p: threshold(nullP), of: g}
@@ -606,7 +479,7 @@ func (c *compiler) str(s string, inMember bool) (gen, uint64, error) {
 
 func escaped(s string) litText {
 	q, _ := json.Marshal(s)
-	return litText{s: q[1 : len(q)-1]}
+	return litText(q[1 : len(q)-1])
 }
 
 // threshold is p as a bound for a uniform uint64 draw.
@@ -694,22 +567,22 @@ func compileExpr(kind string, args []string) (expr, error) {
 	}
 	lists := map[string][]padWord{"first": padFirst, "last": padLast, "company": padComp, "city": padCities, "state": padStates, "word": padWords}
 	if l, ok := lists[kind]; ok {
-		return pick{list: l}, want(0)
+		return opExpr{kind: opPick, more: &opMore{list: l}}, want(0)
 	}
 	switch kind {
 	case "name":
-		return fullName{}, want(0)
+		return opExpr{kind: opName}, want(0)
 	case "email":
-		return email{}, want(0)
+		return opExpr{kind: opEmail}, want(0)
 	case "street":
-		return street{}, want(0)
+		return opExpr{kind: opStreet}, want(0)
 	case "phone":
-		return phone{}, want(0)
+		return opExpr{kind: opPhone}, want(0)
 	case "uuid":
-		return uuid{}, want(0)
+		return opExpr{kind: opUUID}, want(0)
 	case "words", "sentence", "text", "int":
 		if kind == "sentence" && len(args) == 0 {
-			return words{min: 4, span: 11, sentence: true}, nil
+			return opExpr{kind: opWords, lo: 4, span: 12, p: 1}, nil
 		}
 		if err := want(2); err != nil {
 			return nil, err
@@ -723,11 +596,24 @@ func compileExpr(kind string, args []string) (expr, error) {
 		}
 		switch kind {
 		case "int":
-			return intRange{min: v[0], span: uint64(v[1] - v[0])}, nil
+			return opExpr{kind: opInt, lo: v[0], span: uint64(v[1]-v[0]) + 1}, nil
 		case "text":
-			return text{min: int(v[0]), span: int(v[1] - v[0])}, nil
+			return opExpr{kind: opText, lo: v[0], span: uint64(v[1]-v[0]) + 1}, nil
 		}
-		return words{min: int(v[0]), span: int(v[1] - v[0]), sentence: kind == "sentence"}, nil
+		x := opExpr{kind: opWords, lo: v[0], span: uint64(v[1]-v[0]) + 1}
+		if kind == "sentence" {
+			x.p = 1
+		}
+		return x, nil
+	case "fill":
+		if err := want(1); err != nil {
+			return nil, err
+		}
+		n, err := strconv.Atoi(args[0])
+		if err != nil || n < 1 || n > MaxDocSize {
+			return nil, fmt.Errorf("fill %s: want an event size in bytes, 1..%d", args[0], MaxDocSize)
+		}
+		return opExpr{kind: opFill, lo: int64(n)}, nil
 	case "digits":
 		if err := want(1); err != nil {
 			return nil, err
@@ -736,7 +622,7 @@ func compileExpr(kind string, args []string) (expr, error) {
 		if err != nil || n < 1 || n > 64 {
 			return nil, fmt.Errorf("digits %s: want 1..64", args[0])
 		}
-		return digits{n: n}, nil
+		return opExpr{kind: opDigits, n: int32(n)}, nil
 	case "float":
 		return compileFloat(args)
 	case "date", "datetime":
@@ -777,7 +663,7 @@ func compileFloat(args []string) (expr, error) {
 		return nil, fmt.Errorf("float %s %s: want numbers MIN ≤ MAX", args[0], args[1])
 	}
 	p := math.Pow10(dec)
-	return floatRange{min: int64(math.Round(lo * p)), span: uint64(math.Round(hi*p) - math.Round(lo*p)), dec: dec}, nil
+	return opExpr{kind: opFloat, lo: int64(math.Round(lo * p)), span: uint64(math.Round(hi*p)-math.Round(lo*p)) + 1, n: int32(dec), p: uint64(p)}, nil
 }
 
 // compileDate compiles date or datetime FROM TO.
@@ -792,9 +678,9 @@ func compileDate(kind string, args []string) (expr, error) {
 	}
 	span := to.Unix() - from.Unix()
 	if kind == "date" { // whole days: draw a day, not a second
-		return dateDays{from: from.Unix(), days: span / 86_400}, nil
+		return opExpr{kind: opDate, lo: from.Unix() / 86_400, span: uint64(span/86_400) + 1}, nil
 	}
-	return dateRange{from: from.Unix(), span: span + 86_399}, nil
+	return opExpr{kind: opDatetime, lo: from.Unix(), span: uint64(span) + 86_400}, nil
 }
 
 // compileBool compiles bool [P].
@@ -809,17 +695,7 @@ func compileBool(args []string) (expr, error) {
 			return nil, fmt.Errorf("bool %s: want a probability of true in [0, 1]", args[0])
 		}
 	}
-	return boolean{p: threshold(p)}, nil
-}
-
-type dateDays struct {
-	textual
-	from, days int64
-}
-
-func (d dateDays) text(g *Generator, b []byte) []byte {
-	t := time.Unix(d.from+86_400*int64(g.u64()%uint64(d.days+1)), 0).UTC()
-	return t.AppendFormat(b, time.DateOnly)
+	return opExpr{kind: opBool, p: threshold(p)}, nil
 }
 
 // compileChoice compiles "choice a:3 b 'c d':2": values, weights 1 unless
@@ -829,8 +705,9 @@ func compileChoice(args []string) (expr, error) {
 	if len(args) == 0 {
 		return nil, errors.New("choice needs one or more values, e.g. choice red:3 blue")
 	}
-	var c choice
+	m := &opMore{}
 	var vals []string
+	var weights []uint64
 	for _, a := range args {
 		v, w := a, uint64(1)
 		if i := strings.LastIndexByte(a, ':'); i > 0 && (a[0] != '\'' || i > strings.LastIndexByte(a, '\'')) {
@@ -842,22 +719,35 @@ func compileChoice(args []string) (expr, error) {
 		}
 		v = strings.Trim(v, "'")
 		vals = append(vals, v)
-		c.total += w
-		c.cum = append(c.cum, c.total)
+		weights = append(weights, w)
 	}
 	for _, v := range vals {
 		if !json.Valid([]byte(v)) || strings.HasPrefix(v, "\"") || strings.HasPrefix(v, "[") || strings.HasPrefix(v, "{") {
-			c.isText = true
+			m.text = true
 		}
 	}
 	for _, v := range vals {
-		if c.isText {
-			c.vals = append(c.vals, escaped(v).s)
-		} else {
-			c.vals = append(c.vals, []byte(v))
+		if m.text {
+			v = string(escaped(v))
 		}
+		m.vals = append(m.vals, newPadLit([]byte(v)))
 	}
-	return c, nil
+	var total uint64
+	for _, w := range weights {
+		total += w
+		m.cum = append(m.cum, total)
+	}
+	// Up to choiceTable draws, a table of value indices (one per unit of
+	// weight) picks in one load; beyond, a search of the running sums.
+	if total <= choiceTable {
+		for i, w := range weights {
+			for range w {
+				m.table = append(m.table, uint32(i))
+			}
+		}
+		m.cum = nil
+	}
+	return opExpr{kind: opChoice, span: total, more: m}, nil
 }
 
 // parseRange reads "MIN..MAX" or "N".

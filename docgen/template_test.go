@@ -61,7 +61,9 @@ func TestTemplateValues(t *testing.T) {
 	  "t": "{{text 10 10}}",
 	  "maybe": "{{int 1 1 | null 0.25}}",
 	  "gone": "{{bool 1 | absent 0.25}}",
-	  "fixed": ["{{int 5 5}}", {"k": "{{word}}"}]
+	  "fixed": ["{{int 5 5}}", {"k": "{{word}}"}],
+	  "opt": {"a": "{{int 1 1 | absent 0.5}}", "b": "{{int 2 2 | absent 0.5}}", "c": 3},
+	  "long": "{{digits 40}}"
 	}`)
 	const n = 4000
 	evs := events(t, tm, n)
@@ -119,6 +121,14 @@ func TestTemplateValues(t *testing.T) {
 		}
 		if f := m["fixed"].([]any); len(f) != 2 || f[0] != 5.0 {
 			t.Fatalf("array %v", f)
+		}
+		// A member after members that may all be absent gets its comma
+		// only after a member written (the events decode: no "{,").
+		if o := m["opt"].(map[string]any); o["c"] != 3.0 {
+			t.Fatalf("object %v", o)
+		}
+		if d := m["long"].(string); len(d) != 40 || strings.Trim(d, "0123456789") != "" {
+			t.Fatalf("digits 40 wrote %q", d)
 		}
 	}
 	within := func(what string, got int, p float64) {
@@ -194,8 +204,9 @@ func TestTemplateRefused(t *testing.T) {
 
 // The shipped RockBench template has the sample's fields (every field of
 // docs/rockbench-sample-document.json at the same path) and RockBench's
-// size: its 2023 runs used 1.25 KB events (the sample itself, with its
-// long greeting, is 1477 bytes compact).
+// size, to the byte as the built-in shape: its 2023 runs used 1.25 KB
+// events (the sample itself, with its long greeting, is 1477 bytes
+// compact).
 func TestRockBenchTemplate(t *testing.T) {
 	tm, err := ShippedTemplate("rockbench")
 	if err != nil {
@@ -214,15 +225,43 @@ func TestRockBenchTemplate(t *testing.T) {
 			t.Fatalf("event lacks the sample's fields %v", missing)
 		}
 	}
-	if s := tm.MeanSize(); s < 1000 || s > 1300 {
-		t.Fatalf("mean event %d bytes, want about 1.25 KB", s)
+	exactSize(t, tm, 1250, func(m map[string]any) any { return m["greeting"] })
+}
+
+// exactSize holds a shipped template's events to its size, as the
+// built-in shapes': none short, and over only when the rest of an event
+// ran longer than in the template's sample, which leaves the filler
+// empty, in at most 1 % of the events.
+func exactSize(t *testing.T, tm *Template, size int, filler func(map[string]any) any) {
+	t.Helper()
+	if s := tm.MeanSize(); s != size {
+		t.Fatalf("mean event %d bytes, want %d", s, size)
+	}
+	g := mustNew(t, Config{Template: tm, Seed: 2})
+	buf := make([]byte, 0, 2*size)
+	const n = 3000
+	over := 0
+	for i := range n {
+		d, _ := g.Next(buf[:0], t0+int64(i))
+		switch l := len(d.JSON); {
+		case l < size:
+			t.Fatalf("event of %d bytes, want %d", l, size)
+		case l > size:
+			if f := filler(decode(t, d.JSON)); f != "" {
+				t.Fatalf("event of %d bytes, over %d, with the filler %q", l, size, f)
+			}
+			over++
+		}
+	}
+	if over > n/100 {
+		t.Fatalf("%d of %d events over %d bytes", over, n, size)
 	}
 }
 
 // The shipped nested template has the built-in nested shape's fields
 // (every object path of its 9 KB documents, into the first element of
 // each array) with the same kinds of value, the query workload's fields
-// at the top level, nests as deep, and is about as large.
+// at the top level, nests as deep, and is as large, to the byte.
 func TestNestedTemplate(t *testing.T) {
 	tm, err := ShippedTemplate("nested")
 	if err != nil {
@@ -239,9 +278,7 @@ func TestNestedTemplate(t *testing.T) {
 			t.Fatalf("event nests %d levels, the built-in %d", d, depth(builtin))
 		}
 	}
-	if s := tm.MeanSize(); s < 8000 || s > 10000 {
-		t.Fatalf("mean event %d bytes, want about 9 KB", s)
-	}
+	exactSize(t, tm, 9000, func(m map[string]any) any { return m["notes"].(map[string]any)["text"] })
 }
 
 // kindDiff lists the paths of want (objects, and the first element of

@@ -95,6 +95,11 @@ func TestRunBadTemplate(t *testing.T) {
 	}
 	wantUsageError(t, shortRunIn(dir, "--template", bad), "--template "+bad+": line 3: {{int 90 18}}: int 90 18: want 0 ≤ MIN ≤ MAX")
 	wantUsageError(t, shortRunIn(dir, "--template", "rockbnch"), "--template rockbnch: open rockbnch")
+	small := filepath.Join(dir, "small.json")
+	if err := os.WriteFile(small, []byte("{\n  \"tags\": {\"$array\": \"10\", \"of\": \"{{word}}\"},\n  \"note\": \"{{fill 150}}\"\n}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wantUsageError(t, shortRunIn(dir, "--template", small), "--template "+small+": line 3: {{fill 150}}: the template's other values take up to")
 	wantUsageError(t, shortRunIn(dir, "--template", "rockbench", "--events", bad), "--template and --events: give one")
 }
 

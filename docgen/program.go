@@ -1,0 +1,362 @@
+package docgen
+
+import (
+	"math/bits"
+	"slices"
+)
+
+// A template is compiled into a program: a flat list of ops run by one
+// loop and one switch. Literal bytes between values (keys, quotes,
+// braces) are merged and go with the op that follows them, stored padded
+// to padLen so that one store copies them; an array's element, a
+// nullable value and an absent member are the ops that follow theirs. Walking a tree of interface
+// values instead cost twice the hand-written generators' time per event
+// (BenchmarkTemplateRockBench, BenchmarkTemplateNested).
+
+type opKind uint8
+
+const (
+	opLit      opKind = iota // its literal alone
+	opLongLit                // more.long, literal bytes longer than padLen
+	opComma                  // a comma unless the object has no member yet
+	opPick                   // an entry of more.list
+	opName                   // first and last name
+	opEmail                  // first.last@company.tld
+	opStreet                 // number, street and suffix
+	opPhone                  // +1 (NXX) XXX XXXX
+	opUUID                   // a version 4 UUID
+	opWords                  // lo+[0,span) lorem words; a sentence when p is 1
+	opText                   // lo+[0,span) bytes of lorem text
+	opInt                    // lo+[0,span)
+	opFloat                  // lo+[0,span) in units of 1/p, with n decimals
+	opDigits                 // n random digits
+	opDate                   // day lo+[0,span) after 1970-01-01, YYYY-MM-DD
+	opDatetime               // second lo+[0,span) after 1970, RFC 3339 in UTC
+	opBool                   // true when a draw falls below p
+	opChoice                 // a value of more.vals, by weight out of span
+	opFill                   // text up to the event's size, less n closing bytes
+	opRepeat                 // the n ops that follow, lo+[0,span) times, comma-separated
+	opNull                   // null when a draw falls below p, else the n ops that follow
+	opAbsent                 // nothing when a draw falls below p, else the n ops that follow
+)
+
+// An op is one step of a program: its literal, then its value. span
+// counts the values a draw takes (0: every uint64).
+type op struct {
+	kind opKind
+	nlit uint8 // the literal's length
+	n    int32
+	lo   int64
+	span uint64
+	p    uint64
+	lit  [padLen]byte
+	more *opMore // what few ops need, kept out of the others' way
+}
+
+type opMore struct {
+	long  []byte
+	list  []padWord
+	vals  []padLit
+	table []uint32 // a value's index per unit of weight, or nil
+	cum   []uint64 // running sums of the weights, without a table
+	text  bool     // the choice's values are strings
+}
+
+// choiceTable is the largest total weight a choice draws from a table.
+const choiceTable = 4096
+
+// literal returns a literal op's bytes, or nil.
+func (o *op) literal() []byte {
+	switch o.kind {
+	case opLit:
+		return o.lit[:o.nlit]
+	case opLongLit:
+		return o.more.long
+	}
+	return nil
+}
+
+// padLit is a choice's value: up to padLen bytes copied with one store.
+type padLit struct {
+	pad  padWord
+	long []byte // a longer value; pad unused
+}
+
+func newPadLit(b []byte) padLit {
+	if len(b) > padLen {
+		return padLit{long: b}
+	}
+	return padLit{pad: newPadWord(string(b))}
+}
+
+func (l *padLit) appendTo(b []byte) []byte {
+	if l.long != nil {
+		return append(b, l.long...)
+	}
+	return appendPad(b, &l.pad)
+}
+
+// emitter builds a program.
+type emitter struct {
+	prog         []op
+	pend         []byte // literal bytes not yet in an op
+	open         []int  // the ops whose following ops are still being emitted
+	fill         int    // the opFill's index; -1: none
+	fillInRegion bool   // the opFill follows an opRepeat, opNull or opAbsent
+}
+
+func (e *emitter) lit(b ...byte) { e.pend = append(e.pend, b...) }
+
+// flush turns the pending literal bytes into ops: up to three padded
+// stores, or one copy.
+func (e *emitter) flush() {
+	p := e.pend
+	e.pend = nil
+	if len(p) > 3*padLen {
+		e.prog = append(e.prog, op{kind: opLongLit, more: &opMore{long: p}})
+		return
+	}
+	for len(p) > 0 {
+		k := min(len(p), padLen)
+		e.prog = append(e.prog, withLit(op{kind: opLit}, p[:k]))
+		p = p[k:]
+	}
+}
+
+// withLit returns o with its literal l, at most padLen bytes.
+func withLit(o op, l []byte) op {
+	o.nlit = uint8(len(l))
+	copy(o.lit[:], l)
+	return o
+}
+
+// op emits o, its literal the last pending bytes.
+func (e *emitter) op(o op) {
+	p := e.pend
+	k := max(0, len(p)-padLen)
+	e.pend = p[:k]
+	e.flush()
+	o = withLit(o, p[k:])
+	if o.kind == opFill {
+		e.fill, e.fillInRegion = len(e.prog), len(e.open) > 0
+	}
+	e.prog = append(e.prog, o)
+}
+
+// begin emits o, whose ops are those emitted until end.
+func (e *emitter) begin(o op) {
+	e.open = append(e.open, len(e.prog))
+	e.op(o)
+	e.open[len(e.open)-1] = len(e.prog) - 1
+}
+
+func (e *emitter) end() {
+	e.flush()
+	i := e.open[len(e.open)-1]
+	e.open = e.open[:len(e.open)-1]
+	e.prog[i].n = int32(len(e.prog) - i - 1)
+}
+
+// below returns a number in [0,n), or any uint64 when n is 0, as intn.
+func (g *Generator) below(n uint64) uint64 {
+	if n == 0 {
+		return g.u64()
+	}
+	hi, _ := bits.Mul64(g.u64(), n)
+	return hi
+}
+
+// run writes prog; a filler ends the event at end.
+func run(g *Generator, b []byte, prog []op, end int) []byte {
+	for pc := 0; pc < len(prog); pc++ {
+		o := &prog[pc]
+		if n := len(b); cap(b)-n >= padLen {
+			*(*[padLen]byte)(b[n : n+padLen]) = o.lit
+			b = b[:n+int(o.nlit)]
+		} else {
+			b = append(b, o.lit[:o.nlit]...)
+		}
+		switch o.kind {
+		case opLit:
+		case opLongLit:
+			b = append(b, o.more.long...)
+		case opComma:
+			if b[len(b)-1] != '{' {
+				b = append(b, ',')
+			}
+		case opPick:
+			b = g.appendPick(b, o.more.list)
+		case opName:
+			b = g.appendPick(b, padFirst)
+			b = append(b, ' ')
+			b = g.appendPick(b, padLast)
+		case opEmail:
+			b = appendEmail(b, g.intn(len(firstNames)), g.intn(len(lastNames)), g.intn(len(companies)), g.intn(len(tlds)))
+		case opStreet:
+			b = appendInt(b, int64(1+g.intn(9999)))
+			b = append(b, ' ')
+			b = g.appendPick(b, padStreets)
+			b = append(b, ' ')
+			b = g.appendPick(b, padSuffixes)
+		case opPhone:
+			b = append(b, "+1 ("...)
+			b = appendInt(b, int64(200+g.intn(800)))
+			b = append(b, ") "...)
+			b = appendDigits(b, g.intn(1000), 3)
+			b = append(b, ' ')
+			b = appendDigits(b, g.intn(10_000), 4)
+		case opUUID:
+			b = appendUUID(b, g.u64(), g.u64())
+		case opWords:
+			b = g.appendWords(b, int(o.lo)+int(g.below(o.span)), o.p == 1)
+		case opText:
+			b = g.appendText(b, int(o.lo)+int(g.below(o.span)))
+		case opInt:
+			b = appendInt(b, o.lo+int64(g.below(o.span)))
+		case opFloat:
+			v := o.lo + int64(g.below(o.span))
+			switch o.n {
+			case 0:
+				b = appendInt(b, v)
+				continue
+			case 2: // the usual: a division by a constant, not by o.p
+				b = appendFixed2(b, int(v))
+				continue
+			}
+			if v < 0 {
+				b = append(b, '-')
+				v = -v
+			}
+			b = appendInt(b, v/int64(o.p))
+			b = append(b, '.')
+			b = appendDigits(b, int(v%int64(o.p)), int(o.n))
+		case opDigits:
+			for k := int(o.n); k > 0; k -= 18 {
+				c := min(k, 18)
+				b = appendDigits(b, g.intn(pow10[c]), c)
+			}
+		case opDate:
+			b = appendCivil(b, o.lo+int64(g.below(o.span)))
+		case opDatetime:
+			s := o.lo + int64(g.below(o.span))
+			day, sec := s/86_400, s%86_400
+			if sec < 0 {
+				day, sec = day-1, sec+86_400
+			}
+			b = appendCivil(b, day)
+			b = append(b, 'T')
+			b = appendDigits(b, int(sec/3600), 2)
+			b = append(b, ':')
+			b = appendDigits(b, int(sec/60%60), 2)
+			b = append(b, ':')
+			b = appendDigits(b, int(sec%60), 2)
+			b = append(b, 'Z')
+		case opBool:
+			if g.u64() < o.p {
+				b = append(b, "true"...)
+			} else {
+				b = append(b, "false"...)
+			}
+		case opChoice:
+			m := o.more
+			r := g.below(o.span)
+			var i int
+			if m.table != nil {
+				i = int(m.table[r])
+			} else {
+				i = searchCum(m.cum, r)
+			}
+			b = m.vals[i].appendTo(b)
+		case opFill:
+			b = g.appendText(b, end-len(b)-int(o.n))
+		case opRepeat:
+			body := prog[pc+1 : pc+1+int(o.n)]
+			for i := range int(o.lo) + int(g.below(o.span)) {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = run(g, b, body, end)
+			}
+			pc += int(o.n)
+		case opNull:
+			if g.u64() < o.p {
+				b = append(b, "null"...)
+				pc += int(o.n)
+			}
+		case opAbsent:
+			if g.u64() < o.p {
+				pc += int(o.n)
+			}
+		}
+	}
+	return b
+}
+
+// searchCum returns the index of the first running sum above r.
+func searchCum(cum []uint64, r uint64) int {
+	lo, hi := 0, len(cum)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if cum[m] <= r {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// appendWords writes n lorem words; as a sentence, the first capitalized
+// and a full stop at the end.
+func (g *Generator) appendWords(b []byte, n int, sentence bool) []byte {
+	for i := range n {
+		switch {
+		case i == 0 && sentence:
+			b = g.appendPick(b, padCaps)
+		case i > 0:
+			b = append(b, ' ')
+			fallthrough
+		default:
+			b = g.appendPick(b, padWords)
+		}
+	}
+	if sentence && n > 0 {
+		b = append(b, '.')
+	}
+	return b
+}
+
+var pow10 = [19]int{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18}
+
+// appendCivil writes the date days after 1970-01-01 (years 0 to 9999) as
+// YYYY-MM-DD, by Hinnant's civil_from_days: the time package's formatting
+// took a tenth of a nested event's time.
+func appendCivil(b []byte, days int64) []byte {
+	z := days + 719_468 // days since 0000-03-01
+	era := z / 146_097
+	doe := z - era*146_097
+	yoe := (doe - doe/1460 + doe/36_524 - doe/146_096) / 365
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	d := doy - (153*mp+2)/5 + 1
+	m := mp + 3
+	if mp >= 10 {
+		m = mp - 9
+	}
+	y := yoe + era*400
+	if m <= 2 {
+		y++
+	}
+	n := len(b)
+	b = slices.Grow(b, 10)[:n+10]
+	out := (*[10]byte)(b[n:])
+	*(*[2]byte)(out[0:]) = pair(int(y / 100))
+	*(*[2]byte)(out[2:]) = pair(int(y % 100))
+	*(*[2]byte)(out[5:]) = pair(int(m))
+	*(*[2]byte)(out[8:]) = pair(int(d))
+	out[4], out[7] = '-', '-'
+	return b
+}
+
+// pair returns v (0..99) as two digits.
+func pair(v int) [2]byte { return [2]byte{digitPairs[2*v], digitPairs[2*v+1]} }
