@@ -94,7 +94,7 @@ func testOwnQueriesViaKafka(t *testing.T, p target.Target, family string) {
 
 	rows := func(o query.Own, kind string, args ...any) int {
 		t.Helper()
-		s, err := o.Statement(family, args...)
+		s, err := o.Statement(family, querytest.ShippedLimit, args...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +116,7 @@ func testOwnQueriesViaKafka(t *testing.T, p target.Target, family string) {
 
 	// The presets' queries restate the built-in kinds (querytest.Restated):
 	// qps-20k-own point and array, query-kinds-own all five, each at the
-	// presets' LIMIT, for values the table holds and for a miss.
+	// default limit, for values the table holds and for a miss.
 	presets := map[string]*workload.File{}
 	for _, name := range slices.Sorted(maps.Keys(querytest.Restated)) {
 		p, err := workload.Preset(name)
@@ -178,7 +178,7 @@ func testOwnQueriesViaKafka(t *testing.T, p target.Target, family string) {
 	// SQL the database cannot run fails in its words, as a failed query.
 	bad := query.Own{Name: "bad", Where: "test:3", Params: []query.Param{{Name: "id", Field: "_id"}},
 		Texts: map[string]string{family: `SELECT "no_such_column" FROM {table} WHERE "_id" = :id LIMIT 1`}}
-	s, err := bad.Statement(family, "x")
+	s, err := bad.Statement(family, 1, "x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func testOwnQueriesViaKafka(t *testing.T, p target.Target, family string) {
 			t.Errorf("check of a query of an unknown column: %v; want it refused", err)
 		}
 		for name, p := range presets {
-			pcfg := query.Config{Own: p.Queries}
+			pcfg := query.Config{Own: p.Queries, Limit: querytest.ShippedLimit}
 			for _, o := range p.Queries {
 				pcfg.Mix = append(pcfg.Mix, query.Weighted{Kind: target.QueryKind(o.Name), Weight: 1})
 			}
