@@ -92,9 +92,9 @@ func testOwnQueriesViaKafka(t *testing.T, p target.Target, family string) {
 		}
 	}
 
-	rows := func(o query.Own, kind string, args ...any) int {
+	rows := func(o query.Own, kind string, limit int, args ...any) int {
 		t.Helper()
-		s, err := o.Statement(family, args...)
+		s, err := o.Statement(family, limit, args...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +107,7 @@ func testOwnQueriesViaKafka(t *testing.T, p target.Target, family string) {
 	// After the drain: the generator's rows are the events the audit
 	// found, each once (checkExactlyOnce).
 	for _, c := range res.Target().Completeness {
-		n := rows(ownQueries[1], "of-generator", c.Generator)
+		n := rows(ownQueries[1], "of-generator", querytest.ShippedLimit, c.Generator)
 		t.Logf("after the drain, of-generator %s: %d rows; the audit found %d of %d acknowledged", c.Generator, n, c.Visible, c.Acknowledged)
 		if int64(n) != c.Visible || c.Visible != c.Acknowledged {
 			t.Errorf("of-generator %s: %d rows; the audit found %d of %d acknowledged", c.Generator, n, c.Visible, c.Acknowledged)
@@ -116,7 +116,7 @@ func testOwnQueriesViaKafka(t *testing.T, p target.Target, family string) {
 
 	// The presets' queries restate the built-in kinds (querytest.Restated):
 	// qps-20k-own point and array, query-kinds-own all five, each at the
-	// presets' LIMIT, for values the table holds and for a miss.
+	// default limit and at 2, for values the table holds and for a miss.
 	presets := map[string]*workload.File{}
 	for _, name := range slices.Sorted(maps.Keys(querytest.Restated)) {
 		p, err := workload.Preset(name)
@@ -154,12 +154,16 @@ func testOwnQueriesViaKafka(t *testing.T, p target.Target, family string) {
 					t.Fatalf("%s: query %s restates no kind querytest knows", name, own.Name)
 				}
 				for _, v := range values[kind] {
-					want, err := q.Query(ctx, target.Query{Kind: kind, Value: v, Limit: querytest.ShippedLimit})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if got := rows(own, own.Name, v); got != want {
-						t.Errorf("%s: %s %q: %d rows, the built-in %s kind %d", name, own.Name, v, got, kind, want)
+					// The run's limit is the texts' :limit: at 2 a hit is
+					// cut where it is not at the default.
+					for _, limit := range []int{querytest.ShippedLimit, 2} {
+						want, err := q.Query(ctx, target.Query{Kind: kind, Value: v, Limit: limit})
+						if err != nil {
+							t.Fatal(err)
+						}
+						if got := rows(own, own.Name, limit, v); got != want {
+							t.Errorf("%s: %s %q limit %d: %d rows, the built-in %s kind %d", name, own.Name, v, limit, got, kind, want)
+						}
 					}
 				}
 			}
@@ -170,7 +174,7 @@ func testOwnQueriesViaKafka(t *testing.T, p target.Target, family string) {
 	// one, matches nothing; unquoted, it would match every event.
 	worker := preset.Queries[presetIndex(t, preset.Queries, "by-worker")]
 	for _, v := range []string{`' OR "processBy" <> '`, `x'' OR ''1''=''1`, `\' OR 1=1 --`} {
-		if n := rows(worker, "by-worker", v); n != 0 {
+		if n := rows(worker, "by-worker", querytest.ShippedLimit, v); n != 0 {
 			t.Errorf("by-worker %q: %d rows, want none", v, n)
 		}
 	}
@@ -178,7 +182,7 @@ func testOwnQueriesViaKafka(t *testing.T, p target.Target, family string) {
 	// SQL the database cannot run fails in its words, as a failed query.
 	bad := query.Own{Name: "bad", Where: "test:3", Params: []query.Param{{Name: "id", Field: "_id"}},
 		Texts: map[string]string{family: `SELECT "no_such_column" FROM {table} WHERE "_id" = :id LIMIT 1`}}
-	s, err := bad.Statement(family, "x")
+	s, err := bad.Statement(family, 1, "x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +199,7 @@ func testOwnQueriesViaKafka(t *testing.T, p target.Target, family string) {
 			t.Errorf("check of a query of an unknown column: %v; want it refused", err)
 		}
 		for name, p := range presets {
-			pcfg := query.Config{Own: p.Queries}
+			pcfg := query.Config{Own: p.Queries, Limit: querytest.ShippedLimit}
 			for _, o := range p.Queries {
 				pcfg.Mix = append(pcfg.Mix, query.Weighted{Kind: target.QueryKind(o.Name), Weight: 1})
 			}

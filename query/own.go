@@ -22,6 +22,12 @@ import (
 // also takes unless it has a text of its own) writes a parameter as the
 // whole JSON string "{{name}}", which becomes the value drawn, a number
 // staying a number.
+//
+// limit is not a parameter but the run's limit (rows a query returns at
+// most), a constant every text can use where a parameter goes: :limit in
+// SQL, "{{limit}}" in a search body. It is written into the text as a
+// number, never bound, so that LIMIT and size take it on every database;
+// no parameter may take its name.
 type Own struct {
 	Name   string
 	Texts  map[string]string // by family
@@ -77,9 +83,12 @@ func (o *Own) text(family string) (string, bool) {
 	return "", false
 }
 
-// compile readies o for family, checking that its parameters and its
-// placeholders match.
-func (o *Own) compile(family string) (*compiled, error) {
+// limitName is the name of the run's limit in a text (see Own).
+const limitName = "limit"
+
+// compile readies o for family with the run's limit written in, checking
+// that its parameters and its placeholders match.
+func (o *Own) compile(family string, limit int) (*compiled, error) {
 	text, ok := o.text(family)
 	if !ok {
 		have := slices.Sorted(func(yield func(string) bool) {
@@ -94,6 +103,9 @@ func (o *Own) compile(family string) (*compiled, error) {
 	c := &compiled{own: o, family: family, dsl: family == "elasticsearch" || family == "opensearch"}
 	index := map[string]int{}
 	for i, p := range o.Params {
+		if p.Name == limitName {
+			return nil, ownError(o, "parameter %s takes the name of the run's limit, a constant its texts use as :%s or \"{{%s}}\"; name the parameter otherwise", p.Name, limitName, limitName)
+		}
 		index[p.Name] = i
 	}
 	used := make([]bool, len(o.Params))
@@ -116,7 +128,12 @@ func (o *Own) compile(family string) (*compiled, error) {
 			if j < 0 {
 				return nil, ownError(o, "%s body: a parameter is not closed; write it as the whole JSON string \"{{name}}\"", family)
 			}
-			p, err := lookup(strings.TrimSpace(rest[i+3 : i+j]))
+			name := strings.TrimSpace(rest[i+3 : i+j])
+			if name == limitName {
+				rest = rest[:i] + strconv.Itoa(limit) + rest[i+j+3:]
+				continue
+			}
+			p, err := lookup(name)
 			if err != nil {
 				return nil, err
 			}
@@ -133,7 +150,7 @@ func (o *Own) compile(family string) (*compiled, error) {
 			return nil, ownError(o, "%s body is not valid JSON (%v); fix its %s text", family, err, family)
 		}
 	} else {
-		parts, slots, err := placeholders(text, lookup)
+		parts, slots, err := placeholders(text, strconv.Itoa(limit), lookup)
 		if _, ok := invalid.As(err); err != nil && !ok {
 			return nil, ownError(o, "%s text: %v", family, err)
 		} else if err != nil {
@@ -150,9 +167,9 @@ func (o *Own) compile(family string) (*compiled, error) {
 }
 
 // placeholders splits an SQL text at its :name parameters: the text
-// around them and the parameter of each, leaving quoted text,
-// identifiers and :: casts alone.
-func placeholders(text string, lookup func(string) (int, error)) (parts []string, slots []int, err error) {
+// around them and the parameter of each, with :limit written as limit,
+// leaving quoted text, identifiers and :: casts alone.
+func placeholders(text, limit string, lookup func(string) (int, error)) (parts []string, slots []int, err error) {
 	var b strings.Builder
 	for i := 0; i < len(text); i++ {
 		ch := text[i]
@@ -172,13 +189,18 @@ func placeholders(text string, lookup func(string) (int, error)) (parts []string
 			for j < len(text) && isIdent(text[j]) {
 				j++
 			}
-			p, err := lookup(text[i+1 : j])
+			name := text[i+1 : j]
+			i = j - 1
+			if name == limitName {
+				b.WriteString(limit)
+				continue
+			}
+			p, err := lookup(name)
 			if err != nil {
 				return nil, nil, err
 			}
 			parts, slots = append(parts, b.String()), append(slots, p)
 			b.Reset()
-			i = j - 1
 		default:
 			b.WriteByte(ch)
 		}
@@ -189,10 +211,11 @@ func placeholders(text string, lookup func(string) (int, error)) (parts []string
 func isIdentStart(c byte) bool { return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 func isIdent(c byte) bool      { return isIdentStart(c) || '0' <= c && c <= '9' }
 
-// Statement is o as it runs on family, with args (one per parameter)
-// bound: for tests that hold its rows against another query's.
-func (o *Own) Statement(family string, args ...any) (*target.Statement, error) {
-	c, err := o.compile(family)
+// Statement is o as it runs on family, with the run's limit written in
+// and args (one per parameter) bound: for tests that hold its rows
+// against another query's.
+func (o *Own) Statement(family string, limit int, args ...any) (*target.Statement, error) {
+	c, err := o.compile(family, limit)
 	if err != nil {
 		return nil, err
 	}

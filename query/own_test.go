@@ -37,7 +37,7 @@ func TestPlaceholders(t *testing.T) {
 		{"druid", `SELECT * FROM {table} WHERE "a:b" = ? AND "n" = ? OR ARRAY_CONTAINS("e", ?) AND 'x:y' = ':v'`, []any{"it's", int64(7), "it's"}},
 		{"pinot", `SELECT * FROM {table} WHERE "a:b" = 'it''s' AND "n" = 7 OR "e" = 'it''s' AND 'x:y' = ':v'`, nil},
 	} {
-		s, err := o.Statement(tc.family, int64(7), "it's")
+		s, err := o.Statement(tc.family, 10, int64(7), "it's")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +47,7 @@ func TestPlaceholders(t *testing.T) {
 	}
 	// A null parameter (CheckOwn's) is NULL in Druid's text: Druid binds
 	// no null.
-	s, err := o.Statement("druid", nil, "x")
+	s, err := o.Statement("druid", 10, nil, "x")
 	if want := `SELECT * FROM {table} WHERE "a:b" = ? AND "n" = NULL OR ARRAY_CONTAINS("e", ?) AND 'x:y' = ':v'`; err != nil || s.Text != want || len(s.Args) != 2 {
 		t.Errorf("druid, null: %s %v %v, want %s and two args", s.Text, s.Args, err, want)
 	}
@@ -92,7 +92,7 @@ func literals(t *testing.T, sql string) (outside string, values []string) {
 func TestPinotLiteralsHoldTheirValue(t *testing.T) {
 	o := own(map[string]string{"pinot": `SELECT * FROM {table} WHERE "processBy" = :v AND "company" = 'c' LIMIT 10`}, Param{Name: "v", Field: "a"})
 	for _, v := range []string{`x' OR '1'='1`, `'`, `''`, `\'`, `a\' OR 1=1 --`, `'; DROP TABLE t; --`, "line\n' OR TRUE OR '", `"`, ``} {
-		s, err := o.Statement("pinot", v)
+		s, err := o.Statement("pinot", 10, v)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +106,7 @@ func TestPinotLiteralsHoldTheirValue(t *testing.T) {
 		v    any
 		want string
 	}{{int64(-42), "-42"}, {2.5, "2.5"}, {1e21, "1e+21"}, {true, "TRUE"}, {false, "FALSE"}, {nil, "NULL"}} {
-		if s, _ := o.Statement("pinot", tc.v); !strings.Contains(s.Text, `"processBy" = `+tc.want+` AND`) {
+		if s, _ := o.Statement("pinot", 10, tc.v); !strings.Contains(s.Text, `"processBy" = `+tc.want+` AND`) {
 			t.Errorf("%#v: %s, want it written %s", tc.v, s.Text, tc.want)
 		}
 	}
@@ -117,7 +117,7 @@ func TestPinotLiteralsHoldTheirValue(t *testing.T) {
 func TestSearchBody(t *testing.T) {
 	o := own(map[string]string{"elasticsearch": `{"query": {"bool": {"filter": [{"term": {"a": "{{v}}"}}, {"range": {"n": {"gte": "{{ n }}"}}}]}}}`},
 		Param{Name: "v", Field: "a"}, Param{Name: "n", Field: "n"})
-	s, err := o.Statement("opensearch", `x"y`, int64(42)) // opensearch takes elasticsearch's body
+	s, err := o.Statement("opensearch", 10, `x"y`, int64(42)) // opensearch takes elasticsearch's body
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestOwnRefused(t *testing.T) {
 		{own(map[string]string{"elasticsearch": `{"term": {"a": "pre-{{v}}"}}`}, v), "elasticsearch", `a parameter must be the whole JSON string "{{name}}"`},
 		{own(map[string]string{"elasticsearch": `{"term": {"a": "{{v"}}`}, v), "elasticsearch", "a parameter is not closed"},
 	} {
-		_, err := tc.o.compile(tc.family)
+		_, err := tc.o.compile(tc.family, 10)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "query q: (w.yaml:7) ") {
 			t.Errorf("%v: error %v, want %q", tc.o.Texts, err, tc.want)
 		}
@@ -249,5 +249,45 @@ func TestCheckOwnDruidPinot(t *testing.T) {
 	p := &planner{family: "pinot"}
 	if err := CheckOwn(context.Background(), p, cfg); err != nil || len(p.sent) != 0 {
 		t.Errorf("pinot: %v, sent %q; want nothing sent", err, p.sent)
+	}
+}
+
+// limit is the run's limit, a constant every text can use where a
+// parameter goes: written in as a number, in SQL and in a search body
+// alike, never bound, so that LIMIT and size take it on every database.
+func TestLimitConstant(t *testing.T) {
+	o := own(map[string]string{
+		"sqlite":        `SELECT doc FROM {table} WHERE a = :v LIMIT :limit`,
+		"postgres":      `SELECT doc FROM {table} WHERE a = :v LIMIT :limit`,
+		"druid":         `SELECT * FROM {table} WHERE "a" = :v LIMIT :limit`,
+		"pinot":         `SELECT * FROM {table} WHERE "a" = :v LIMIT :limit`,
+		"elasticsearch": `{"size": "{{limit}}", "query": {"term": {"a": "{{v}}"}}}`,
+	}, Param{Name: "v", Field: "a"})
+	for _, tc := range []struct {
+		family, text string
+		args         []any
+	}{
+		{"sqlite", `SELECT doc FROM {table} WHERE a = ?1 LIMIT 7`, []any{"x"}},
+		{"postgres", `SELECT doc FROM {table} WHERE a = $1 LIMIT 7`, []any{"x"}},
+		{"druid", `SELECT * FROM {table} WHERE "a" = ? LIMIT 7`, []any{"x"}},
+		{"pinot", `SELECT * FROM {table} WHERE "a" = 'x' LIMIT 7`, nil},
+		{"opensearch", `{"size": 7, "query": {"term": {"a": "x"}}}`, nil},
+	} {
+		cfg := Config{Mix: Mix{{Kind: "q", Weight: 1}}, Own: []Own{*o}, Limit: 7}
+		c, err := compileOwn(cfg, tc.family, newPool(0, 1))
+		if err != nil {
+			t.Errorf("%s: %v", tc.family, err)
+			continue
+		}
+		s := c["q"].statement([]any{"x"})
+		if s.Text != tc.text || fmt.Sprint(s.Args) != fmt.Sprint(tc.args) {
+			t.Errorf("%s: %s %v, want %s %v", tc.family, s.Text, s.Args, tc.text, tc.args)
+		}
+	}
+	// A parameter cannot take the constant's name.
+	bad := own(map[string]string{"sqlite": `SELECT 1 LIMIT :limit`}, Param{Name: "limit", Field: "a"})
+	_, err := compileOwn(Config{Mix: Mix{{Kind: "q", Weight: 1}}, Own: []Own{*bad}, Limit: 7}, "sqlite", newPool(0, 1))
+	if err == nil || !strings.Contains(err.Error(), "parameter limit takes the name of the run's limit") {
+		t.Errorf("a parameter named limit: %v", err)
 	}
 }

@@ -156,7 +156,7 @@ func compileOwn(cfg Config, family string, p *pool) (map[target.QueryKind]*compi
 			p.needDocs = true
 			continue
 		}
-		c, err := cfg.Own[i].compile(family)
+		c, err := cfg.Own[i].compile(family, cfg.Limit)
 		if err != nil {
 			return nil, err
 		}

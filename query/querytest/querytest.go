@@ -197,16 +197,17 @@ var drawnFrom = map[target.QueryKind]string{
 	target.QueryNewest: "generator_identifier", target.QueryBucket: "generator_identifier",
 }
 
-// ShippedLimit is the LIMIT the presets' restatements write: the default
-// --limit.
+// ShippedLimit is the limit the end-to-end tests hold the presets'
+// restatements to the built-in kinds at: the default limit.
 const ShippedLimit = 10
 
-// checkOwn holds every preset query of Restated against the built-in
-// kind it restates: for each value of that kind's cases, hits and misses,
-// the same number of rows as the built-in at ShippedLimit. Every query of
-// a preset must be in Restated and have a text for family, so that none
-// goes unchecked, draw its parameter from the field the built-in draws
-// from, and pass the check before a run (query.CheckOwn).
+// checkOwn holds every preset query of Restated to the rows Documents
+// imply for each case of the kind it restates, hits, misses and limits,
+// the case's limit given as the run's limit (the texts' :limit or
+// "{{limit}}"). Every query of a preset must be in Restated and have a
+// text for family, so that none goes unchecked, draw its parameter from
+// the field the built-in draws from, and pass the check before a run
+// (query.CheckOwn).
 func checkOwn(t *testing.T, family string, q target.Querier, gen string) {
 	t.Helper()
 	for _, name := range slices.Sorted(maps.Keys(Restated)) {
@@ -219,7 +220,7 @@ func checkOwn(t *testing.T, family string, q target.Querier, gen string) {
 		for i, own := range p.Queries {
 			mix[i] = query.Weighted{Kind: target.QueryKind(own.Name), Weight: 1}
 		}
-		if err := query.CheckOwn(context.Background(), q, query.Config{Mix: mix, Own: p.Queries}); err != nil {
+		if err := query.CheckOwn(context.Background(), q, query.Config{Mix: mix, Own: p.Queries, Limit: ShippedLimit}); err != nil {
 			t.Errorf("%s: the check before a run refuses its queries: %v", name, err)
 		}
 		for _, own := range p.Queries {
@@ -231,28 +232,23 @@ func checkOwn(t *testing.T, family string, q target.Querier, gen string) {
 			if len(own.Params) != 1 || own.Params[0].Field != drawnFrom[kind] {
 				t.Errorf("%s: query %s has params %+v; the built-in %s kind draws one value, from %s", name, own.Name, own.Params, kind, drawnFrom[kind])
 			}
-			seen := map[string]bool{}
 			for _, c := range cases(gen) {
-				if c.kind != kind || seen[c.value] {
+				if c.kind != kind {
 					continue
 				}
-				seen[c.value] = true
-				s, err := own.Statement(family, c.value)
+				s, err := own.Statement(family, c.limit, c.value)
 				if err != nil {
 					t.Errorf("%s: %v", name, err)
 					break
 				}
-				got, err := q.Query(context.Background(), target.Query{Kind: target.QueryKind(own.Name), Own: s})
+				query := target.Query{Kind: target.QueryKind(own.Name), Own: s}
+				got, err := q.Query(context.Background(), query)
 				if err != nil {
 					t.Errorf("%s: %s %q: %v", name, own.Name, c.value, err)
 					continue
 				}
-				want, err := q.Query(context.Background(), target.Query{Kind: kind, Value: c.value, Limit: ShippedLimit})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got != want {
-					t.Errorf("%s: %s %q: %d rows, the built-in %s kind %d at limit %d; query:\n%s", name, own.Name, c.value, got, kind, want, ShippedLimit, q.QueryText(target.Query{Kind: target.QueryKind(own.Name), Own: s}))
+				if got != c.want {
+					t.Errorf("%s: %s %q limit %d: %d rows, want %d (as the built-in %s kind); query:\n%s", name, own.Name, c.value, c.limit, got, c.want, kind, q.QueryText(query))
 				}
 			}
 		}
