@@ -166,7 +166,8 @@ func (g *Generator) below(n uint64) uint64 {
 	return hi
 }
 
-// run writes prog; a filler ends the event at end.
+// run writes prog; a filler ends the event at end. It stays one loop
+// and one switch, as an interpreter does: every template event runs it.
 func run(g *Generator, b []byte, prog []op, end int) []byte {
 	for pc := 0; pc < len(prog); pc++ {
 		o := &prog[pc]

@@ -548,81 +548,19 @@ func fields(s string) ([]string, error) {
 
 func compileExpr(kind string, args []string) (expr, error) {
 	want := func(n ...int) error { return wantArgs(kind, args, n...) }
-	ints := func() ([]int64, error) {
-		v := make([]int64, len(args))
-		for i, a := range args {
-			n, err := strconv.ParseInt(a, 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("%s: argument %q is not an integer", kind, a)
-			}
-			v[i] = n
-		}
-		return v, nil
-	}
-	ordered := func(lo, hi int64) error {
-		if lo > hi || lo < 0 && kind != "int" && kind != "float" {
-			return fmt.Errorf("%s %d %d: want 0 ≤ MIN ≤ MAX", kind, lo, hi)
-		}
-		return nil
-	}
 	lists := map[string][]padWord{"first": padFirst, "last": padLast, "company": padComp, "city": padCities, "state": padStates, "word": padWords}
 	if l, ok := lists[kind]; ok {
 		return opExpr{kind: opPick, more: &opMore{list: l}}, want(0)
 	}
+	simple := map[string]opKind{"name": opName, "email": opEmail, "street": opStreet, "phone": opPhone, "uuid": opUUID}
+	if k, ok := simple[kind]; ok {
+		return opExpr{kind: k}, want(0)
+	}
 	switch kind {
-	case "name":
-		return opExpr{kind: opName}, want(0)
-	case "email":
-		return opExpr{kind: opEmail}, want(0)
-	case "street":
-		return opExpr{kind: opStreet}, want(0)
-	case "phone":
-		return opExpr{kind: opPhone}, want(0)
-	case "uuid":
-		return opExpr{kind: opUUID}, want(0)
 	case "words", "sentence", "text", "int":
-		if kind == "sentence" && len(args) == 0 {
-			return opExpr{kind: opWords, lo: 4, span: 12, p: 1}, nil
-		}
-		if err := want(2); err != nil {
-			return nil, err
-		}
-		v, err := ints()
-		if err != nil {
-			return nil, err
-		}
-		if err := ordered(v[0], v[1]); err != nil {
-			return nil, err
-		}
-		switch kind {
-		case "int":
-			return opExpr{kind: opInt, lo: v[0], span: uint64(v[1]-v[0]) + 1}, nil
-		case "text":
-			return opExpr{kind: opText, lo: v[0], span: uint64(v[1]-v[0]) + 1}, nil
-		}
-		x := opExpr{kind: opWords, lo: v[0], span: uint64(v[1]-v[0]) + 1}
-		if kind == "sentence" {
-			x.p = 1
-		}
-		return x, nil
-	case "fill":
-		if err := want(1); err != nil {
-			return nil, err
-		}
-		n, err := strconv.Atoi(args[0])
-		if err != nil || n < 1 || n > MaxDocSize {
-			return nil, fmt.Errorf("fill %s: want an event size in bytes, 1..%d", args[0], MaxDocSize)
-		}
-		return opExpr{kind: opFill, lo: int64(n)}, nil
-	case "digits":
-		if err := want(1); err != nil {
-			return nil, err
-		}
-		n, err := strconv.Atoi(args[0])
-		if err != nil || n < 1 || n > 64 {
-			return nil, fmt.Errorf("digits %s: want 1..64", args[0])
-		}
-		return opExpr{kind: opDigits, n: int32(n)}, nil
+		return compileRange(kind, args)
+	case "fill", "digits":
+		return compileCount(kind, args)
 	case "float":
 		return compileFloat(args)
 	case "date", "datetime":
@@ -633,6 +571,59 @@ func compileExpr(kind string, args []string) (expr, error) {
 		return compileChoice(args)
 	}
 	return nil, fmt.Errorf("unknown expression %q; want one of %s", kind, TemplateSyntax)
+}
+
+// compileRange compiles the expressions that take MIN MAX: words,
+// sentence (also with none), text and int.
+func compileRange(kind string, args []string) (expr, error) {
+	if kind == "sentence" && len(args) == 0 {
+		return opExpr{kind: opWords, lo: 4, span: 12, p: 1}, nil
+	}
+	if err := wantArgs(kind, args, 2); err != nil {
+		return nil, err
+	}
+	v := make([]int64, len(args))
+	for i, a := range args {
+		n, err := strconv.ParseInt(a, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: argument %q is not an integer", kind, a)
+		}
+		v[i] = n
+	}
+	if lo, hi := v[0], v[1]; lo > hi || lo < 0 && kind != "int" {
+		return nil, fmt.Errorf("%s %d %d: want 0 ≤ MIN ≤ MAX", kind, lo, hi)
+	}
+	span := uint64(v[1]-v[0]) + 1
+	switch kind {
+	case "int":
+		return opExpr{kind: opInt, lo: v[0], span: span}, nil
+	case "text":
+		return opExpr{kind: opText, lo: v[0], span: span}, nil
+	}
+	x := opExpr{kind: opWords, lo: v[0], span: span}
+	if kind == "sentence" {
+		x.p = 1
+	}
+	return x, nil
+}
+
+// compileCount compiles the expressions that take one count: fill (an
+// event size in bytes) and digits.
+func compileCount(kind string, args []string) (expr, error) {
+	if err := wantArgs(kind, args, 1); err != nil {
+		return nil, err
+	}
+	n, err := strconv.Atoi(args[0])
+	if kind == "fill" {
+		if err != nil || n < 1 || n > MaxDocSize {
+			return nil, fmt.Errorf("fill %s: want an event size in bytes, 1..%d", args[0], MaxDocSize)
+		}
+		return opExpr{kind: opFill, lo: int64(n)}, nil
+	}
+	if err != nil || n < 1 || n > 64 {
+		return nil, fmt.Errorf("digits %s: want 1..64", args[0])
+	}
+	return opExpr{kind: opDigits, n: int32(n)}, nil
 }
 
 // wantArgs says, in the template's words, when kind has not one of the
