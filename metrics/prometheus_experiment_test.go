@@ -129,8 +129,8 @@ func TestPrometheusExperiment(t *testing.T) {
 			// longer run would not make more exact.
 			"--duration", "6s", "--warmup", "0s", "--drain", "2s",
 			"--poll-interval", "50ms", "--probe-rate", "20",
-			// Eight scrapes after the run, at one per second.
-			"--metrics-addr", "127.0.0.1:0", "--metrics-linger", "8s",
+			// Eight scrapes after the run.
+			"--metrics-addr", "127.0.0.1:0", "--metrics-linger", (8 * scrapeEvery).String(),
 			"--out", out, "--quiet")
 	}
 	var targets []string
