@@ -91,7 +91,7 @@ func startInstance(t *testing.T, ctx context.Context, bin, out string, args ...s
 // must run.
 func TestPrometheusExperiment(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds freshbench, runs three instances for 6s under two Prometheus servers")
+		t.Skip("builds freshbench, runs three instances for 3s under two Prometheus servers")
 	}
 	// Its own Prometheus and scrape targets: beside the other Prometheus tests.
 	t.Parallel()
@@ -123,14 +123,14 @@ func TestPrometheusExperiment(t *testing.T) {
 			"--start-at", startAt.Format(time.RFC3339Nano), "--rate", rate,
 			"--generators", "2", "--batch-size", "10", "--doc-size", "400",
 			// No warm-up: every write and probe is then in the results
-			// file's measured window, as in the live metrics. 6 s hold
-			// 120 probes and 900 to 2,700 events per instance: the
+			// file's measured window, as in the live metrics. 3 s hold
+			// 60 probes and 450 to 1,350 events per instance: the
 			// figures compared are exact counts and bucket bounds, which a
 			// longer run would not make more exact.
-			"--duration", "6s", "--warmup", "0s", "--drain", "2s",
+			"--duration", "3s", "--warmup", "0s", "--drain", "2s",
 			"--poll-interval", "50ms", "--probe-rate", "20",
-			// Eight scrapes after the run, at one per second.
-			"--metrics-addr", "127.0.0.1:0", "--metrics-linger", "8s",
+			// Eight scrapes after the run.
+			"--metrics-addr", "127.0.0.1:0", "--metrics-linger", (8 * scrapeEvery).String(),
 			"--out", out, "--quiet")
 	}
 	var targets []string
