@@ -102,6 +102,7 @@ type Generator struct {
 
 	corpus *corpus.Corpus // nil: generated payloads
 	tmpl   *Template      // nil: the built-in shapes
+	who    person         // the template event's person ({{person ...}})
 
 	// With the nested shape, how many orders and events a document holds.
 	nested         bool

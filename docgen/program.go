@@ -16,28 +16,31 @@ import (
 type opKind uint8
 
 const (
-	opLit      opKind = iota // its literal alone
-	opLongLit                // more.long, literal bytes longer than padLen
-	opComma                  // a comma unless the object has no member yet
-	opPick                   // an entry of more.list
-	opName                   // first and last name
-	opEmail                  // first.last@company.tld
-	opStreet                 // number, street and suffix
-	opPhone                  // +1 (NXX) XXX XXXX
-	opUUID                   // a version 4 UUID
-	opWords                  // lo+[0,span) lorem words; a sentence when p is 1
-	opText                   // lo+[0,span) bytes of lorem text
-	opInt                    // lo+[0,span)
-	opFloat                  // lo+[0,span) in units of 1/p, with n decimals
-	opDigits                 // n random digits
-	opDate                   // day lo+[0,span) after 1970-01-01, YYYY-MM-DD
-	opDatetime               // second lo+[0,span) after 1970, RFC 3339 in UTC
-	opBool                   // true when a draw falls below p
-	opChoice                 // a value of more.vals, by weight out of span
-	opFill                   // text up to the event's size, less n closing bytes
-	opRepeat                 // the n ops that follow, lo+[0,span) times, comma-separated
-	opNull                   // null when a draw falls below p, else the n ops that follow
-	opAbsent                 // nothing when a draw falls below p, else the n ops that follow
+	opLit           opKind = iota // its literal alone
+	opLongLit                     // more.long, literal bytes longer than padLen
+	opComma                       // a comma unless the object has no member yet
+	opPick                        // an entry of more.list
+	opName                        // first and last name
+	opEmail                       // first.last@company.tld
+	opStreet                      // number, street and suffix
+	opPhone                       // +1 (NXX) XXX XXXX
+	opUUID                        // a version 4 UUID
+	opWords                       // lo+[0,span) lorem words; a sentence when p is 1
+	opText                        // lo+[0,span) bytes of lorem text
+	opInt                         // lo+[0,span)
+	opFloat                       // lo+[0,span) in units of 1/p, with n decimals
+	opDigits                      // n random digits
+	opDate                        // day lo+[0,span) after 1970-01-01, YYYY-MM-DD
+	opDatetime                    // second lo+[0,span) after 1970, RFC 3339 in UTC
+	opBool                        // true when a draw falls below p
+	opChoice                      // a value of more.vals, by weight out of span
+	opFill                        // text up to the event's size, less n closing bytes
+	opRepeat                      // the n ops that follow, lo+[0,span) times, comma-separated
+	opNull                        // null when a draw falls below p, else the n ops that follow
+	opAbsent                      // nothing when a draw falls below p, else the n ops that follow
+	opPersonName                  // the event's person's first and last name
+	opPersonCompany               // the event's person's company
+	opPersonEmail                 // the event's person's first.last@company.tld
 )
 
 // An op is one step of a program: its literal, then its value. span
@@ -288,9 +291,34 @@ func run(g *Generator, b []byte, prog []op, end int) []byte {
 			if g.u64() < o.p {
 				pc += int(o.n)
 			}
+		case opPersonName:
+			b = appendPad(b, &padFirst[g.who.first])
+			b = append(b, ' ')
+			b = appendPad(b, &padLast[g.who.last])
+		case opPersonCompany:
+			b = appendPad(b, &padComp[g.who.comp])
+		case opPersonEmail:
+			b = appendEmail(b, g.who.first, g.who.last, g.who.comp, g.who.tld)
 		}
 	}
 	return b
+}
+
+// person is an event's one person, as the built-in shapes draw it: its
+// name, company and email agree, and drawing it once costs four draws
+// where three independent {{email}} cost twelve.
+type person struct{ first, last, comp, tld int }
+
+// drawPerson draws the event's person, in the built-in shapes' order.
+func (g *Generator) drawPerson() {
+	g.who = person{g.intn(len(firstNames)), g.intn(len(lastNames)), g.intn(len(companies)), g.intn(len(tlds))}
+}
+
+// usesPerson reports whether prog writes the event's person.
+func usesPerson(prog []op) bool {
+	return slices.ContainsFunc(prog, func(o op) bool {
+		return o.kind == opPersonName || o.kind == opPersonCompany || o.kind == opPersonEmail
+	})
 }
 
 // searchCum returns the index of the first running sum above r.

@@ -31,10 +31,11 @@ import (
 // object's member, "| absent P" leaves the member out with probability P.
 // TemplateSyntax lists the expressions.
 type Template struct {
-	prog []op
-	mean int    // mean serialized size of the payload, measured
-	size int    // with a {{fill}}, every event's size; 0: none
-	name string // its file, or the shipped template's name
+	prog   []op
+	person bool   // an event draws its person first
+	mean   int    // mean serialized size of the payload, measured
+	size   int    // with a {{fill}}, every event's size; 0: none
+	name   string // its file, or the shipped template's name
 }
 
 // Name is the template's file, or the name of a shipped template.
@@ -42,6 +43,7 @@ func (t *Template) Name() string { return t.name }
 
 // TemplateSyntax is the expressions a template may use, for help texts.
 const TemplateSyntax = `name, first, last, company, city, state, street, email, phone, uuid, word, ` +
+	`person name, person company, person email (the event's one person: its email is made of its name and company), ` +
 	`words N M, sentence [N M] (words), text N M (bytes), int MIN MAX, float MIN MAX [DECIMALS], digits N, ` +
 	`date YYYY-MM-DD YYYY-MM-DD, datetime YYYY-MM-DD YYYY-MM-DD, bool [P], choice A[:WEIGHT] B[:WEIGHT] … ('quoted values' may hold spaces), ` +
 	`fill SIZE (the last value: text that makes every event SIZE bytes); ` +
@@ -83,7 +85,7 @@ func ParseTemplate(data []byte) (*Template, error) {
 	e := &emitter{fill: -1}
 	root.(object).emitMembers(e, true)
 	e.flush()
-	t := &Template{prog: e.prog}
+	t := &Template{prog: e.prog, person: usesPerson(e.prog)}
 	if e.fill >= 0 {
 		if err := t.placeFill(e, c.fillLine); err != nil {
 			return nil, err
@@ -134,7 +136,7 @@ func (t *Template) measure() (mean, longest int) {
 	buf := make([]byte, 0, 4096)
 	total := 0
 	for range n {
-		l := len(run(g, buf[:0], t.prog, 0))
+		l := len(t.appendPayload(g, buf[:0], 0))
 		total += l
 		longest = max(longest, l)
 	}
@@ -144,6 +146,9 @@ func (t *Template) measure() (mean, longest int) {
 // appendPayload writes the members of t's object after the head of the
 // event begun at start: each after a comma.
 func (t *Template) appendPayload(g *Generator, b []byte, start int) []byte {
+	if t.person {
+		g.drawPerson()
+	}
 	return run(g, b, t.prog, start+t.size)
 }
 
@@ -557,6 +562,8 @@ func compileExpr(kind string, args []string) (expr, error) {
 		return opExpr{kind: k}, want(0)
 	}
 	switch kind {
+	case "person":
+		return compilePerson(args)
 	case "words", "sentence", "text", "int":
 		return compileRange(kind, args)
 	case "fill", "digits":
@@ -571,6 +578,20 @@ func compileExpr(kind string, args []string) (expr, error) {
 		return compileChoice(args)
 	}
 	return nil, fmt.Errorf("unknown expression %q; want one of %s", kind, TemplateSyntax)
+}
+
+// compilePerson compiles person name, person company and person email:
+// the event's one person, drawn once, so that its email is made of its
+// name and company as the built-in shapes' are.
+func compilePerson(args []string) (expr, error) {
+	if err := wantArgs("person", args, 1); err != nil {
+		return nil, err
+	}
+	k, ok := map[string]opKind{"name": opPersonName, "company": opPersonCompany, "email": opPersonEmail}[args[0]]
+	if !ok {
+		return nil, fmt.Errorf("person %s: want person name, person company or person email", args[0])
+	}
+	return opExpr{kind: k}, nil
 }
 
 // compileRange compiles the expressions that take MIN MAX: words,

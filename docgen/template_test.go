@@ -361,3 +361,41 @@ func BenchmarkTemplateNested(b *testing.B) {
 	}
 	benchmarkNextConfig(b, Config{Template: tm, Seed: 1})
 }
+
+// person name, person company and person email are one person per event:
+// the email is made of the name and the company, as the built-in shapes'
+// is, every person expression of an event agrees, and the persons of
+// events differ.
+func TestTemplatePerson(t *testing.T) {
+	tm := mustTemplate(t, `{"n": "{{person name}}", "c": "{{person company}}", "e": "{{person email}}",
+		"more": {"$array": "2", "of": "{{person email}}"}, "n2": "{{person name}}"}`)
+	names := map[string]bool{}
+	for _, ev := range events(t, tm, 200) {
+		name, comp, email := ev["n"].(string), ev["c"].(string), ev["e"].(string)
+		first, last, ok := strings.Cut(name, " ")
+		if !ok {
+			t.Fatalf("name %q, want first and last", name)
+		}
+		want := strings.ToLower(first + "." + last + "@" + comp + ".")
+		if !strings.HasPrefix(email, want) {
+			t.Fatalf("email %q of %q at %q, want it to begin %q", email, name, comp, want)
+		}
+		if more := fmt.Sprint(ev["more"]); more != fmt.Sprint([]any{email, email}) || ev["n2"] != name {
+			t.Fatalf("event %v: its person expressions disagree", ev)
+		}
+		names[name] = true
+	}
+	if len(names) < 100 {
+		t.Fatalf("%d distinct persons in 200 events, want each event to draw its own", len(names))
+	}
+}
+
+// A person expression names what of the person it writes.
+func TestTemplatePersonRefused(t *testing.T) {
+	for _, bad := range []string{`{{person}}`, `{{person age}}`, `{{person name email}}`} {
+		_, err := ParseTemplate([]byte(`{"a": "` + bad + `"}`))
+		if err == nil || !strings.Contains(err.Error(), "person") {
+			t.Errorf("%s: error %v, want one naming person", bad, err)
+		}
+	}
+}
