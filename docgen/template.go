@@ -136,7 +136,7 @@ func (t *Template) measure() (mean, longest int) {
 	buf := make([]byte, 0, 4096)
 	total := 0
 	for range n {
-		l := len(t.appendPayload(g, buf[:0], 0))
+		l := len(t.write(g, buf[:0], 0))
 		total += l
 		longest = max(longest, l)
 	}
@@ -146,10 +146,16 @@ func (t *Template) measure() (mean, longest int) {
 // appendPayload writes the members of t's object after the head of the
 // event begun at start: each after a comma.
 func (t *Template) appendPayload(g *Generator, b []byte, start int) []byte {
+	return t.write(g, b, start+t.size)
+}
+
+// write draws the event's person, if t has one, and runs t's program; a
+// filler ends the event at end.
+func (t *Template) write(g *Generator, b []byte, end int) []byte {
 	if t.person {
 		g.drawPerson()
 	}
-	return run(g, b, t.prog, start+t.size)
+	return run(g, b, t.prog, end)
 }
 
 // gen is one JSON value of the parsed template; emit lowers it into the
