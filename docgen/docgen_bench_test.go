@@ -68,9 +68,9 @@ func BenchmarkAppendUUID(b *testing.B) {
 // ratings.)
 const builtinShape1250 = `{
   "guid": "{{uuid}}", "isActive": "{{bool}}", "balance": "{{int 0 9999}}", "picture": "img{{digits 4}}.png",
-  "age": "{{int 18 90}}", "eyeColor": "{{choice brown blue green hazel gray amber}}", "name": "{{name}}",
-  "gender": "{{choice female male}}", "company": "{{company}}", "email": "{{email}}",
-  "emails": {"$array": "2", "of": "{{email}}"}, "phone": "{{phone}}", "processBy": "worker-{{digits 3}}",
+  "age": "{{int 18 90}}", "eyeColor": "{{choice brown blue green hazel gray amber}}", "name": "{{person name}}",
+  "gender": "{{choice female male}}", "company": "{{person company}}", "email": "{{person email}}",
+  "emails": {"$array": "2", "of": "{{person email}}"}, "phone": "{{phone}}", "processBy": "worker-{{digits 3}}",
   "address": {"street": "{{street}}", "city": "{{city}}", "state": "{{state}}", "zipcode": "{{digits 5}}",
     "coordinates": {"lat": "{{float -90 90}}", "long": "{{float -180 180}}"}},
   "about": "{{text 4 8}}", "registered": "{{date 2000-01-01 2024-12-28}}",
