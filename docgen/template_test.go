@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -396,6 +397,30 @@ func TestTemplatePersonRefused(t *testing.T) {
 		_, err := ParseTemplate([]byte(`{"a": "` + bad + `"}`))
 		if err == nil || !strings.Contains(err.Error(), "person") {
 			t.Errorf("%s: error %v, want one naming person", bad, err)
+		}
+	}
+}
+
+// part splits one draw into three values, each in [0,n) and each of the
+// n values reached: the top bits of a field do not leak into the next.
+func TestPart(t *testing.T) {
+	g := mustNew(t, Config{DocSize: 1000, Seed: 3})
+	for _, n := range []int{1, 8, 90, 800, 9999} {
+		for _, at := range []uint{0, 21, 42} {
+			if v := part(^uint64(0), at, n); v != n-1 {
+				t.Errorf("part(all ones, %d, %d) = %d, want %d", at, n, v, n-1)
+			}
+			seen := make([]bool, n)
+			for range 40 * n {
+				v := part(g.u64(), at, n)
+				if v < 0 || v >= n {
+					t.Fatalf("part(_, %d, %d) = %d, out of range", at, n, v)
+				}
+				seen[v] = true
+			}
+			if i := slices.Index(seen, false); i >= 0 {
+				t.Errorf("part(_, %d, %d) never drew %d in %d draws", at, n, i, 40*n)
+			}
 		}
 	}
 }
