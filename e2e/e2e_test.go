@@ -180,7 +180,10 @@ func run(t *testing.T, tgt target.Target, cfg bench.Config) *results.Result {
 // state, not a defect. What must hold whatever the load is the accounting,
 // and an achieved rate consistent with the write latencies the run
 // measured; a run off its schedule is tried again at a lower rate before
-// its samples are counted (runOnSchedule).
+// its samples are counted (runOnSchedule). The runs start at 500
+// events/s, 10 batches and 10 probes a second: in a busy round every
+// server missed its schedule at 1,000 (PostgreSQL too, 7 of 80 batches
+// late) and each run there cost a subtest 10 s before the one it kept.
 func TestRunKeepsUpAndLosesNothing(t *testing.T) {
 	for _, s := range servers {
 		t.Run(s.name, func(t *testing.T) {
@@ -189,7 +192,7 @@ func TestRunKeepsUpAndLosesNothing(t *testing.T) {
 				settings = nil // a row is visible on commit
 			}
 			tgt := open(t, withName(t, serverURL(t, s.name), "run"), settings)
-			cfg := config(1000, 6*time.Second, 100*time.Millisecond)
+			cfg := config(500, 6*time.Second, 100*time.Millisecond)
 			cfg.Ingest.Warmup = 2 * time.Second
 			// A write that outlasts its timeout counts as failed although
 			// the server may store it later; on a loaded machine that is
