@@ -15,14 +15,17 @@ import (
 const benchPool = 1 << 20
 
 // BenchmarkWrite writes batches of the sizes the peak tests use to a sim
-// target with no delays: what is left is the cost of keeping the events.
+// target with no delays: what is left is the cost of keeping the events;
+// with probe=1, after each batch it asks whether one id is visible, as a
+// visibility probe does, so that reads by id are paid for as well.
 func BenchmarkWrite(b *testing.B) {
 	docs := make([]target.Document, benchPool)
 	for i := range docs {
 		docs[i] = target.Document{ID: "bench-" + strconv.Itoa(i), Generator: "bench", Seq: int64(i), EventTime: int64(i), JSON: []byte("{}")}
 	}
-	for _, n := range []int{10, 100, 500} {
-		b.Run(fmt.Sprintf("batch=%d", n), func(b *testing.B) {
+	for _, c := range []struct{ n, probe int }{{10, 0}, {100, 0}, {500, 0}, {10, 1}, {100, 1}, {500, 1}} {
+		n := c.n
+		b.Run(fmt.Sprintf("batch=%d/probe=%d", n, c.probe), func(b *testing.B) {
 			tgt := New(Config{})
 			ctx := context.Background()
 			next := 0
@@ -37,6 +40,11 @@ func BenchmarkWrite(b *testing.B) {
 				res, err := tgt.Write(ctx, target.Batch{Generator: "bench", Docs: docs[next : next+n]})
 				if err != nil || res.Acknowledged != n {
 					b.Fatalf("write: %+v, %v", res, err)
+				}
+				if c.probe > 0 {
+					if _, err := tgt.Visible(ctx, "bench", []string{docs[next].ID}); err != nil {
+						b.Fatal(err)
+					}
 				}
 				next += n
 			}
