@@ -269,3 +269,32 @@ func TestVisibleAfterLaterWrites(t *testing.T) {
 		}
 	})
 }
+
+// An id written again takes its last write's visibility, whichever
+// generators wrote it and however many reads by id were made in between.
+func TestRewrittenIDTakesLastWrite(t *testing.T) {
+	for range 20 { // the generators are indexed in map order: try many
+		synctest.Test(t, func(t *testing.T) {
+			ctx := context.Background()
+			tgt := New(Config{VisibilityDelay: time.Second})
+			for _, gen := range []string{"g2", "g1"} {
+				if res, err := tgt.Write(ctx, target.Batch{Generator: gen, Docs: []target.Document{{ID: "x", Generator: gen, Seq: 1, JSON: []byte("{}")}}}); err != nil || res.Acknowledged != 1 {
+					t.Fatalf("write %s: %+v, %v", gen, res, err)
+				}
+				time.Sleep(500 * time.Millisecond)
+			}
+			time.Sleep(100 * time.Millisecond) // past the first write's visibility, before the last's
+			v, err := tgt.Visible(ctx, "g1", []string{"x"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v["x"] {
+				t.Fatal("x visible at its first write's visibility; its last write is not visible yet")
+			}
+			time.Sleep(500 * time.Millisecond)
+			if v, _ := tgt.Visible(ctx, "g1", []string{"x"}); !v["x"] {
+				t.Fatal("x not visible after its last write's visibility")
+			}
+		})
+	}
+}
