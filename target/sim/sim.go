@@ -91,8 +91,16 @@ type Target struct {
 
 	mu     sync.Mutex
 	events map[string][]event // by generator, in visibleAt order
-	ids    map[string]time.Time
-	acked  int64
+	// ids is when each id becomes visible, indexed from events only when
+	// a read by id needs it (indexed: how many of each generator's
+	// events it holds): most runs never read by id, and filling a map of
+	// every id was most of a write's cost.
+	// Its times are since epoch: a third of a time.Time's size, a third
+	// of the memory the map's lookups go through.
+	ids     map[string]time.Duration
+	epoch   time.Time
+	indexed map[string]int
+	acked   int64
 	// updates are the revisions written, by generator in visibleAt
 	// order (newest is then their update time); revs the revisions of
 	// each id, in the order written.
@@ -132,7 +140,8 @@ func (t *Target) Version(context.Context) (string, error) {
 func (t *Target) Reset() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.events, t.ids, t.acked = map[string][]event{}, map[string]time.Time{}, 0
+	t.events, t.ids, t.indexed, t.acked = map[string][]event{}, map[string]time.Duration{}, map[string]int{}, 0
+	t.epoch = time.Now()
 	t.updates, t.revs, t.ackedUpdates, t.ackedRevs = map[string][]event{}, map[string][]revision{}, 0, map[string]ackedRevision{}
 }
 
@@ -182,10 +191,35 @@ func (t *Target) Write(ctx context.Context, b target.Batch) (target.WriteResult,
 			newest = evs[n-1].newest
 		}
 		evs = append(evs, event{visibleAt: visibleAt, id: d.ID, seq: d.Seq, eventTime: d.EventTime, newest: newest})
-		t.ids[d.ID] = visibleAt
 	}
 	t.events[b.Generator] = evs
 	return res, nil
+}
+
+// index brings t.ids up to date with the events written since it was last
+// read. An id written again takes its last write's visibleAt, the latest,
+// as writes take visibleAt in order: within one generator's new events, and
+// over those already indexed, the later write is the later event, so a
+// plain store is right; only new events of several generators need the
+// comparison. Callers hold t.mu.
+func (t *Target) index() {
+	fresh := 0
+	for gen, evs := range t.events {
+		if len(evs) > t.indexed[gen] {
+			fresh++
+		}
+	}
+	for gen, evs := range t.events {
+		for _, e := range evs[t.indexed[gen]:] {
+			if fresh > 1 {
+				if at, ok := t.ids[e.id]; ok && !e.visibleAt.After(t.epoch.Add(at)) {
+					continue
+				}
+			}
+			t.ids[e.id] = e.visibleAt.Sub(t.epoch)
+		}
+		t.indexed[gen] = len(evs)
+	}
 }
 
 // update books an acknowledged revision, visible at visibleAt, unless it
@@ -305,10 +339,11 @@ func (t *Target) visibleIDs(ctx context.Context, ids []string, lag time.Duration
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.index()
 	now := time.Now().Add(-lag)
 	out := map[string]bool{}
 	for _, id := range ids {
-		if at, ok := t.ids[id]; ok && !at.After(now) {
+		if at, ok := t.ids[id]; ok && at <= now.Sub(t.epoch) {
 			out[id] = true
 		}
 	}
@@ -353,10 +388,10 @@ func (t *Target) updateFreshness(ctx context.Context, gen string, lag time.Durat
 }
 
 // revisionAt is the newest revision of id visible at now, and whether the
-// event itself is. Callers hold t.mu.
+// event itself is. Callers hold t.mu and have called t.index.
 func (t *Target) revisionAt(id string, now time.Time) (int64, bool) {
 	at, ok := t.ids[id]
-	if !ok || at.After(now) {
+	if !ok || at > now.Sub(t.epoch) {
 		return 0, false
 	}
 	var rev int64
@@ -374,6 +409,7 @@ func (t *Target) revisions(ctx context.Context, ids []string, lag time.Duration)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.index()
 	now := time.Now().Add(-lag)
 	out := map[string]int64{}
 	for _, id := range ids {
@@ -389,6 +425,7 @@ func (t *Target) updated(ctx context.Context, gen string, fn func(seq, revision 
 		return fmt.Errorf("discard: %w", target.ErrNotKept)
 	}
 	t.mu.Lock()
+	t.index()
 	now := time.Now().Add(-lag)
 	type updatedEvent struct{ seq, rev int64 }
 	var out []updatedEvent

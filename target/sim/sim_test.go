@@ -228,3 +228,73 @@ func testBucketQuery(t *testing.T) {
 		}
 	}
 }
+
+// Ids written after a read by id are found by the next one: the index of
+// ids is brought up to date at every read, on the target and its replica.
+func TestVisibleAfterLaterWrites(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		tgt := New(Config{VisibilityDelay: time.Second})
+		rep := tgt.Replica(time.Second)
+		write := func(id string, seq int64) {
+			t.Helper()
+			if res, err := tgt.Write(ctx, target.Batch{Generator: "g", Docs: []target.Document{{ID: id, Generator: "g", Seq: seq, JSON: []byte("{}")}}}); err != nil || res.Acknowledged != 1 {
+				t.Fatalf("write %s: %+v, %v", id, res, err)
+			}
+		}
+		visible := func(r target.Reader, id string) bool {
+			t.Helper()
+			v, err := r.Visible(ctx, "g", []string{id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v[id]
+		}
+		write("a", 1)
+		if visible(tgt, "a") {
+			t.Fatal("a visible before the visibility delay")
+		}
+		time.Sleep(time.Second)
+		if !visible(tgt, "a") || visible(rep, "a") {
+			t.Fatal("a not visible on the target after the delay, or visible on the replica before its lag")
+		}
+		write("b", 2)
+		time.Sleep(time.Second)
+		if !visible(tgt, "b") || !visible(rep, "a") || visible(rep, "b") {
+			t.Fatal("b written after a read is not found by the next read, or the replica's lag is off")
+		}
+		time.Sleep(time.Second)
+		if !visible(rep, "b") {
+			t.Fatal("b not visible on the replica after its lag")
+		}
+	})
+}
+
+// An id written again takes its last write's visibility, whichever
+// generators wrote it and however many reads by id were made in between.
+func TestRewrittenIDTakesLastWrite(t *testing.T) {
+	for range 20 { // the generators are indexed in map order: try many
+		synctest.Test(t, func(t *testing.T) {
+			ctx := context.Background()
+			tgt := New(Config{VisibilityDelay: time.Second})
+			for _, gen := range []string{"g2", "g1"} {
+				if res, err := tgt.Write(ctx, target.Batch{Generator: gen, Docs: []target.Document{{ID: "x", Generator: gen, Seq: 1, JSON: []byte("{}")}}}); err != nil || res.Acknowledged != 1 {
+					t.Fatalf("write %s: %+v, %v", gen, res, err)
+				}
+				time.Sleep(500 * time.Millisecond)
+			}
+			time.Sleep(100 * time.Millisecond) // past the first write's visibility, before the last's
+			v, err := tgt.Visible(ctx, "g1", []string{"x"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v["x"] {
+				t.Fatal("x visible at its first write's visibility; its last write is not visible yet")
+			}
+			time.Sleep(500 * time.Millisecond)
+			if v, _ := tgt.Visible(ctx, "g1", []string{"x"}); !v["x"] {
+				t.Fatal("x not visible after its last write's visibility")
+			}
+		})
+	}
+}
