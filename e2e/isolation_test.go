@@ -3,9 +3,12 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/isolation"
 	"github.com/freshbench/freshbench/query"
 	"github.com/freshbench/freshbench/results"
@@ -21,18 +24,34 @@ import (
 func TestIsolationOnReplicas(t *testing.T) {
 	c := isolation.Config{Warmup: 2 * time.Second, Baseline: 8 * time.Second, Burst: 4 * time.Second, Recovery: 8 * time.Second,
 		Factor: 3, Band: 1.5, Resolution: time.Second}
+	const qps = 20
 	experiment := func(t *testing.T, urls []string, settings map[string]string) {
-		tgt, reads := openSetup(t, sameName(t, "isolation", urls), settings)
-		if err := tgt.(target.Querier).SetupQueries(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		cfg := readConfig(200, time.Second, 0)
-		cfg.ReadEndpoints = reads
-		const qps = 20
-		cfg.Queries = &query.Config{Mix: query.DefaultMix(), QPS: qps, MaxInflight: 256, Limit: 10, Timeout: 10 * time.Second, Settle: time.Second}
-		res, err := isolation.Run(context.Background(), tgt, cfg, c)
-		if err != nil {
-			t.Fatal(err)
+		// The baseline must hold freshness samples on every endpoint for
+		// the bursts' effect on freshness to be known. A starved cluster
+		// may answer no freshness poll of it (seen: OpenSearch's, its
+		// events 10 s from written to visible through the 8 s baseline):
+		// that experiment is tried again on an index of its own at a
+		// lower ingest rate, saying why, before the test fails on it.
+		var res *results.Result
+		var cfg bench.Config
+		var reads []bench.ReadEndpoint
+		_, unmet := testenv.LowerRate(t, 200, 50, func(rate float64) string {
+			var tgt target.Target
+			tgt, reads = openSetup(t, sameName(t, fmt.Sprintf("isolation%.0f", rate), urls), settings)
+			if err := tgt.(target.Querier).SetupQueries(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			cfg = readConfig(rate, time.Second, 0)
+			cfg.ReadEndpoints = reads
+			cfg.Queries = &query.Config{Mix: query.DefaultMix(), QPS: qps, MaxInflight: 256, Limit: 10, Timeout: 10 * time.Second, Settle: time.Second}
+			var err error
+			if res, err = isolation.Run(context.Background(), tgt, cfg, c); err != nil {
+				t.Fatal(err)
+			}
+			return baselineUnfresh(res.Isolation.Windows[0])
+		})
+		if unmet != "" {
+			t.Error(unmet)
 		}
 		lostNothing(t, res)
 		iso := res.Isolation
@@ -72,9 +91,6 @@ func TestIsolationOnReplicas(t *testing.T) {
 			if b, q := asked(base), asked(queryBurst); (b < 0.9*qps || q < 0.9*c.Factor*qps) && res.Target().Queries.Unsent == 0 {
 				t.Errorf("%s: %.1f queries/s in the baseline, %.1f in the query burst; want %d and %g × that", e.Endpoint, b, q, qps, c.Factor)
 			}
-			if e.FreshnessLag.N == 0 {
-				t.Errorf("%s: no freshness sample in the baseline", e.Endpoint)
-			}
 		}
 		batches := func(w *results.IsolationWindow) float64 { return perSecond(w, askedBatches(w, cfg.Ingest.BatchSize)) }
 		if b, i := batches(base), batches(ingestBurst); i < 0.9*c.Factor*b {
@@ -109,9 +125,40 @@ func TestIsolationOnReplicas(t *testing.T) {
 	})
 }
 
+// baselineUnfresh names the endpoints of the baseline w with no
+// freshness sample, or is empty.
+func baselineUnfresh(w *results.IsolationWindow) string {
+	var none []string
+	for _, e := range w.Endpoints {
+		if e.FreshnessLag.N == 0 {
+			none = append(none, e.Endpoint)
+		}
+	}
+	if len(none) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("no freshness sample in the baseline on %s", strings.Join(none, ", "))
+}
+
 // askedBatches is how many batches of size batch a window asked for:
 // those acknowledged, and those whose write failed (a busy cluster times
 // a burst's writes out) or that went unsent, counted in events.
 func askedBatches(w *results.IsolationWindow, batch int) int64 {
 	return w.WriteLatency.N + (w.WritesFailed+w.WritesUnsent)/int64(batch)
+}
+
+// A baseline of a starved cluster, its target's freshness polls all
+// unanswered (the busy round's), is unmet and names the endpoint; one
+// with samples everywhere is met.
+func TestBaselineUnfresh(t *testing.T) {
+	w := &results.IsolationWindow{Endpoints: []*results.WindowByEndpoint{
+		{Endpoint: "target"}, {Endpoint: "read1", FreshnessLag: results.Quantiles{N: 40, P95Ms: 4522}},
+	}}
+	if got := baselineUnfresh(w); got != "no freshness sample in the baseline on target" {
+		t.Errorf("a baseline without the target's freshness: %q", got)
+	}
+	w.Endpoints[0].FreshnessLag.N = 12
+	if got := baselineUnfresh(w); got != "" {
+		t.Errorf("a baseline with freshness everywhere: %q", got)
+	}
 }
