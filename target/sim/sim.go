@@ -197,26 +197,15 @@ func (t *Target) Write(ctx context.Context, b target.Batch) (target.WriteResult,
 }
 
 // index brings t.ids up to date with the events written since it was last
-// read. An id written again takes its last write's visibleAt, the latest,
-// as writes take visibleAt in order: within one generator's new events, and
-// over those already indexed, the later write is the later event, so a
-// plain store is right; only new events of several generators need the
-// comparison. Callers hold t.mu.
+// read. An id written again keeps its latest visibleAt, whichever
+// generator wrote it. Callers hold t.mu.
 func (t *Target) index() {
-	fresh := 0
-	for gen, evs := range t.events {
-		if len(evs) > t.indexed[gen] {
-			fresh++
-		}
-	}
 	for gen, evs := range t.events {
 		for _, e := range evs[t.indexed[gen]:] {
-			if fresh > 1 {
-				if at, ok := t.ids[e.id]; ok && !e.visibleAt.After(t.epoch.Add(at)) {
-					continue
-				}
+			at := e.visibleAt.Sub(t.epoch)
+			if old, ok := t.ids[e.id]; !ok || at > old {
+				t.ids[e.id] = at
 			}
-			t.ids[e.id] = e.visibleAt.Sub(t.epoch)
 		}
 		t.indexed[gen] = len(evs)
 	}
