@@ -389,7 +389,10 @@ func (r *run) collect(ctx context.Context, res *results.Result, acct *ingest.Acc
 		if updates != nil {
 			ep.Updates = updates[i]
 		}
-		if !interrupted {
+		switch {
+		case e.drained != nil:
+			ep.Completeness = e.drained // the drain's last audit: no need to scan again
+		case !interrupted:
 			ep.Completeness, ep.AuditError = audit(ctx, r.ledger, e.Reader, r.gens)
 		}
 		res.Endpoints = append(res.Endpoints, ep)

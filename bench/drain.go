@@ -40,7 +40,8 @@ func (c Config) drainMax() time.Duration {
 }
 
 // drain waits until every acknowledged event and every probe is visible
-// on every endpoint. After cfg.Drain it waits on only while the target is
+// on every endpoint, as an audit shows once the counts reach the
+// ledger's. After cfg.Drain it waits on only while the target is
 // still catching up (its count of visible events moved within the stall
 // window), up to the drain's maximum. It says whether the target had
 // caught up: everything visible, or the count still for a stall window
@@ -64,8 +65,13 @@ func drain(ctx context.Context, eps []*endpointRun, cfg Config, gens []string, l
 	}
 	d := &results.Drain{MaxS: limit.Seconds()}
 	last, moved := int64(-1), start
+	// The audit of the count auditedAt: the counts reaching the ledger's
+	// do not show every acknowledged event visible (a request that failed
+	// after the server stored its events adds events never acknowledged),
+	// so an audit must; it is run again only when the count has moved.
+	auditedAt, audits := int64(-1), [][]results.Completeness(nil)
 	for ctx.Err() == nil {
-		n, all, known := visibleCount(ctx, eps, gens, ledger)
+		n, covered, known := visibleCount(ctx, eps, gens, ledger)
 		now := time.Now()
 		switch {
 		case !known:
@@ -77,7 +83,14 @@ func drain(ctx context.Context, eps []*endpointRun, cfg Config, gens []string, l
 		if known {
 			last = n
 		}
+		if known && covered && n != auditedAt {
+			auditedAt, audits = n, auditAll(ctx, eps, gens, ledger)
+		}
+		all := known && covered && audits != nil
 		if all && probes.Pending() == 0 && upd.pending() == 0 && upd.allVisible(ctx, gens, ledger) {
+			for i, e := range eps {
+				e.drained = audits[i]
+			}
 			d.CaughtUp = true
 			break
 		}
@@ -103,8 +116,8 @@ func drain(ctx context.Context, eps []*endpointRun, cfg Config, gens []string, l
 }
 
 // visibleCount is how many events of gens every endpoint shows in all,
-// whether each shows all it acknowledged, and whether every count
-// answered (an endpoint that keeps nothing is left out).
+// whether each count reaches what was acknowledged, and whether every
+// count answered (an endpoint that keeps nothing is left out).
 func visibleCount(ctx context.Context, eps []*endpointRun, gens []string, ledger *probe.Ledger) (n int64, all, known bool) {
 	all, known = true, true
 	for _, e := range eps {
@@ -124,6 +137,26 @@ func visibleCount(ctx context.Context, eps []*endpointRun, gens []string, ledger
 		}
 	}
 	return n, all, known
+}
+
+// auditAll audits every endpoint, and returns the audits when they find
+// every acknowledged event visible everywhere; nil when some is not, or
+// an audit failed.
+func auditAll(ctx context.Context, eps []*endpointRun, gens []string, ledger *probe.Ledger) [][]results.Completeness {
+	out := make([][]results.Completeness, len(eps))
+	for i, e := range eps {
+		cs, failed := audit(ctx, ledger, e.Reader, gens)
+		if failed != "" {
+			return nil
+		}
+		for _, c := range cs {
+			if c.Missing > 0 {
+				return nil
+			}
+		}
+		out[i] = cs
+	}
+	return out
 }
 
 // behindAt is how far before end the newest event r shows of some

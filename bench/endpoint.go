@@ -32,6 +32,9 @@ type endpointRun struct {
 	updater  target.Updater
 	updVis   *probe.Visibility
 	updFresh *probe.Freshness
+	// drained is the audit that found every acknowledged event visible
+	// at the drain's end; nil when the drain ended otherwise.
+	drained []results.Completeness
 }
 
 // newEndpointRun starts e's share of a run whose series is run: the
