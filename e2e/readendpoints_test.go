@@ -263,18 +263,28 @@ func primaryCopy(t *testing.T, urls []string) int {
 }
 
 // A copy that takes the primary's writes after it — a standby replaying
-// its log, an OpenSearch replica copying its segments — never shows a
+// its log, an OpenSearch replica copying its segments — does not show a
 // probe before the primary does: no probe is seen there before a later
 // query of the primary's still missed it. Elasticsearch's document
 // replication indexes each write on every copy, and each copy refreshes
 // on its own schedule: there the replica may show a probe first, and
 // the measurement says how often each did.
+//
+// PostgreSQL flushes a commit's record, which the walsender may stream
+// at once, before the committing backend makes the transaction visible
+// on the primary: a backend starved between the two lets the standby
+// replay and show the write first (a busy round with two CPU hogs per
+// core: 1 probe of about 160). Such probes are logged and held to a
+// small share, which a standby taken for the primary or a report that
+// swapped the endpoints exceeds many times over.
 func TestReadEndpointNotBeforePrimary(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) {
 		tgt, reads := openSetup(t, sameName(t, "order", pgPair(t)), nil)
 		res := readRun(t, tgt, reads, readConfig(1000, 8*time.Second, 20*time.Millisecond))
-		if n := res.Reads()[0].Visibility.BeforeTarget; n != 0 {
-			t.Errorf("the standby showed %d probes before the primary could have", n)
+		v := res.Reads()[0].Visibility
+		t.Logf("the standby showed %d of %d probes before the primary could have, the primary %d before the standby", v.BeforeTarget, v.Seen, v.AfterTarget)
+		if v.Seen == 0 || v.BeforeTarget*50 > v.Seen {
+			t.Errorf("the standby showed %d of %d probes before the primary could have; want at most 2 %%: the primary's commit makes a write visible a moment after its record is streamed, not later", v.BeforeTarget, v.Seen)
 		}
 		lostNothing(t, res)
 	})

@@ -94,7 +94,8 @@ type Visibility struct {
 	// AfterTarget counts the converse: the target's first sighting ended
 	// before a query of this endpoint's began that still missed them.
 	// Probes in neither were seen on both within the poll resolution.
-	// A standby that replays the primary's log is never before it; copies
+	// A standby that replays the primary's log is rarely before it (by
+	// the moment between a commit's record and its visibility); copies
 	// that refresh each on their own schedule (Elasticsearch's document
 	// replication) may be either. Both are 0 on the target itself.
 	BeforeTarget int64                        `json:"seen_before_target,omitempty"`

@@ -320,7 +320,7 @@ func TestNestedShapeQueried(t *testing.T) {
 					t.Fatalf("at %.0f events/s, the lowest tried, with --settle %s: %s; the premise of this test (queries drawn from documents the server shows) was never met", rate, settle, unmet)
 				}
 				if r.Config.DocShape != "nested" || r.Config.DocSize != 9000 || r.Summary.Missing != 0 || !r.Summary.Audited {
-					t.Errorf("config %+v, missing %d: want nested 9 KB documents, all audited", r.Config, r.Summary.Missing)
+					t.Errorf("config %+v, missing %d (unexpected %d, failed %d, errors %v, drain %+v): want nested 9 KB documents, all audited", r.Config, r.Summary.Missing, r.Summary.Unexpected, r.Summary.EventsFailed, r.Summary.Errors, r.Drain)
 				}
 				// A parameter comes from a document acknowledged --settle
 				// before; SQLite shows it at once, a search engine after its
