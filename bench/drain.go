@@ -141,20 +141,18 @@ func visibleCount(ctx context.Context, eps []*endpointRun, gens []string, ledger
 
 // auditAll audits every endpoint, and returns the audits when they find
 // every acknowledged event visible everywhere; nil when some is not, or
-// an audit failed.
+// an audit failed. Unlike the run's last audit it ends with ctx: the
+// drain is cut short by an interrupt.
 func auditAll(ctx context.Context, eps []*endpointRun, gens []string, ledger *probe.Ledger) [][]results.Completeness {
 	out := make([][]results.Completeness, len(eps))
 	for i, e := range eps {
-		cs, failed := audit(ctx, ledger, e.Reader, gens)
-		if failed != "" {
-			return nil
-		}
-		for _, c := range cs {
-			if c.Missing > 0 {
+		for _, g := range gens {
+			c, err := ledger.Audit(ctx, e.Reader, g)
+			if err != nil || c.Missing > 0 {
 				return nil
 			}
+			out[i] = append(out[i], c)
 		}
-		out[i] = cs
 	}
 	return out
 }
