@@ -176,9 +176,15 @@ type Completeness struct {
 	// lost writes.
 	Missing int64 `json:"missing"`
 	// Late: acknowledged, and not visible within the drain while the
-	// target was still catching up: late, not lost (see Recheck).
+	// target was still catching up, or visible only once a refresh was
+	// forced after it (ShownByRefresh of them): late, not lost (see
+	// Recheck).
 	Late       int64   `json:"late,omitempty"`
 	LateSample []int64 `json:"late_seq_sample,omitempty"`
+	// ShownByRefresh counts the Late events that the target had stored
+	// but no search showed until a refresh was forced after the drain
+	// (a search engine with refreshes disabled or starved).
+	ShownByRefresh int64 `json:"shown_by_forced_refresh,omitempty"`
 	// NotVisible are the _seqs of the events late or missing, as ranges,
 	// for a later re-check (freshbench audit); NotVisibleCut says the
 	// list stopped at its bound and holds only the first of them.
