@@ -222,3 +222,18 @@ func TestSettleForcesARefreshBeforeBookingEventsLost(t *testing.T) {
 		})
 	}
 }
+
+// found reads an audit's ranges of events not visible: inside one, not
+// found; past the last of a cut list, unknown, so not said found.
+func TestFoundReadsTheRangesNotVisible(t *testing.T) {
+	c := results.Completeness{NotVisible: []results.SeqRange{{From: 3, To: 5}, {From: 9, To: 9}}}
+	for seq, want := range map[int64]bool{2: true, 3: false, 5: false, 6: true, 9: false, 10: true} {
+		if got := found(seq, c); got != want {
+			t.Errorf("found(%d) = %v, want %v", seq, got, want)
+		}
+	}
+	c.NotVisibleCut = true
+	if found(10, c) || !found(6, c) {
+		t.Errorf("cut list: found(10) = %v, found(6) = %v; want false, true", found(10, c), found(6, c))
+	}
+}
