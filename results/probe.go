@@ -172,8 +172,9 @@ type Completeness struct {
 	Acknowledged int64  `json:"acknowledged"`
 	Visible      int64  `json:"visible"` // distinct events a search returned
 	// Missing: acknowledged, and still not visible once the target had
-	// caught up (the drain saw its count of visible events stop moving):
-	// lost writes.
+	// caught up (the drain saw its count of visible events stop moving)
+	// and, on a target that can, after a refresh forced then: lost
+	// writes.
 	Missing int64 `json:"missing"`
 	// Late: acknowledged, and not visible within the drain while the
 	// target was still catching up, or visible only once a refresh was
