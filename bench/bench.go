@@ -398,7 +398,7 @@ func (r *run) collect(ctx context.Context, res *results.Result, acct *ingest.Acc
 		res.Endpoints = append(res.Endpoints, ep)
 	}
 	if res.Drain != nil {
-		settle(ctx, r.cfg, res.Drain, res.Endpoints, r.eps)
+		settle(ctx, r.cfg, r.ledger, res.Drain, res.Endpoints, r.eps)
 	}
 	res.VisibleEverywhere, res.UpdatesVisibleEverywhere = everywhere, updatesEverywhere
 	res.Series = r.series.Points()

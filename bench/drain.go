@@ -191,13 +191,17 @@ func recheck(ctx context.Context, r target.Reader, c *results.Completeness, afte
 // settle books what the endpoints' audits (eps, read through readers)
 // found not visible: lost when the target had caught up by the drain's
 // end, late otherwise; and, with a Recheck, audits the late events again
-// after it and says which turned up.
-func settle(ctx context.Context, cfg Config, d *results.Drain, eps []*results.Endpoint, readers []*endpointRun) {
+// after it and says which turned up. Before it books an event lost it
+// forces a refresh of a target that can (refreshAudit).
+func settle(ctx context.Context, cfg Config, ledger *probe.Ledger, d *results.Drain, eps []*results.Endpoint, readers []*endpointRun) {
 	late := false
-	for _, e := range eps {
+	for i, e := range eps {
 		cs := e.Completeness
-		for i := range cs {
-			if c := &cs[i]; !d.CaughtUp && c.Missing > 0 {
+		if d.CaughtUp {
+			refreshAudit(ctx, ledger, readers[i].Reader, cs)
+		}
+		for j := range cs {
+			if c := &cs[j]; !d.CaughtUp && c.Missing > 0 {
 				c.Late, c.LateSample, c.Missing, c.MissingSample = c.Missing, c.MissingSample, 0, nil
 				late = true
 			}
@@ -214,6 +218,56 @@ func settle(ctx context.Context, cfg Config, d *results.Drain, eps []*results.En
 			}
 		}
 	}
+}
+
+// refreshAudit forces one refresh of r, when it can and its audits cs
+// find acknowledged events not visible, and audits those generators
+// again: an event stored but not yet searchable (refreshes disabled, or
+// a starved server) is late, not lost; what a forced refresh still does
+// not show is lost. A refresh or audit that fails leaves cs as it was.
+func refreshAudit(ctx context.Context, ledger *probe.Ledger, r target.Reader, cs []results.Completeness) {
+	fr, ok := r.(target.ForceRefresher)
+	if !ok || !slices.ContainsFunc(cs, func(c results.Completeness) bool { return c.Missing > 0 }) {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+	defer cancel()
+	if fr.Refresh(rctx) != nil {
+		return
+	}
+	for i := range cs {
+		c := &cs[i]
+		if c.Missing == 0 {
+			continue
+		}
+		again, err := ledger.Audit(rctx, r, c.Generator)
+		if err != nil || again.Missing >= c.Missing {
+			continue
+		}
+		again.Late = c.Missing - again.Missing
+		again.ShownByRefresh = again.Late
+		for _, seq := range c.MissingSample {
+			if found(seq, again) {
+				again.LateSample = append(again.LateSample, seq)
+			}
+		}
+		*c = again
+	}
+}
+
+// found says whether the audit c found seq visible, as far as its ranges
+// of events not visible tell: past the last range of a cut list, it
+// cannot say, and says no.
+func found(seq int64, c results.Completeness) bool {
+	for _, rg := range c.NotVisible {
+		if seq >= rg.From && seq <= rg.To {
+			return false
+		}
+	}
+	if n := len(c.NotVisible); c.NotVisibleCut && n > 0 && seq > c.NotVisible[n-1].To {
+		return false
+	}
+	return true
 }
 
 // Recheck looks again, on r, for the events res's audit of its target

@@ -2,11 +2,13 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/probe"
+	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/target/sim"
 	"github.com/freshbench/freshbench/timeline"
 )
@@ -137,4 +139,101 @@ func TestDrainDoesNotTakeUnacknowledgedEventsForAcknowledgedOnes(t *testing.T) {
 			t.Errorf("the drain waited %s; want until the late events showed, %s", waited, r.showAt)
 		}
 	})
+}
+
+// refreshedReader stores the acknowledged events 0 to acked−1 and shows
+// those below shown at once, those from shown to stored−1 only once
+// Refresh has been called (stored, not yet searchable: a search engine
+// with refreshes disabled), and never those from stored on (lost). A
+// Refresh fails with fail.
+type refreshedReader struct {
+	*sim.Target
+	shown, stored int64
+	fail          error
+	refreshes     *int
+}
+
+func (r refreshedReader) Refresh(context.Context) error {
+	*r.refreshes++
+	return r.fail
+}
+
+func (r refreshedReader) Seqs(_ context.Context, _ string, fn func(int64)) error {
+	upTo := r.shown
+	if *r.refreshes > 0 && r.fail == nil {
+		upTo = r.stored
+	}
+	for s := range upTo {
+		fn(s)
+	}
+	return nil
+}
+
+// When the drain judged the target caught up, an event that only a
+// forced refresh shows was stored and acknowledged, not lost: settle
+// forces one refresh of a target that can, audits again, and books
+// those events late (ShownByRefresh); what the refresh does not show
+// stays missing. A failed refresh, or a drain that ended with the target
+// still catching up, leaves the first audit's booking as it was.
+func TestSettleForcesARefreshBeforeBookingEventsLost(t *testing.T) {
+	const acked, shown, stored = 100, 50, 90
+	for _, c := range []struct {
+		name                              string
+		caughtUp                          bool
+		fail                              error
+		refreshes                         int
+		missing, late, byRefresh, visible int64
+	}{
+		{"caught up", true, nil, 1, acked - stored, stored - shown, stored - shown, stored},
+		{"refresh fails", true, errors.New("status 503"), 1, acked - shown, 0, 0, shown},
+		{"still catching up", false, nil, 0, 0, acked - shown, 0, shown},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := context.Background()
+				ledger := probe.NewLedger()
+				seqs := make([]int64, acked)
+				for i := range seqs {
+					seqs[i] = int64(i)
+				}
+				ledger.Acked("g", seqs)
+				r := refreshedReader{Target: sim.New(sim.Config{}), shown: shown, stored: stored, fail: c.fail, refreshes: new(int)}
+				cs, failed := audit(ctx, ledger, r, []string{"g"})
+				if failed != "" {
+					t.Fatal(failed)
+				}
+				eps := []*results.Endpoint{{Name: results.TargetEndpoint, Completeness: cs}}
+				settle(ctx, Config{}, ledger, &results.Drain{CaughtUp: c.caughtUp}, eps, []*endpointRun{{ReadEndpoint: ReadEndpoint{Name: results.TargetEndpoint, Reader: r}}})
+				got := eps[0].Completeness[0]
+				if *r.refreshes != c.refreshes || got.Missing != c.missing || got.Late != c.late || got.ShownByRefresh != c.byRefresh || got.Visible != c.visible {
+					t.Errorf("%d refreshes; booked %d missing, %d late (%d shown by the refresh), %d visible; want %d refreshes, %d missing, %d late (%d), %d visible",
+						*r.refreshes, got.Missing, got.Late, got.ShownByRefresh, got.Visible, c.refreshes, c.missing, c.late, c.byRefresh, c.visible)
+				}
+				// The events a refresh showed are both late and visible now.
+				if got.Acknowledged != got.Visible+got.Missing+got.Late-got.ShownByRefresh {
+					t.Errorf("accounting: %d acknowledged ≠ %d visible + %d missing + %d late not yet visible", got.Acknowledged, got.Visible, got.Missing, got.Late-got.ShownByRefresh)
+				}
+				if c.byRefresh > 0 {
+					if got.MissingSample[0] != stored || got.LateSample[0] != shown || len(got.LateSample) != 20 {
+						t.Errorf("samples: missing %v, late %v; want missing from %d, late from %d", got.MissingSample, got.LateSample, stored, shown)
+					}
+				}
+			})
+		})
+	}
+}
+
+// found reads an audit's ranges of events not visible: inside one, not
+// found; past the last of a cut list, unknown, so not said found.
+func TestFoundReadsTheRangesNotVisible(t *testing.T) {
+	c := results.Completeness{NotVisible: []results.SeqRange{{From: 3, To: 5}, {From: 9, To: 9}}}
+	for seq, want := range map[int64]bool{2: true, 3: false, 5: false, 6: true, 9: false, 10: true} {
+		if got := found(seq, c); got != want {
+			t.Errorf("found(%d) = %v, want %v", seq, got, want)
+		}
+	}
+	c.NotVisibleCut = true
+	if found(10, c) || !found(6, c) {
+		t.Errorf("cut list: found(10) = %v, found(6) = %v; want false, true", found(10, c), found(6, c))
+	}
 }

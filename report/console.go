@@ -142,7 +142,7 @@ func consoleCompleteness(w io.Writer, r *results.Result, on string) {
 			visible += c.Visible
 		}
 		fmt.Fprintf(w, "completeness%s: %d acknowledged, %d visible, %s%d missing (lost), %d unexpected, %d duplicates\n",
-			on, acked, visible, lateText(s.Late, r.Drain), s.Missing, s.Unexpected, s.Duplicates)
+			on, acked, visible, lateText(s.Late, s.ShownByRefresh, r.Drain), s.Missing, s.Unexpected, s.Duplicates)
 		consoleRecheck(w, r.Target().Completeness)
 	case r.Target().AuditError != "":
 		fmt.Fprintf(w, "completeness%s: not audited: %s\n", on, r.Target().AuditError)
@@ -229,9 +229,12 @@ func consoleUpdates(w io.Writer, r *results.Result) {
 
 // lateText says how many events were not visible within the drain while
 // the target was still catching up: late, not lost.
-func lateText(late int64, d *results.Drain) string {
+func lateText(late, shownByRefresh int64, d *results.Drain) string {
 	if late == 0 || d == nil {
 		return ""
+	}
+	if shownByRefresh > 0 {
+		return fmt.Sprintf("%d not visible until a refresh forced at the drain's end (stored, not yet searchable: late, not lost), ", shownByRefresh) + lateText(late-shownByRefresh, 0, d)
 	}
 	lag := ""
 	if d.BehindMs != nil {

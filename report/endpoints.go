@@ -92,6 +92,15 @@ func errorCount(m map[string]*stats.ErrorCount) int64 {
 	return n
 }
 
+// lateWhy says how many events were late, and why: not visible within
+// the drain, or shown only by the refresh forced after it.
+func lateWhy(late, shownByRefresh int64) string {
+	if shownByRefresh > 0 {
+		return count(late) + " late (" + count(shownByRefresh) + " shown only by a refresh forced at the drain's end)"
+	}
+	return count(late) + " late (not visible within the drain)"
+}
+
 // auditText says what the audit of one endpoint found, in a few words.
 func auditText(s results.EndpointSummary, e *results.Endpoint) string {
 	for _, c := range e.Completeness {
@@ -101,13 +110,13 @@ func auditText(s results.EndpointSummary, e *results.Endpoint) string {
 	}
 	switch {
 	case s.Audited:
-		late := int64(0)
+		var late, shown int64
 		for _, c := range e.Completeness {
-			late += c.Late
+			late, shown = late+c.Late, shown+c.ShownByRefresh
 		}
 		text := fmt.Sprintf("%d missing, %d unexpected, %d duplicates", s.Missing, s.Unexpected, s.Duplicates)
 		if late > 0 {
-			text = fmt.Sprintf("%d late (not visible within the drain), ", late) + text
+			text = lateWhy(late, shown) + ", " + text
 		}
 		return text
 	case e.AuditError != "":

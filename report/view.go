@@ -463,7 +463,7 @@ func completenessCard(r *results.Result) card {
 	}
 	c.Sub = fmt.Sprintf("%s missing · %s unexpected · %s duplicates", count(s.Missing), count(s.Unexpected), count(s.Duplicates))
 	if s.Late > 0 {
-		c.Sub = count(s.Late) + " late (not visible within the drain) · " + c.Sub
+		c.Sub = lateWhy(s.Late, s.ShownByRefresh) + " · " + c.Sub
 	}
 	switch {
 	case s.Missing > 0:

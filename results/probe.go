@@ -172,13 +172,20 @@ type Completeness struct {
 	Acknowledged int64  `json:"acknowledged"`
 	Visible      int64  `json:"visible"` // distinct events a search returned
 	// Missing: acknowledged, and still not visible once the target had
-	// caught up (the drain saw its count of visible events stop moving):
-	// lost writes.
+	// caught up (the drain saw its count of visible events stop moving)
+	// and, on a target that can, after a refresh forced then: lost
+	// writes.
 	Missing int64 `json:"missing"`
 	// Late: acknowledged, and not visible within the drain while the
-	// target was still catching up: late, not lost (see Recheck).
+	// target was still catching up, or visible only once a refresh was
+	// forced after it (ShownByRefresh of them): late, not lost (see
+	// Recheck).
 	Late       int64   `json:"late,omitempty"`
 	LateSample []int64 `json:"late_seq_sample,omitempty"`
+	// ShownByRefresh counts the Late events that the target had stored
+	// but no search showed until a refresh was forced after the drain
+	// (a search engine with refreshes disabled or starved).
+	ShownByRefresh int64 `json:"shown_by_forced_refresh,omitempty"`
 	// NotVisible are the _seqs of the events late or missing, as ranges,
 	// for a later re-check (freshbench audit); NotVisibleCut says the
 	// list stopped at its bound and holds only the first of them.

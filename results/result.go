@@ -327,6 +327,9 @@ type Summary struct {
 	// upper bound, is the headline.
 	VisibilityMidpoint stats.Summary `json:"visibility_latency_midpoint"`
 	// Late counts the events not visible within the drain while the
-	// target was still catching up; Missing counts only those lost.
-	Late int64 `json:"late,omitempty"`
+	// target was still catching up, or visible only once a refresh was
+	// forced after it (ShownByRefresh of them); Missing counts only those
+	// lost.
+	Late           int64 `json:"late,omitempty"`
+	ShownByRefresh int64 `json:"shown_by_forced_refresh,omitempty"`
 }

@@ -50,6 +50,7 @@ func Summarize(r *Result, measuredS float64) Summary {
 	}
 	for _, c := range t.Completeness {
 		s.Late += c.Late
+		s.ShownByRefresh += c.ShownByRefresh
 	}
 	s.Updates = summarizeUpdates(t.Updates, m, r.Generators)
 	for _, e := range r.Reads() {

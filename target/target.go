@@ -452,3 +452,11 @@ type Backlogged interface {
 type Refresher interface {
 	RefreshPeriod() (time.Duration, bool)
 }
+
+// ForceRefresher is implemented by a target that can make every write it
+// has stored visible to search at once (a search engine's refresh API).
+// Forced only after a run's drain, never during the measured run: it
+// tells an event stored but not yet searchable (late) from one lost.
+type ForceRefresher interface {
+	Refresh(ctx context.Context) error
+}

@@ -1,6 +1,9 @@
 package elastic
 
 import (
+	"context"
+	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +14,19 @@ import (
 // server would take.
 func (t *Target) RefreshPeriod() (time.Duration, bool) {
 	return parseTimeValue(t.cfg.refreshInterval)
+}
+
+// Refresh refreshes the index (POST /<index>/_refresh): every write the
+// server has stored becomes visible to search.
+func (t *Target) Refresh(ctx context.Context) error {
+	res, err := t.do(ctx, http.MethodPost, "/"+t.ip+"/_refresh", "", nil)
+	if err == nil && !is2xx(res.status) {
+		err = serverError(res.status, res.body)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: refresh: %w", t.display, err)
+	}
+	return nil
 }
 
 // parseTimeValue reads an Elasticsearch time value (500ms, 1s, 2m, 1d,

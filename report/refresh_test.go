@@ -1,0 +1,39 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/freshbench/freshbench/results"
+)
+
+// Events that only a refresh forced after the drain showed are late, and
+// the report says so: not that the target was still catching up (the
+// drain judged it caught up), and not lost.
+func TestReportSaysLateEventsWereShownByAForcedRefresh(t *testing.T) {
+	res := endpointResult(1)
+	res.Drain = &results.Drain{CaughtUp: true, WaitedS: 6}
+	for _, e := range res.Endpoints {
+		cs := []results.Completeness{{Generator: "111", Acknowledged: 29000, Visible: 29000, Late: 43, ShownByRefresh: 43}, {Generator: "222", Acknowledged: 29000, Visible: 29000}}
+		e.Completeness = cs
+	}
+	res.Summary = results.Summarize(res, res.Summary.MeasuredS)
+	var b bytes.Buffer
+	Console(&b, res)
+	out := b.String()
+	for _, want := range []string{
+		"completeness (target): 58000 acknowledged, 58000 visible, 43 not visible until a refresh forced at the drain's end (stored, not yet searchable: late, not lost), 0 missing (lost)",
+		"read1: postgres://bench:xxxxx@standby:5434/db?table=events; completeness 43 late (43 shown only by a refresh forced at the drain's end), 0 missing",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("console lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "still catching up") {
+		t.Errorf("console says the target was still catching up, though the drain judged it caught up:\n%s", out)
+	}
+	if c := completenessCard(res); !strings.Contains(c.Sub, "43 late (43 shown only by a refresh forced at the drain's end)") {
+		t.Errorf("completeness card %q does not say the late events were shown by a forced refresh", c.Sub)
+	}
+}
