@@ -229,7 +229,7 @@ func (r repeat) emit(e *emitter) {
 	e.lit('[')
 	e.begin(op{kind: opRepeat, lo: int64(r.min), span: uint64(r.span) + 1})
 	r.of.emit(e)
-	e.end()
+	e.endRepeat()
 	e.lit(']')
 }
 
