@@ -28,6 +28,7 @@ const (
 	opWords                       // lo+[0,span) lorem words; a sentence when p is 1
 	opText                        // lo+[0,span) bytes of lorem text
 	opInt                         // lo+[0,span)
+	opSmallInt                    // lo+[0,span), all in 0..99: an age, a rating
 	opFloat                       // lo+[0,span) in units of 1/p, with n decimals
 	opDigits                      // n random digits
 	opDate                        // day lo+[0,span) after 1970-01-01, YYYY-MM-DD
@@ -252,6 +253,13 @@ func run(g *Generator, b []byte, prog []op, end int) []byte {
 			b = g.appendText(b, int(o.lo)+int(g.below(o.span)))
 		case opInt:
 			b = appendInt(b, o.lo+int64(g.below(o.span)))
+		case opSmallInt: // a table load, not appendInt's length and loop
+			v := 2 * (o.lo + int64(g.below(o.span)))
+			if v < 20 {
+				b = append(b, digitPairs[v+1])
+			} else {
+				b = append(b, digitPairs[v], digitPairs[v+1])
+			}
 		case opFloat:
 			v := o.lo + int64(g.below(o.span))
 			switch o.n {

@@ -286,7 +286,7 @@ func (x opExpr) emit(e *emitter) { e.op(op(x)) }
 
 func (x opExpr) quoted() bool {
 	switch x.kind {
-	case opInt, opFloat, opBool:
+	case opInt, opSmallInt, opFloat, opBool:
 		return false
 	case opChoice:
 		return x.more.text
@@ -623,6 +623,9 @@ func compileRange(kind string, args []string) (expr, error) {
 	span := uint64(v[1]-v[0]) + 1
 	switch kind {
 	case "int":
+		if v[0] >= 0 && v[1] < 100 {
+			return opExpr{kind: opSmallInt, lo: v[0], span: span}, nil
+		}
 		return opExpr{kind: opInt, lo: v[0], span: span}, nil
 	case "text":
 		return opExpr{kind: opText, lo: v[0], span: span}, nil
