@@ -8,7 +8,7 @@ import (
 // A template is compiled into a program: a flat list of ops run by one
 // loop and one switch. Literal bytes between values (keys, quotes,
 // braces) are merged and go with the op that follows them, stored padded
-// to padLen so that one store copies them; an array's element, a
+// to litLen so that one store copies them; an array's element, a
 // nullable value and an absent member are the ops that follow theirs. Walking a tree of interface
 // values instead cost twice the hand-written generators' time per event
 // (BenchmarkTemplateRockBench, BenchmarkTemplateNested).
@@ -17,7 +17,7 @@ type opKind uint8
 
 const (
 	opLit           opKind = iota // its literal alone
-	opLongLit                     // more.long, literal bytes longer than padLen
+	opLongLit                     // more.long, literal bytes longer than 3*litLen
 	opComma                       // a comma unless the object has no member yet
 	opPick                        // an entry of more.list
 	opName                        // first and last name
@@ -53,7 +53,7 @@ type op struct {
 	lo   int64
 	span uint64
 	p    uint64
-	lit  [padLen]byte
+	lit  [litLen]byte
 	more *opMore // what few ops need, kept out of the others' way
 }
 
@@ -66,6 +66,12 @@ type opMore struct {
 	text  bool     // the choice's values are strings
 	sep   padLit   // an array's element's closing literal and a comma
 }
+
+// litLen is the most literal bytes an op carries: enough for most keys
+// with their quotes and the closing bytes of the value before, so that
+// one op writes them (with 16, one op in six of a 1250-byte event was a
+// literal alone), and an op is 64 bytes.
+const litLen = 24
 
 // choiceTable is the largest total weight a choice draws from a table.
 const choiceTable = 4096
@@ -117,18 +123,18 @@ func (e *emitter) lit(b ...byte) { e.pend = append(e.pend, b...) }
 func (e *emitter) flush() {
 	p := e.pend
 	e.pend = nil
-	if len(p) > 3*padLen {
+	if len(p) > 3*litLen {
 		e.prog = append(e.prog, op{kind: opLongLit, more: &opMore{long: p}})
 		return
 	}
 	for len(p) > 0 {
-		k := min(len(p), padLen)
+		k := min(len(p), litLen)
 		e.prog = append(e.prog, withLit(op{kind: opLit}, p[:k]))
 		p = p[k:]
 	}
 }
 
-// withLit returns o with its literal l, at most padLen bytes.
+// withLit returns o with its literal l, at most litLen bytes.
 func withLit(o op, l []byte) op {
 	o.nlit = uint8(len(l))
 	copy(o.lit[:], l)
@@ -138,7 +144,7 @@ func withLit(o op, l []byte) op {
 // op emits o, its literal the last pending bytes.
 func (e *emitter) op(o op) {
 	p := e.pend
-	k := max(0, len(p)-padLen)
+	k := max(0, len(p)-litLen)
 	e.pend = p[:k]
 	e.flush()
 	o = withLit(o, p[k:])
@@ -207,8 +213,8 @@ func run(g *Generator, b []byte, prog []op, end int) []byte {
 			return b
 		}
 		o := &prog[pc]
-		if n := len(b); cap(b)-n >= padLen {
-			*(*[padLen]byte)(b[n : n+padLen]) = o.lit
+		if n := len(b); cap(b)-n >= litLen {
+			*(*[litLen]byte)(b[n : n+litLen]) = o.lit
 			b = b[:n+int(o.nlit)]
 		} else {
 			b = append(b, o.lit[:o.nlit]...)
