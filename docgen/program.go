@@ -35,6 +35,7 @@ const (
 	opDatetime                    // second lo+[0,span) after 1970, RFC 3339 in UTC
 	opBool                        // true when a draw falls below p
 	opChoice                      // a value of more.vals, by weight out of span
+	opEvenChoice                  // a value of more.list, all of weight 1: an opPick
 	opFill                        // text up to the event's size, less n closing bytes
 	opRepeat                      // the n ops that follow, lo+[0,span) times, comma-separated
 	opNull                        // null when a draw falls below p, else the n ops that follow
@@ -227,7 +228,7 @@ func run(g *Generator, b []byte, prog []op, end int) []byte {
 			if b[len(b)-1] != '{' {
 				b = append(b, ',')
 			}
-		case opPick:
+		case opPick, opEvenChoice:
 			b = g.appendPick(b, o.more.list)
 		case opName:
 			r := g.u64()

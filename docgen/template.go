@@ -288,7 +288,7 @@ func (x opExpr) quoted() bool {
 	switch x.kind {
 	case opInt, opSmallInt, opFloat, opBool:
 		return false
-	case opChoice:
+	case opChoice, opEvenChoice:
 		return x.more.text
 	}
 	return true
@@ -757,6 +757,13 @@ func compileChoice(args []string) (expr, error) {
 	for _, w := range weights {
 		total += w
 		m.cum = append(m.cum, total)
+	}
+	if int(total) == len(vals) && !slices.ContainsFunc(m.vals, func(v padLit) bool { return v.long != nil }) {
+		for _, v := range m.vals {
+			m.list = append(m.list, v.pad)
+		}
+		m.vals, m.cum = nil, nil
+		return opExpr{kind: opEvenChoice, more: m}, nil
 	}
 	// Up to choiceTable draws, a table of value indices (one per unit of
 	// weight) picks in one load; beyond, a search of the running sums.
