@@ -229,7 +229,7 @@ func (r repeat) emit(e *emitter) {
 	e.lit('[')
 	e.begin(op{kind: opRepeat, lo: int64(r.min), span: uint64(r.span) + 1})
 	r.of.emit(e)
-	e.end()
+	e.endRepeat()
 	e.lit(']')
 }
 
@@ -286,9 +286,9 @@ func (x opExpr) emit(e *emitter) { e.op(op(x)) }
 
 func (x opExpr) quoted() bool {
 	switch x.kind {
-	case opInt, opFloat, opBool:
+	case opInt, opSmallInt, opFloat, opBool:
 		return false
-	case opChoice:
+	case opChoice, opEvenChoice:
 		return x.more.text
 	}
 	return true
@@ -623,6 +623,9 @@ func compileRange(kind string, args []string) (expr, error) {
 	span := uint64(v[1]-v[0]) + 1
 	switch kind {
 	case "int":
+		if v[0] >= 0 && v[1] < 100 {
+			return opExpr{kind: opSmallInt, lo: v[0], span: span}, nil
+		}
 		return opExpr{kind: opInt, lo: v[0], span: span}, nil
 	case "text":
 		return opExpr{kind: opText, lo: v[0], span: span}, nil
@@ -754,6 +757,13 @@ func compileChoice(args []string) (expr, error) {
 	for _, w := range weights {
 		total += w
 		m.cum = append(m.cum, total)
+	}
+	if int(total) == len(vals) && !slices.ContainsFunc(m.vals, func(v padLit) bool { return v.long != nil }) {
+		for _, v := range m.vals {
+			m.list = append(m.list, v.pad)
+		}
+		m.vals, m.cum = nil, nil
+		return opExpr{kind: opEvenChoice, more: m}, nil
 	}
 	// Up to choiceTable draws, a table of value indices (one per unit of
 	// weight) picks in one load; beyond, a search of the running sums.

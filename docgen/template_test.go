@@ -424,3 +424,66 @@ func TestPart(t *testing.T) {
 		}
 	}
 }
+
+// TestTemplateArrayElements holds the arrays the interpreter writes by
+// going back to their body: empty ones, constant elements, an array in an
+// element, an element longer than one store, and elements that end in a
+// null or an absent member.
+func TestTemplateArrayElements(t *testing.T) {
+	tm := mustTemplate(t, `{
+	  "a": {"$array": "0..3", "of": "const"},
+	  "b": {"$array": "2", "of": {"$array": "0..2", "of": {"k": "{{int 1 1}}", "long": "a literal longer than sixteen bytes"}}},
+	  "c": {"$array": "1..3", "of": "{{int 5 5 | null 0.5}}"},
+	  "d": {"$array": "3", "of": {"x": "{{int 7 7 | absent 0.5}}"}}
+	}`)
+	lens := map[string]map[int]bool{"a": {}, "b": {}, "c": {}}
+	var nulls, absent int
+	for _, ev := range events(t, tm, 400) {
+		a := ev["a"].([]any)
+		lens["a"][len(a)] = true
+		for _, v := range a {
+			if v != "const" {
+				t.Fatalf("a: element %v, want const", v)
+			}
+		}
+		b := ev["b"].([]any)
+		if len(b) != 2 {
+			t.Fatalf("b: %d elements, want 2", len(b))
+		}
+		for _, inner := range b {
+			lens["b"][len(inner.([]any))] = true
+			for _, v := range inner.([]any) {
+				if o := v.(map[string]any); o["k"] != 1.0 || o["long"] != "a literal longer than sixteen bytes" || len(o) != 2 {
+					t.Fatalf("b: element %v", o)
+				}
+			}
+		}
+		c := ev["c"].([]any)
+		lens["c"][len(c)] = true
+		for _, v := range c {
+			switch v {
+			case nil:
+				nulls++
+			case 5.0:
+			default:
+				t.Fatalf("c: element %v, want 5 or null", v)
+			}
+		}
+		for _, v := range ev["d"].([]any) {
+			switch o := v.(map[string]any); {
+			case len(o) == 0:
+				absent++
+			case len(o) != 1 || o["x"] != 7.0:
+				t.Fatalf("d: element %v, want {} or {\"x\":7}", o)
+			}
+		}
+	}
+	for k, want := range map[string]int{"a": 4, "b": 3, "c": 3} {
+		if len(lens[k]) != want {
+			t.Errorf("%s: lengths %v, want %d different", k, lens[k], want)
+		}
+	}
+	if nulls == 0 || absent == 0 {
+		t.Errorf("%d nulls, %d absent members: want some of each", nulls, absent)
+	}
+}
