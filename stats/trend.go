@@ -1,9 +1,10 @@
 package stats
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
-	"sort"
+	"slices"
 )
 
 // This file holds the trend estimates of the sustainability rule: a
@@ -298,13 +299,66 @@ func theilSen(x, y []float64) float64 {
 	return median(slopes)
 }
 
+// median is the middle value of v (the mean of the two middle ones for
+// an even count) in the order of slices.Sort, NaN first. It selects
+// rather than sorts: sorting theilSen's up to maxPairs slopes was most of
+// a trend judgement's time.
 func median(v []float64) float64 {
 	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	if len(s)%2 == 0 {
-		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	n := len(s)
+	upper := selectNth(s, n/2)
+	if n%2 == 1 {
+		return upper
 	}
-	return s[len(s)/2]
+	// selectNth left the n/2 smallest values before upper.
+	return (slices.MaxFunc(s[:n/2], cmp.Compare[float64]) + upper) / 2
+}
+
+// selectNth reorders s so that s[k] holds the value slices.Sort would put
+// there, no greater value before it and no smaller one after, and returns
+// it: a quickselect with a three-way partition, so that many equal values
+// (a flat series' slopes) cost no more than distinct ones.
+func selectNth(s []float64, k int) float64 {
+	lo, hi := 0, len(s)
+	for hi-lo > 1 {
+		p := medianOfThree(s[lo], s[lo+(hi-lo)/2], s[hi-1])
+		lt, i, gt := lo, lo, hi
+		for i < gt {
+			switch c := cmp.Compare(s[i], p); {
+			case c < 0:
+				s[lt], s[i] = s[i], s[lt]
+				lt++
+				i++
+			case c > 0:
+				gt--
+				s[i], s[gt] = s[gt], s[i]
+			default:
+				i++
+			}
+		}
+		switch {
+		case k < lt:
+			hi = lt
+		case k >= gt:
+			lo = gt
+		default:
+			return s[k]
+		}
+	}
+	return s[k]
+}
+
+func medianOfThree(a, b, c float64) float64 {
+	if cmp.Less(b, a) {
+		a, b = b, a
+	}
+	if cmp.Less(c, b) {
+		b = c
+		if cmp.Less(b, a) {
+			b = a
+		}
+	}
+	return b
 }
 
 // sawtooth is what the lag series says about a visibility period (a

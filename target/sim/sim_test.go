@@ -38,6 +38,7 @@ func TestTargetContract(t *testing.T) {
 			"sim://?visibility_delay=soon", "sim://?capacity=-1", "sim://?drop_every=x",
 			"sim://?visiblity_delay=1s", "discard://?capacity=10",
 		},
+		VirtualTime: true,
 	})
 }
 

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/target"
@@ -51,6 +52,11 @@ type Harness struct {
 	// BadURLs are URLs of the target's schemes that cannot be used as
 	// given; opening each must fail with target.ErrBadURL.
 	BadURLs []string
+	// VirtualTime runs each part of the suite in a testing/synctest
+	// bubble: for a target in this process whose delays are timers (the
+	// sim), which then take no wall time, and whose durations the suite
+	// measures on the bubble's clock.
+	VirtualTime bool
 }
 
 // Timeouts of the suite: how long a write may take to become searchable
@@ -67,10 +73,18 @@ func Run(t *testing.T, h Harness) {
 	if h.Open == nil || h.FailItem == nil || h.Register == nil || len(h.BadURLs) == 0 {
 		t.Fatal("targettest: the harness needs Open, FailItem, Register and at least one bad URL")
 	}
-	t.Run("Contract", func(t *testing.T) { contract(t, h) })
-	t.Run("Updates", func(t *testing.T) { updates(t, h) })
-	t.Run("Cancelled", func(t *testing.T) { cancelled(t, h) })
-	t.Run("BadURL", func(t *testing.T) { badURL(t, h) })
+	for _, part := range []struct {
+		name string
+		run  func(*testing.T, Harness)
+	}{{"Contract", contract}, {"Updates", updates}, {"Cancelled", cancelled}, {"BadURL", badURL}} {
+		t.Run(part.name, func(t *testing.T) {
+			if h.VirtualTime {
+				synctest.Test(t, func(t *testing.T) { part.run(t, h) })
+				return
+			}
+			part.run(t, h)
+		})
+	}
 }
 
 // open opens the target and tears it down at the end of the test.
