@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"strings"
 	"testing"
 	"time"
 )
@@ -21,9 +20,7 @@ import (
 func TestDrainWaitsPastUnacknowledgedEvents(t *testing.T) {
 	for _, name := range []string{"elasticsearch", "opensearch", "opensearch3"} {
 		t.Run(name, func(t *testing.T) {
-			raw := withName(t, serverURL(t, name), "padded")
-			p := startProxy(t, hostOf(t, raw))
-			tgt := open(t, strings.Replace(raw, hostOf(t, raw), p.addr, 1), map[string]string{"refresh_interval": "1s"})
+			p, tgt := openProxied(t, name, "padded", map[string]string{"refresh_interval": "1s"})
 			cfg := config(200, 5*time.Second, 100*time.Millisecond)
 			cfg.Ingest.BatchSize = 20
 			cfg.Ingest.WriteTimeout = 500 * time.Millisecond

@@ -489,9 +489,7 @@ func visibleOnCommitError(vis, write stats.Summary, gapMax time.Duration) error 
 func TestOutageDuringRun(t *testing.T) {
 	for _, name := range []string{"elasticsearch", "opensearch", "opensearch3"} {
 		t.Run(name, func(t *testing.T) {
-			raw := withName(t, serverURL(t, name), "outage")
-			p := startProxy(t, hostOf(t, raw))
-			tgt := open(t, strings.Replace(raw, hostOf(t, raw), p.addr, 1), map[string]string{"refresh_interval": "200ms"})
+			p, tgt := openProxied(t, name, "outage", map[string]string{"refresh_interval": "200ms"})
 			cfg := config(500, 8*time.Second, 100*time.Millisecond)
 			// The outage fails writes at once (connections closed, then
 			// refused), so the write timeout is long enough that a busy
@@ -703,6 +701,15 @@ type proxy struct {
 	holdFor time.Duration // how long the answers are held
 	until   time.Time     // answers are held until then
 	holds   int           // holds started
+}
+
+// openProxied opens a fresh index or table called after label on the
+// server name, through a proxy of its own in front of the server.
+func openProxied(t *testing.T, name, label string, settings map[string]string) (*proxy, target.Target) {
+	t.Helper()
+	raw := withName(t, serverURL(t, name), label)
+	p := startProxy(t, hostOf(t, raw))
+	return p, open(t, strings.Replace(raw, hostOf(t, raw), p.addr, 1), settings)
 }
 
 func startProxy(t *testing.T, upstream string) *proxy {
