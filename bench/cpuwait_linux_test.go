@@ -60,10 +60,19 @@ func TestProcessWaitSeesRunQueueDelay(t *testing.T) {
 		after, _ := processWait()
 		return after - before
 	}
+	// The wait is the whole process's: on a busy machine the package's
+	// other tests, and whatever else holds the CPU, add their own waits
+	// to either measure. Such a try proves nothing either way, so the
+	// test tries again, up to five times, before it fails.
 	const d = 300 * time.Millisecond
-	alone, both := spin(1, d), spin(2, d)
-	t.Logf("waited %s with one thread on CPU %d, %s with two, over %s", alone, crowded, both, d)
-	if both < alone+d/4 {
-		t.Errorf("two threads on one CPU waited %s in %s (one alone: %s); want at least %s more", both, d, alone, d/4)
+	for try := 1; ; try++ {
+		alone, both := spin(1, d), spin(2, d)
+		t.Logf("try %d: waited %s with one thread on CPU %d, %s with two, over %s", try, alone, crowded, both, d)
+		if both >= alone+d/4 {
+			return
+		}
+		if try == 5 {
+			t.Fatalf("two threads on one CPU waited %s in %s (one alone: %s); want at least %s more", both, d, alone, d/4)
+		}
 	}
 }
