@@ -23,11 +23,11 @@ func TestLookerEndsADriverLimitedStep(t *testing.T) {
 		series = append(series, stats.Point{StartS: float64(i), WidthS: 1, TargetEvents: 1000, AckedEvents: 900, Batches: 18,
 			Inflight: 2, WriteMeanMs: 3 + 0.1*float64(i%3), ServiceMeanMs: 3 + 0.1*float64(i%3),
 			FreshnessLagMs: 50, FreshnessLagMinMs: 40, FreshnessN: 5})
-		if lk.until(series) {
+		if lk.until(series, nil) {
 			break
 		}
 	}
-	if !lk.decided || lk.looks != 1 {
-		t.Fatalf("after %d look(s), decided %v: the look did not end the step", lk.looks, lk.decided)
+	if lk.decided == nil || lk.looks != 1 {
+		t.Fatalf("after %d look(s), decided %v: the look did not end the step", lk.looks, lk.decided != nil)
 	}
 }
