@@ -69,6 +69,14 @@ func TestLookerFinalKeepsTheLook(t *testing.T) {
 	if r := v.Reason(); !strings.HasPrefix(r, "the step ended at look 1 after ") || strings.Count(r, "the driver fell behind") != 1 {
 		t.Errorf("final verdict %q does not say once what ended the step", r)
 	}
+	// Failed polls behind a driver that fell behind do not overrule it.
+	step.Endpoints = []*results.Endpoint{{Name: results.TargetEndpoint, Freshness: results.Freshness{Lag: stats.NewHistogram(), Censored: 50}}}
+	step.Endpoints[0].Freshness.Lag.Record(time.Second)
+	v = lk.decided.final(step, lk.rule)
+	t.Logf("failed polls: %s", v)
+	if !v.DriverLimited {
+		t.Errorf("final verdict %s after failed polls, want the driver named", v)
+	}
 	step.Summary.Missing = 7
 	v = lk.decided.final(step, lk.rule)
 	t.Logf("7 missing: %s", v)

@@ -428,15 +428,21 @@ func (l *looker) until(series []stats.Point, reads []ReadSeries) bool {
 
 // final is the verdict of the step this look ended: judged on what the
 // look saw (its series, its driver figures, its share of the error),
-// with what only the step's end can tell (endEvidence). So the look's
-// decision stands unless the audit or the freshness polls find evidence
-// it could not have: lost writes or updates, failed polls, a missed SLO
-// make it not sustainable, an audit that did not run not yet known. A
-// verdict not yet known says what ended the step.
+// with what only the step's end can tell (auditEvidence, pollEvidence).
+// So the look's decision stands unless the audit or the freshness polls
+// find evidence it could not have: lost writes or updates, failed polls,
+// a missed SLO make it not sustainable, an audit that did not run not
+// yet known; a driver-limited look yields to the audit alone. A verdict
+// not yet known says what ended the step.
 func (k *look) final(step *results.Result, rule stats.Rule) stats.Verdict {
 	f := k.figures
 	f.ReadEndpoints = slices.Clone(f.ReadEndpoints)
-	endEvidence(&f, step)
+	auditEvidence(&f, step)
+	if !k.verdict.DriverLimited {
+		// Behind a driver that fell behind the lag says nothing of the
+		// target: only the audit overrules such a look.
+		pollEvidence(&f, step)
+	}
 	v := rule.Judge(f)
 	v.DecidedAtS = k.heldS
 	if !v.Undecided {
@@ -511,28 +517,47 @@ func judge(step *results.Result, c Config, rule stats.Rule, look int, ceiling fl
 	for _, e := range step.Reads() {
 		f.ReadEndpoints = append(f.ReadEndpoints, stats.EndpointFigures{Name: e.Name, Series: measuredSeries(e.Series, c.Ingest)})
 	}
-	endEvidence(&f, step)
+	auditEvidence(&f, step)
+	pollEvidence(&f, step)
 	return rule.Judge(f)
 }
 
-// endEvidence adds to f what only a step's end can tell, of the target
-// and of each of f's read endpoints: the completeness and update audits,
-// and the freshness polls' histogram with the polls that failed (in it
-// as lower bounds; the rule counts them as such).
-func endEvidence(f *stats.StepFigures, step *results.Result) {
+// auditEvidence adds to f the completeness and update audits of a
+// step's end, of the target and of each of f's read endpoints.
+func auditEvidence(f *stats.StepFigures, step *results.Result) {
 	s, tgt := step.Summary, step.Target()
-	f.AuditPending = false
-	f.FreshnessLag, f.FreshnessFailed, f.Missing = tgt.Freshness.Lag, tgt.Freshness.Censored, s.Missing
+	f.AuditPending, f.Missing = false, s.Missing
 	f.Audited, f.LostUpdates = updateAudit(tgt.Updates, s.Audited)
 	for i, e := range step.Reads() {
 		es := s.ReadEndpoints[i]
-		for j := range f.ReadEndpoints {
-			if r := &f.ReadEndpoints[j]; r.Name == e.Name {
-				r.FreshnessLag, r.FreshnessFailed, r.Missing = e.Freshness.Lag, e.Freshness.Censored, es.Missing
-				r.Audited, r.LostUpdates = updateAudit(e.Updates, es.Audited)
-			}
+		if r := endpointNamed(f, e.Name); r != nil {
+			r.Missing = es.Missing
+			r.Audited, r.LostUpdates = updateAudit(e.Updates, es.Audited)
 		}
 	}
+}
+
+// pollEvidence adds to f the freshness polls' histograms of a step's
+// whole measured part, of the target and of each of f's read endpoints,
+// with the polls that failed (in them as lower bounds; the rule counts
+// them as such).
+func pollEvidence(f *stats.StepFigures, step *results.Result) {
+	tgt := step.Target()
+	f.FreshnessLag, f.FreshnessFailed = tgt.Freshness.Lag, tgt.Freshness.Censored
+	for _, e := range step.Reads() {
+		if r := endpointNamed(f, e.Name); r != nil {
+			r.FreshnessLag, r.FreshnessFailed = e.Freshness.Lag, e.Freshness.Censored
+		}
+	}
+}
+
+func endpointNamed(f *stats.StepFigures, name string) *stats.EndpointFigures {
+	for i := range f.ReadEndpoints {
+		if f.ReadEndpoints[i].Name == name {
+			return &f.ReadEndpoints[i]
+		}
+	}
+	return nil
 }
 
 // updateAudit folds an endpoint's update audit, if it has one, into
