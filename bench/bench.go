@@ -54,12 +54,13 @@ type Config struct {
 	// Progress, when set, is called about once a second during the run.
 	Progress func(Progress)
 	// Until, when set, is asked about once a second after the warm-up,
-	// with the series so far, whether the schedule may end before its
+	// with the series so far (the run's, and each read endpoint's: a
+	// verdict judges them all), whether the schedule may end before its
 	// duration (a peak step held until its verdict is known). The run
 	// then ends as at the end of its duration: writes in flight finish,
 	// the drain and the audit follow, and the measured phase ends at
 	// that instant.
-	Until func(series []stats.Point) bool
+	Until func(series []stats.Point, reads []ReadSeries) bool
 	// Observer, when set, sees every measurement live (metrics endpoint).
 	Observer stats.Observer
 	// Phase prefixes the phase names given to the Observer (a peak step).
@@ -90,6 +91,12 @@ type ReadEndpoint struct {
 	// URL says where it is; results record it with credentials removed.
 	URL    string
 	Reader target.Reader // a target.Querier too, for a query workload
+}
+
+// ReadSeries is a read endpoint's series so far, as Until sees it.
+type ReadSeries struct {
+	Name   string
+	Series []stats.Point
 }
 
 // validEndpoints names the first read endpoint that cannot be told
@@ -342,7 +349,7 @@ func (r *run) ingest(ctx context.Context, res *results.Result) *ingest.Accountin
 	cpu.start()
 	r.obs.TargetRate(targetRate(r.cfg.Ingest, 0))
 	go func() { acctCh <- r.in.Run(sched, r.tl, r.series) }()
-	acct := watch(r.tl, r.cfg, r.series, r.eps[0].fresh, r.obs, acctCh, endSchedule)
+	acct := watch(r.tl, r.cfg, r.eps, r.obs, acctCh, endSchedule)
 	if r.tl.StoppedAt().Before(r.tl.End()) {
 		// The ingest stopped early, at the end of its corpus: the queries
 		// beside it end with it.
@@ -590,8 +597,9 @@ func checkWarmup(warmup, duration time.Duration) error {
 
 // watch waits for the ingest to finish, reporting progress each second
 // and ending the schedule when cfg.Until says. It also tells the
-// observer when the warm-up ends.
-func watch(tl *timeline.Timeline, cfg Config, series *stats.Series, fresh *probe.Freshness, obs stats.Observer, acctCh <-chan *ingest.Accounting, endSchedule func()) *ingest.Accounting {
+// observer when the warm-up ends. eps[0] is the target's.
+func watch(tl *timeline.Timeline, cfg Config, eps []*endpointRun, obs stats.Observer, acctCh <-chan *ingest.Accounting, endSchedule func()) *ingest.Accounting {
+	series, fresh := eps[0].series, eps[0].fresh
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	// The observer's phase changes at the exact instants, not at the next
@@ -623,11 +631,19 @@ func watch(tl *timeline.Timeline, cfg Config, series *stats.Series, fresh *probe
 			if cfg.Progress != nil {
 				cfg.Progress(progressAt(time.Now(), tl, series, fresh))
 			}
-			if cfg.Until != nil && !time.Now().Before(tl.MeasuredFrom()) && cfg.Until(series.Points()) {
+			if cfg.Until != nil && !time.Now().Before(tl.MeasuredFrom()) && cfg.Until(series.Points(), readSeries(eps[1:])) {
 				endSchedule()
 			}
 		}
 	}
+}
+
+func readSeries(eps []*endpointRun) []ReadSeries {
+	var out []ReadSeries
+	for _, e := range eps {
+		out = append(out, ReadSeries{Name: e.Name, Series: e.series.Points()})
+	}
+	return out
 }
 
 // targetRate is the events per second the schedule asks for at t after

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"github.com/freshbench/freshbench/results"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,11 +25,68 @@ func TestLookerEndsADriverLimitedStep(t *testing.T) {
 		series = append(series, stats.Point{StartS: float64(i), WidthS: 1, TargetEvents: 1000, AckedEvents: 900, Batches: 18,
 			Inflight: 2, WriteMeanMs: 3 + 0.1*float64(i%3), ServiceMeanMs: 3 + 0.1*float64(i%3),
 			FreshnessLagMs: 50, FreshnessLagMinMs: 40, FreshnessN: 5})
-		if lk.until(series) {
+		if lk.until(series, nil) {
 			break
 		}
 	}
-	if !lk.decided || lk.looks != 1 {
-		t.Fatalf("after %d look(s), decided %v: the look did not end the step", lk.looks, lk.decided)
+	if lk.decided == nil || lk.looks != 1 {
+		t.Fatalf("after %d look(s), decided %v: the look did not end the step", lk.looks, lk.decided != nil)
+	}
+}
+
+// The final verdict of a step a driver-limited look ended is the look's:
+// the driver fell behind (so the search stops naming it), said with what
+// ended the step, however the step went on after the look; only the
+// audit can overrule it, and lost writes make it not sustainable.
+func TestLookerFinalKeepsTheLook(t *testing.T) {
+	run := Config{Ingest: ingest.Config{Warmup: time.Second, Duration: time.Second + 5*time.Minute, BatchSize: 50, MaxInflight: 16}}
+	lk := &looker{rule: stats.DefaultRule(), run: run, hold: 30}
+	var series []stats.Point
+	for i := range 40 {
+		// As in TestLookerEndsADriverLimitedStep: 10 % short, slots free.
+		series = append(series, stats.Point{StartS: float64(i), WidthS: 1, TargetEvents: 1000, AckedEvents: 900, Batches: 18,
+			Inflight: 2, WriteMeanMs: 3 + 0.1*float64(i%3), ServiceMeanMs: 3 + 0.1*float64(i%3),
+			FreshnessLagMs: 50, FreshnessLagMinMs: 40, FreshnessN: 5})
+		if lk.until(series, nil) {
+			break
+		}
+	}
+	if lk.decided == nil || !lk.decided.verdict.DriverLimited {
+		t.Fatalf("the look did not end the step as driver-limited: %+v", lk.decided)
+	}
+	// After the look the driver caught up: the rest of the step, judged
+	// afresh, would tell another story.
+	for range 5 {
+		series = append(series, stats.Point{StartS: float64(len(series)), WidthS: 1, TargetEvents: 1000, AckedEvents: 1000, Batches: 20,
+			Inflight: 2, WriteMeanMs: 3, ServiceMeanMs: 3, FreshnessLagMs: 50, FreshnessLagMinMs: 40, FreshnessN: 5})
+	}
+	step := &results.Result{Series: series, Summary: results.Summary{Audited: true, TargetEventsPerSec: 1000, AchievedEventsPerSec: 990}}
+	v := lk.decided.final(step, lk.rule)
+	t.Logf("audited, none missing: %s", v)
+	if !v.DriverLimited || !v.Undecided {
+		t.Errorf("final verdict %s, want the driver named as the look found it", v)
+	}
+	if r := v.Reason(); !strings.HasPrefix(r, "the step ended at look 1 after ") || strings.Count(r, "the driver fell behind") != 1 {
+		t.Errorf("final verdict %q does not say once what ended the step", r)
+	}
+	// Failed polls behind a driver that fell behind do not overrule it.
+	step.Endpoints = []*results.Endpoint{{Name: results.TargetEndpoint, Freshness: results.Freshness{Lag: stats.NewHistogram(), Censored: 50}}}
+	step.Endpoints[0].Freshness.Lag.Record(time.Second)
+	v = lk.decided.final(step, lk.rule)
+	t.Logf("failed polls: %s", v)
+	if !v.DriverLimited {
+		t.Errorf("final verdict %s after failed polls, want the driver named", v)
+	}
+	step.Summary.Missing = 7
+	v = lk.decided.final(step, lk.rule)
+	t.Logf("7 missing: %s", v)
+	if v.Undecided || v.Sustainable || v.DriverLimited || !strings.Contains(v.Reason(), "7 acknowledged events missing after the drain") {
+		t.Errorf("final verdict %s, want lost writes to fail the step", v)
+	}
+	step.Summary.Missing, step.Summary.Audited = 0, false
+	v = lk.decided.final(step, lk.rule)
+	t.Logf("not audited: %s", v)
+	if !v.DriverLimited || !strings.Contains(v.Reason(), "completeness not audited") {
+		t.Errorf("final verdict %s, want the driver named and the missing audit said", v)
 	}
 }

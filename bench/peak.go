@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -279,26 +280,30 @@ func runStep(ctx context.Context, tgt target.Target, cfg PeakConfig, rate pace.R
 	if step.EndedEarly {
 		return step, nil
 	}
-	look := 0
-	if lk != nil {
-		// The final verdict is judged at the look that decided the step,
-		// or, held to the maximum, at one look more.
-		look = lk.looks
-		if !lk.decided {
-			look++
-		}
+	var v stats.Verdict
+	switch {
+	case lk != nil && lk.decided != nil:
+		v = lk.decided.final(step, cfg.Rule)
+	case lk != nil:
+		// Held to the maximum: judged at one look more, over the whole step.
+		v = judge(step, run, cfg.Rule, lk.looks+1, cfg.DriverCeiling)
+		v.DecidedAtS = step.Summary.MeasuredS
+	default:
+		v = judge(step, run, cfg.Rule, 0, cfg.DriverCeiling)
+		v.DecidedAtS = step.Summary.MeasuredS
 	}
-	v := judge(step, run, cfg.Rule, look, cfg.DriverCeiling)
-	v.DecidedAtS = step.Summary.MeasuredS
 	step.Verdict = &v
 	return step, nil
 }
 
 // looker holds a step until its verdict is known: once the step has held
-// for the hold, it judges the series so far after each whole refresh
-// period (the lag's sawtooth period, or lookEvery when there is none or
-// it is shorter), and ends the schedule when the verdict is sustainable
-// or not. The k-th look's bounds spend the share α·6/(π²k²) of the
+// for the hold, it judges the series so far, the target's and each read
+// endpoint's, after each whole refresh period (the longest sawtooth
+// period of their lags, or lookEvery when there is none or it is
+// shorter), and ends the schedule when the verdict is sustainable or
+// not, or when the driver fell behind. The look that ends the step
+// keeps what it judged: the step's final verdict is judged on it (see
+// look.final). The k-th look's bounds spend the share α·6/(π²k²) of the
 // rule's error (stats.StepFigures.Look): by the union bound, the chance
 // that any look decides on a wrong bound stays within the error of a
 // step judged once, however many looks the step takes.
@@ -308,9 +313,16 @@ type looker struct {
 	hold    float64 // s
 	ceiling float64 // the driver's, events/s; 0 unknown
 	looks   int
-	next    float64 // measured seconds of the next look
-	decided bool
+	next    float64  // measured seconds of the next look
 	cpu     cpuSince // the driver's, from the first call of until
+	decided *look    // the look that ended the step; nil while none has
+}
+
+// look is what a look judged, and what it decided.
+type look struct {
+	figures stats.StepFigures
+	verdict stats.Verdict
+	heldS   float64
 }
 
 // cpuSince measures this process's CPU, and the time its threads waited
@@ -364,7 +376,7 @@ func driverFigures(ceiling float64, cpu *results.DriverCPU) stats.DriverFigures 
 // would spend the error on looks that add a second's data each.
 const lookEvery = 10.0
 
-func (l *looker) until(series []stats.Point) bool {
+func (l *looker) until(series []stats.Point, reads []ReadSeries) bool {
 	l.cpu.start()
 	pts := measuredSeries(series, l.run.Ingest)
 	if len(pts) < 2 {
@@ -372,7 +384,8 @@ func (l *looker) until(series []stats.Point) bool {
 	}
 	pts = pts[:len(pts)-1] // the last interval is still filling
 	last := pts[len(pts)-1]
-	held := last.StartS + last.WidthS - l.run.Ingest.Warmup.Seconds()
+	end := last.StartS + last.WidthS
+	held := end - l.run.Ingest.Warmup.Seconds()
 	if held < max(l.hold, l.next) {
 		return false
 	}
@@ -388,12 +401,65 @@ func (l *looker) until(series []stats.Point) bool {
 	}
 	f.TargetPerSec, f.AchievedPerSec = float64(target)/held, float64(acked)/held
 	f.Attempted, f.Failed = acked+failed, failed
+	for _, r := range reads {
+		// Up to the target's last whole interval: the look judges one span.
+		var rp []stats.Point
+		for _, p := range measuredSeries(r.Series, l.run.Ingest) {
+			if p.StartS+p.WidthS <= end+1e-9 {
+				rp = append(rp, p)
+			}
+		}
+		f.ReadEndpoints = append(f.ReadEndpoints, stats.EndpointFigures{Name: r.Name, Audited: true, Series: rp})
+	}
 	v := l.rule.Judge(f)
-	l.next = held + max(lookEvery, v.VisibilityPeriodS)
+	period := v.VisibilityPeriodS
+	for _, t := range v.ReadEndpointTrends {
+		period = max(period, t.VisibilityPeriodS)
+	}
+	l.next = held + max(lookEvery, period)
 	// A driver that fell behind ends the step too: held longer, the step
 	// would say no more of the target, and the search stops there.
-	l.decided = !v.Undecided || v.DriverLimited
-	return l.decided
+	if v.Undecided && !v.DriverLimited {
+		return false
+	}
+	l.decided = &look{figures: f, verdict: v, heldS: held}
+	return true
+}
+
+// final is the verdict of the step this look ended: judged on what the
+// look saw (its series, its driver figures, its share of the error),
+// with what only the step's end can tell (auditEvidence, pollEvidence).
+// So the look's decision stands unless the audit or the freshness polls
+// find evidence it could not have: lost writes or updates, failed polls,
+// a missed SLO make it not sustainable, an audit that did not run not
+// yet known; a driver-limited look yields to the audit alone. A verdict
+// not yet known says what ended the step.
+func (k *look) final(step *results.Result, rule stats.Rule) stats.Verdict {
+	f := k.figures
+	f.ReadEndpoints = slices.Clone(f.ReadEndpoints)
+	auditEvidence(&f, step)
+	if !k.verdict.DriverLimited {
+		// Behind a driver that fell behind the lag says nothing of the
+		// target: only the audit overrules such a look.
+		pollEvidence(&f, step)
+	}
+	v := rule.Judge(f)
+	v.DecidedAtS = k.heldS
+	if !v.Undecided {
+		return v
+	}
+	what := k.verdict.Decision() + " on what it saw"
+	if k.verdict.DriverLimited {
+		what = k.verdict.Reason()
+	}
+	open := []string{fmt.Sprintf("the step ended at look %d after %.0f s held: %s", f.Look, k.heldS, what)}
+	for _, o := range v.Open {
+		if !slices.Contains(k.verdict.Open, o) {
+			open = append(open, o)
+		}
+	}
+	v.Open = open
+	return v
 }
 
 // stepSeed is the seed of the n-th step (from 0) of a search or sweep: a
@@ -436,12 +502,10 @@ func judge(step *results.Result, c Config, rule stats.Rule, look int, ceiling fl
 	c.Ingest.Duration = min(c.Ingest.Duration, c.Ingest.Warmup+time.Duration(math.Round(s.MeasuredS*1000))*time.Millisecond)
 	f := stats.StepFigures{
 		TargetPerSec: s.TargetEventsPerSec, AchievedPerSec: s.AchievedEventsPerSec, Look: look,
-		Series: measuredSeries(step.Series, c.Ingest), FreshnessLag: step.Target().Freshness.Lag,
+		Series:         measuredSeries(step.Series, c.Ingest),
 		InflightEvents: int64(c.Ingest.MaxInflight) * int64(c.Ingest.BatchSize), MaxInflight: int64(c.Ingest.MaxInflight),
-		Audited: s.Audited, Missing: s.Missing,
 	}
 	f.Driver = driverFigures(ceiling, step.DriverCPU)
-	f.Audited, f.LostUpdates = updateAudit(step.Target().Updates, f.Audited)
 	if c.Ingest.Rate.Unit == pace.Bytes {
 		f.TargetPerSec, f.AchievedPerSec = s.TargetMBPerSec, s.AchievedMBPerSec
 	}
@@ -450,18 +514,50 @@ func judge(step *results.Result, c Config, rule stats.Rule, look int, ceiling fl
 			f.Attempted, f.Failed = p.Acked+p.Failed, p.Failed
 		}
 	}
-	// Failed freshness polls are in the lag histogram as lower bounds;
-	// the rule counts them as such.
-	f.FreshnessFailed = step.Target().Freshness.Censored
+	for _, e := range step.Reads() {
+		f.ReadEndpoints = append(f.ReadEndpoints, stats.EndpointFigures{Name: e.Name, Series: measuredSeries(e.Series, c.Ingest)})
+	}
+	auditEvidence(&f, step)
+	pollEvidence(&f, step)
+	return rule.Judge(f)
+}
+
+// auditEvidence adds to f the completeness and update audits of a
+// step's end, of the target and of each of f's read endpoints.
+func auditEvidence(f *stats.StepFigures, step *results.Result) {
+	s, tgt := step.Summary, step.Target()
+	f.AuditPending, f.Missing = false, s.Missing
+	f.Audited, f.LostUpdates = updateAudit(tgt.Updates, s.Audited)
 	for i, e := range step.Reads() {
 		es := s.ReadEndpoints[i]
-		audited, lost := updateAudit(e.Updates, es.Audited)
-		f.ReadEndpoints = append(f.ReadEndpoints, stats.EndpointFigures{
-			Name: e.Name, FreshnessLag: e.Freshness.Lag, FreshnessFailed: e.Freshness.Censored, Audited: audited, Missing: es.Missing,
-			LostUpdates: lost, Series: measuredSeries(e.Series, c.Ingest),
-		})
+		if r := endpointNamed(f, e.Name); r != nil {
+			r.Missing = es.Missing
+			r.Audited, r.LostUpdates = updateAudit(e.Updates, es.Audited)
+		}
 	}
-	return rule.Judge(f)
+}
+
+// pollEvidence adds to f the freshness polls' histograms of a step's
+// whole measured part, of the target and of each of f's read endpoints,
+// with the polls that failed (in them as lower bounds; the rule counts
+// them as such).
+func pollEvidence(f *stats.StepFigures, step *results.Result) {
+	tgt := step.Target()
+	f.FreshnessLag, f.FreshnessFailed = tgt.Freshness.Lag, tgt.Freshness.Censored
+	for _, e := range step.Reads() {
+		if r := endpointNamed(f, e.Name); r != nil {
+			r.FreshnessLag, r.FreshnessFailed = e.Freshness.Lag, e.Freshness.Censored
+		}
+	}
+}
+
+func endpointNamed(f *stats.StepFigures, name string) *stats.EndpointFigures {
+	for i := range f.ReadEndpoints {
+		if f.ReadEndpoints[i].Name == name {
+			return &f.ReadEndpoints[i]
+		}
+	}
+	return nil
 }
 
 // updateAudit folds an endpoint's update audit, if it has one, into
