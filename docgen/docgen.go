@@ -101,12 +101,8 @@ type Generator struct {
 	ids []byte // arena that Document.ID strings point into
 
 	corpus *corpus.Corpus // nil: generated payloads
-	tmpl   *Template      // nil: the built-in shapes
+	tmpl   *Template      // nil: the built-in RockBench shape
 	who    person         // the template event's person ({{person ...}})
-
-	// With the nested shape, how many orders and events a document holds.
-	nested         bool
-	orders, events int
 }
 
 // New returns a generator for cfg, or an error when cfg.DocSize is outside
@@ -126,6 +122,13 @@ func New(cfg Config) (*Generator, error) {
 			return nil, err
 		}
 	}
+	tmpl := cfg.Template
+	if cfg.Corpus == nil && tmpl == nil && cfg.Shape == ShapeNested {
+		var err error
+		if tmpl, err = nestedShape(size); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Index < 0 {
 		return nil, fmt.Errorf("docgen: generator index %d is negative", cfg.Index)
 	}
@@ -141,7 +144,7 @@ func New(cfg Config) (*Generator, error) {
 	s1 := splitmix64(seed + uint64(cfg.Index)*0x9e3779b97f4a7c15)
 	s2 := splitmix64(s1 ^ 0xda3e39cb94b95bdb)
 
-	g := &Generator{size: size, corpus: cfg.Corpus, tmpl: cfg.Template}
+	g := &Generator{size: size, corpus: cfg.Corpus, tmpl: tmpl}
 	g.idRNG.Seed(s1, s2)
 	gen := g.idRNG.Uint64() // the first draw, so that a seed's generators keep their identifiers
 	g.rng.s = g.idRNG.Uint64()
@@ -152,12 +155,7 @@ func New(cfg Config) (*Generator, error) {
 		gen = sameDigits(gen, splitmix64(gen^k))
 	}
 	g.id = strconv.FormatUint(gen, 10)
-	switch {
-	case cfg.Corpus != nil || cfg.Template != nil:
-	case cfg.Shape == ShapeNested:
-		g.nested = true
-		g.planNested()
-	default:
+	if cfg.Corpus == nil && tmpl == nil {
 		g.plan()
 	}
 	return g, nil
@@ -170,14 +168,20 @@ func checkShape(size int, shape string) error {
 	}
 	switch shape {
 	case "", ShapeRockBench:
-	case ShapeNested:
-		if size < MinNestedSize {
-			return fmt.Errorf("docgen: document size %d bytes is too small for the nested shape: at least %d bytes", size, MinNestedSize)
-		}
+	case ShapeNested: // its template says its least size
 	default:
 		return fmt.Errorf("docgen: document shape %q: want %s or %s", shape, ShapeRockBench, ShapeNested)
 	}
 	return nil
+}
+
+// nestedShape is the nested shape's shipped template at size bytes.
+func nestedShape(size int) (*Template, error) {
+	t, err := shapeTemplate(ShapeNested)
+	if err != nil {
+		return nil, err
+	}
+	return t.resized(size)
 }
 
 // sameDigits maps mix to a number with as many decimal digits as gen. The
@@ -265,8 +269,6 @@ func (g *Generator) appendBody(buf []byte, start int) ([]byte, bool) {
 		}
 	case g.tmpl != nil:
 		buf = g.tmpl.appendPayload(g, buf, start)
-	case g.nested:
-		buf = g.appendNested(buf, start+g.size)
 	default:
 		buf = g.appendPayload(buf, start+g.size)
 	}

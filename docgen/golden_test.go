@@ -13,7 +13,9 @@ import (
 // thousands of documents and revisions of a few seeds, sizes and shapes
 // pin it; only a deliberate change of the documents updates them. The last
 // one drew the payload from its own random stream (wyrand) instead of the
-// ids' PCG: the same fields, sizes and distributions, other values.
+// ids' PCG: the same fields, sizes and distributions, other values. The
+// nested shape's is the shipped nested template's since it became the
+// shape (TestNestedTemplate pins its fields against the hand-written one).
 func TestOutputUnchanged(t *testing.T) {
 	for _, c := range []struct {
 		cfg  Config
@@ -23,7 +25,7 @@ func TestOutputUnchanged(t *testing.T) {
 		{Config{DocSize: 400, Seed: 2, Index: 3}, "109cb0a8ba09bb2b40201a6729f1fc821cecfc3165b681eeb1f74f2e3d228ef2"},
 		{Config{DocSize: 1250, Seed: 3, Nonce: 9}, "537046c21c90f67fadb95e1599e65b6931ae05dfbb4c1cb053e016e52df83a98"},
 		{Config{DocSize: 10_000, Seed: 4}, "3a8ed4af9ca0dbf6bbf63b0aa275dfbb35913d3bcd63c2746078f53330a1232d"},
-		{Config{DocSize: 9000, Seed: 5, Shape: ShapeNested}, "09aa6e73aa9ca434e5a0978468c0f283b729d02db81450110f935dc566c6f5f4"},
+		{Config{DocSize: 9000, Seed: 5, Shape: ShapeNested}, "0183eb0fe37990a566edb6ca90791a469942aadbdbb1df92d51f8a54e9e2be88"},
 	} {
 		g, err := New(c.cfg)
 		if err != nil {

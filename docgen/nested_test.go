@@ -2,6 +2,7 @@ package docgen
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -25,11 +26,11 @@ func depth(v any) int {
 }
 
 // The nested shape comes out at its size to the byte (a few bytes over
-// at most), valid JSON, nested five levels and more, with strings,
+// at most; at its least size, MinSize, a rare event may be longer), valid JSON, nested five levels and more, with strings,
 // numbers, booleans and null, and with the query workload's fields at the
 // top level: processBy a scalar, emails an array.
 func TestNestedShape(t *testing.T) {
-	for _, size := range []int{MinNestedSize, 5000, 9000, 20_000, 100_000} {
+	for _, size := range []int{9000, 20_000, 100_000} {
 		g := mustNew(t, Config{DocSize: size, Seed: 5, Shape: ShapeNested})
 		buf := make([]byte, 0, 2*size)
 		for i := range 200 {
@@ -83,9 +84,30 @@ func TestNestedDeterministicAndRefused(t *testing.T) {
 			t.Fatalf("document %d differs under the same seed", i)
 		}
 	}
-	for _, c := range []Config{{DocSize: MinNestedSize - 1, Shape: ShapeNested}, {DocSize: 1000, Shape: "flat"}} {
+	for _, c := range []Config{{DocSize: 5000, Shape: ShapeNested}, {DocSize: 1000, Shape: "flat"}} {
 		if _, err := New(c); err == nil {
 			t.Errorf("%+v accepted", c)
 		}
+	}
+}
+
+// The nested shape is the shipped nested template at the configured size:
+// the same events, byte for byte, as the template run at that size, and a
+// size below what the template's other values take is refused naming the
+// least size that works.
+func TestNestedShapeIsTheShippedTemplate(t *testing.T) {
+	tm := mustShipped(t, "nested")
+	shape := mustNew(t, Config{DocSize: 9000, Seed: 6, Shape: ShapeNested})
+	tmpl := mustNew(t, Config{Template: tm, Seed: 6})
+	if a, b := digest(shape, true), digest(tmpl, true); a != b {
+		t.Fatalf("the nested shape's events (digest %s) are not the shipped template's (%s)", a, b)
+	}
+	least := MinSize(ShapeNested)
+	if _, err := New(Config{DocSize: least, Shape: ShapeNested}); err != nil {
+		t.Fatalf("the least nested size %d refused: %v", least, err)
+	}
+	_, err := New(Config{DocSize: least - 1, Shape: ShapeNested})
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("at least %d bytes", least)) {
+		t.Fatalf("size %d: error %v, want one naming the least size %d", least-1, err, least)
 	}
 }

@@ -275,3 +275,25 @@ func appendEmail(b []byte, first, last, comp, tld int) []byte {
 	b = append(b, '.')
 	return appendPad(b, &padTLDs[tld])
 }
+
+// appendAddress writes a postal address with its coordinates, in the
+// RockBench sample's.
+func (g *Generator) appendAddress(b []byte) []byte {
+	b = append(b, `{"street":"`...)
+	b = appendInt(b, int64(1+g.intn(9999)))
+	b = append(b, ' ')
+	b = g.appendPick(b, padStreets)
+	b = append(b, ' ')
+	b = g.appendPick(b, padSuffixes)
+	b = append(b, `","city":"`...)
+	b = g.appendPick(b, padCities)
+	b = append(b, `","state":"`...)
+	b = g.appendPick(b, padStates)
+	b = append(b, `","zipcode":"`...)
+	b = appendDigits(b, g.intn(100_000), 5)
+	b = append(b, `","coordinates":{"lat":`...)
+	b = appendFixed2(b, g.intn(18_001)-9000)
+	b = append(b, `,"long":`...)
+	b = appendFixed2(b, g.intn(36_001)-18_000)
+	return append(b, `}}`...)
+}

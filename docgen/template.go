@@ -35,6 +35,7 @@ type Template struct {
 	person bool   // an event draws its person first
 	mean   int    // mean serialized size of the payload, measured
 	size   int    // with a {{fill}}, every event's size; 0: none
+	least  int    // with a {{fill}}, the least size that holds the other values
 	name   string // its file, or the shipped template's name
 }
 
@@ -96,8 +97,9 @@ func ParseTemplate(data []byte) (*Template, error) {
 	if t.size != 0 {
 		// The filler writes what the rest leaves: at least nothing, as in
 		// the longest event of the sample.
-		if least := HeadSize + longest + 1; t.size < least {
-			return nil, fmt.Errorf("line %d: {{fill %d}}: the template's other values take up to %d bytes with the head; raise the size to %d or more", c.fillLine, t.size, least, least)
+		t.least = HeadSize + longest + 1
+		if t.size < t.least {
+			return nil, fmt.Errorf("line %d: {{fill %d}}: the template's other values take up to %d bytes with the head; raise the size to %d or more", c.fillLine, t.size, t.least, t.least)
 		}
 		t.mean = t.size - HeadSize
 	}
@@ -810,4 +812,41 @@ func ShippedTemplate(name string) (*Template, error) {
 	}
 	t.name = name
 	return t, nil
+}
+
+// resized returns t with its {{fill}} making every event size bytes, or
+// an error naming the least size that works. The program is shared: the
+// size is only where the filler ends.
+func (t *Template) resized(size int) (*Template, error) {
+	if t.size == 0 {
+		return nil, fmt.Errorf("docgen: template %s has no {{fill}} to size its events with", t.name)
+	}
+	if size < t.least {
+		return nil, fmt.Errorf("docgen: document size %d bytes is too small for the %s shape: at least %d bytes", size, t.name, t.least)
+	}
+	r := *t
+	r.size, r.mean = size, size-HeadSize
+	return &r, nil
+}
+
+// MinSize is the least event size of a built-in shape ("" is rockbench):
+// what its shipped template's values other than the filler take, with
+// the head; 0 for an unknown shape.
+func MinSize(shape string) int {
+	t, err := shapeTemplate(shape)
+	if err != nil {
+		return 0
+	}
+	return t.least
+}
+
+// shapeTemplate compiles the shipped template of a built-in shape.
+func shapeTemplate(shape string) (*Template, error) {
+	if shape == "" {
+		shape = ShapeRockBench
+	}
+	if !slices.Contains(Shapes, shape) {
+		return nil, fmt.Errorf("docgen: document shape %q: want %s", shape, strings.Join(Shapes, " or "))
+	}
+	return ShippedTemplate(shape)
 }

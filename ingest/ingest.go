@@ -99,8 +99,8 @@ func (c Config) Validate() error {
 		return invalid.New(invalid.DocSize, c.DocSize, fmt.Sprintf("%d..%d bytes", docgen.MinDocSize, docgen.MaxDocSize))
 	case c.builtIn() && !slices.Contains(docgen.Shapes, c.DocShape) && c.DocShape != "":
 		return invalid.New(invalid.DocShape, c.DocShape, strings.Join(docgen.Shapes, " or "))
-	case c.builtIn() && c.DocShape == docgen.ShapeNested && c.DocSize < docgen.MinNestedSize:
-		return invalid.New(invalid.DocSize, c.DocSize, fmt.Sprintf("at least %d bytes for the nested shape", docgen.MinNestedSize))
+	case c.builtIn() && c.DocShape == docgen.ShapeNested && c.DocSize < docgen.MinSize(docgen.ShapeNested):
+		return invalid.New(invalid.DocSize, c.DocSize, fmt.Sprintf("at least %d bytes for the nested shape", docgen.MinSize(docgen.ShapeNested)))
 	case c.WriteTimeout <= 0:
 		return invalid.New(invalid.WriteTimeout, c.WriteTimeout, "a positive duration")
 	case c.WriteRetries < 0:

@@ -77,8 +77,8 @@ func (c Config) Validate() error {
 		return invalid.New(invalid.DocSize, c.DocSize, fmt.Sprintf("%d..%d bytes", docgen.MinDocSize, docgen.MaxDocSize))
 	case c.DocShape != "" && !slices.Contains(docgen.Shapes, c.DocShape):
 		return invalid.New(invalid.DocShape, c.DocShape, strings.Join(docgen.Shapes, " or "))
-	case c.DocShape == docgen.ShapeNested && c.DocSize < docgen.MinNestedSize:
-		return invalid.New(invalid.DocSize, c.DocSize, fmt.Sprintf("at least %d bytes for the nested shape", docgen.MinNestedSize))
+	case c.DocShape == docgen.ShapeNested && c.DocSize < docgen.MinSize(docgen.ShapeNested):
+		return invalid.New(invalid.DocSize, c.DocSize, fmt.Sprintf("at least %d bytes for the nested shape", docgen.MinSize(docgen.ShapeNested)))
 	case c.StreamEvents < 0:
 		return fmt.Errorf("stream size %d: want a positive number of events", c.StreamEvents)
 	case c.BatchSize <= 0:

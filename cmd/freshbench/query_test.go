@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/freshbench/freshbench/docgen"
 	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/query"
 	"github.com/freshbench/freshbench/results"
@@ -336,7 +337,7 @@ func TestNestedShapeQueried(t *testing.T) {
 		})
 	}
 	wantUsageError(t, []string{"run", "--doc-shape", "flat"}, "--doc-shape flat")
-	wantUsageError(t, []string{"run", "--doc-shape", "nested", "--doc-size", "1KB"}, "at least 2000 bytes for the nested shape")
+	wantUsageError(t, []string{"run", "--doc-shape", "nested", "--doc-size", "1KB"}, fmt.Sprintf("at least %d bytes for the nested shape", docgen.MinSize(docgen.ShapeNested)))
 }
 
 // nestedRun is the --settle and --duration of TestNestedShapeQueried's

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,7 +22,7 @@ func seedCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	events := fs.Int64("events", 0, "size of the data set in events")
 	size := fs.String("bytes", "", "size of the data set in serialized bytes instead, e.g. 10GB (MB = 10^6 bytes)")
 	docSize := fs.String("doc-size", "1KB", "serialized size of one event (1KB = 1000 bytes)")
-	docShape := fs.String("doc-shape", docgen.ShapeRockBench, "shape of the events: rockbench or nested (the 20K-QPS study's, about 9 KB: give --doc-size 9KB); a resume takes the same shape")
+	docShape := fs.String("doc-shape", docgen.ShapeRockBench, "shape of the events: rockbench or nested (the 20K-QPS study's shipped template filled to --doc-size, at least "+strconv.Itoa(docgen.MinSize(docgen.ShapeNested))+" bytes: give --doc-size 9KB); a resume takes the same shape")
 	batchSize := fs.Int("batch-size", 500, "events per write request")
 	inflight := fs.Int("max-inflight", 8, "bound on concurrent write requests")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "streams generated at once")

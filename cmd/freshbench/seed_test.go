@@ -2,9 +2,12 @@ package main
 
 import (
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/freshbench/freshbench/docgen"
 )
 
 func TestSeedBadInput(t *testing.T) {
@@ -23,7 +26,7 @@ func TestSeedBadInput(t *testing.T) {
 		{"no parallelism", []string{"seed", "--data-dir", dir, "--events", "10", "--parallel", "0"}, "--parallel 0"},
 		{"negative wait", []string{"seed", "--data-dir", dir, "--events", "10", "--wait", "-1s"}, "--wait -1s"},
 		{"unknown shape", []string{"seed", "--data-dir", dir, "--events", "10", "--doc-shape", "flat"}, "--doc-shape flat: want rockbench or nested"},
-		{"nested too small", []string{"seed", "--data-dir", dir, "--events", "10", "--doc-shape", "nested"}, "--doc-size 1000: want at least 2000 bytes for the nested shape"},
+		{"nested too small", []string{"seed", "--data-dir", dir, "--events", "10", "--doc-shape", "nested"}, fmt.Sprintf("--doc-size 1000: want at least %d bytes for the nested shape", docgen.MinSize(docgen.ShapeNested))},
 		{"unknown target", []string{"seed", "--events", "10", "--target", "nosuch://x"}, `--target: bad target URL: unknown scheme "nosuch"`},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantUsageError(t, c.args, c.want) })
