@@ -135,20 +135,39 @@ func (p *pool) addOwn(doc []byte) {
 }
 
 // drawOwn draws the parameters of c, one per parameter; false while a
-// field has no value yet.
-func (p *pool) drawOwn(c *compiled) ([]any, bool) {
+// field has no value yet. With probability missShare the query misses
+// (miss is then true): each string parameter takes a value never written
+// (missString). A number or boolean keeps the value drawn: no number is
+// sure never to be written, and a boolean has two values. So a query
+// whose drawn parameters hold no string does not miss, and the result's
+// misses count the queries that did.
+func (p *pool) drawOwn(c *compiled, missShare float64) (args []any, miss, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	args := make([]any, len(c.fields))
+	args = make([]any, len(c.fields))
 	for i, fi := range c.fields {
 		f := p.own[fi]
 		if len(f.vals) == 0 {
-			return nil, false
+			return nil, false, false
 		}
 		args[i] = f.vals[p.drawRng.IntN(len(f.vals))]
 	}
-	return args, true
+	if missShare == 0 || p.drawRng.Float64() >= missShare {
+		return args, false, true
+	}
+	for i, a := range args {
+		if _, ok := a.(string); ok {
+			p.misses++
+			args[i], miss = missString(p.misses), true
+		}
+	}
+	return args, miss, true
 }
+
+// missString is a string no written event holds: under the reserved
+// top-level domain .invalid (RFC 2606), which docgen never writes.
+// Each is distinct, so that no cache answers a repeated miss.
+func missString(n uint64) string { return fmt.Sprintf("miss-%d.freshbench.invalid", n) }
 
 // add offers one document to the reservoir (Algorithm R). A document that
 // lacks a query field, or is not JSON, is no parameter source; the ingest

@@ -54,7 +54,7 @@ type Config struct {
 	Shape       pace.Shape
 	Concurrency int           // closed loop: workers, each with one query in flight
 	MaxInflight int           // open loop: bound on queries in flight
-	MissShare   float64       // share of queries whose parameter was never written
+	MissShare   float64       // share of queries whose parameter was never written (see pool.drawOwn for queries of one's own)
 	Limit       int           // rows a query returns at most (documents, or groups)
 	Timeout     time.Duration // per query
 	Settle      time.Duration // a written document becomes a parameter source this long after its acknowledgement
@@ -204,7 +204,7 @@ func texts(p *pool, q target.Querier, mix Mix, limit int, own map[target.QueryKi
 	out := map[target.QueryKind]string{}
 	for _, w := range mix {
 		if c, ok := own[w.Kind]; ok {
-			args, ok := p.drawOwn(c)
+			args, _, ok := p.drawOwn(c, 0)
 			if !ok {
 				return nil, false
 			}
@@ -319,8 +319,8 @@ func (l *Load) next() (target.Query, bool) {
 	kind := l.cfg.Mix.pick(l.rng)
 	l.mu.Unlock()
 	if c, ok := l.own[kind]; ok {
-		args, _ := l.pool.drawOwn(c) // ready: every field has a value
-		return target.Query{Kind: kind, Own: c.statement(args)}, false
+		args, miss, _ := l.pool.drawOwn(c, l.cfg.MissShare) // ready: every field has a value
+		return target.Query{Kind: kind, Own: c.statement(args)}, miss
 	}
 	v, miss, _ := l.pool.draw(kind, l.cfg.MissShare)
 	return target.Query{Kind: kind, Value: v, Limit: l.cfg.Limit}, miss
