@@ -164,8 +164,9 @@ func (p *pool) drawOwn(c *compiled, missShare float64) (args []any, miss, ok boo
 	return args, miss, true
 }
 
-// missString is a string no written event holds: under the reserved
-// top-level domain .invalid (RFC 2606), which docgen never writes.
+// missString is a string no written event holds, for every kind and
+// parameter alike: under the reserved top-level domain .invalid (RFC
+// 2606), which docgen never writes (its emails are at real domains).
 // Each is distinct, so that no cache answers a repeated miss.
 func missString(n uint64) string { return fmt.Sprintf("miss-%d.freshbench.invalid", n) }
 
@@ -249,7 +250,7 @@ func (p *pool) draw(kind target.QueryKind, missShare float64) (v string, miss, o
 	defer p.mu.Unlock()
 	if missShare > 0 && p.drawRng.Float64() < missShare {
 		p.misses++
-		return missValue(kind, p.misses), true, true
+		return missString(p.misses), true, true
 	}
 	if len(p.docs) == 0 {
 		return "", false, false
@@ -264,22 +265,6 @@ func (p *pool) draw(kind target.QueryKind, missShare float64) (v string, miss, o
 		return f.Company, false, true
 	}
 	return f.Generator, false, true // newest, bucket
-}
-
-// missValue is a value of kind's field that no generated document has
-// (docgen writes processBy as worker-NNN, companies from a list, emails
-// at real top-level domains and decimal generator identifiers). Each is
-// distinct, so that no cache answers a repeated miss.
-func missValue(kind target.QueryKind, n uint64) string {
-	switch kind {
-	case target.QueryPoint:
-		return fmt.Sprintf("worker-miss-%d", n)
-	case target.QueryArray:
-		return fmt.Sprintf("miss-%d@freshbench.invalid", n)
-	case target.QueryAggregate:
-		return fmt.Sprintf("Miss-%d", n)
-	}
-	return fmt.Sprintf("miss-%d", n)
 }
 
 // tap is a target whose acknowledged writes feed the pool.
