@@ -42,7 +42,8 @@ type pool struct {
 
 	// adding is owned by the one goroutine that adds at a time.
 	adding struct {
-		rng *rand.Rand
+		rng  *rand.Rand
+		seen int64 // documents offered
 	}
 }
 
@@ -81,7 +82,6 @@ type ownField struct {
 	path   []string
 	recent bool
 	vals   []any
-	seen   int64
 	next   int // recent: where the next value goes once full
 }
 
@@ -103,35 +103,43 @@ func (p *pool) field(prm Param) int {
 // value, if the document has one. A document that is not JSON is no
 // parameter source; the ingest accounts for what was written.
 func (p *pool) add(doc []byte) {
+	p.mu.Lock()
+	own := p.own
+	p.mu.Unlock()
+	// One reservoir decision per document, made before it is parsed:
+	// once the uniform samples are full, a document is kept with
+	// chance poolSize/seen (Algorithm R), so a long run parses almost
+	// none. Only a field that keeps the newest values needs every one.
+	p.adding.seen++
+	keep := p.adding.seen <= poolSize || p.adding.rng.Int64N(p.adding.seen) < poolSize
+	recent := slices.ContainsFunc(own, func(f *ownField) bool { return f.recent })
+	if !keep && !recent {
+		return
+	}
 	var v any
 	if json.Unmarshal(doc, &v) != nil {
 		return
 	}
-	p.mu.Lock()
-	own := p.own
-	p.mu.Unlock()
 	vals := make([]any, len(own))
 	for i, f := range own {
-		vals[i] = value(v, f.path, p.adding.rng.IntN)
+		if keep || f.recent {
+			vals[i] = value(v, f.path, p.adding.rng.IntN)
+		}
 	}
+	slot := p.adding.rng.IntN(poolSize)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, f := range own {
 		x := vals[i]
-		if x == nil {
-			continue
-		}
-		f.seen++
 		switch {
+		case x == nil:
 		case f.recent && len(f.vals) == ownRecent:
 			f.vals[f.next] = x
 			f.next = (f.next + 1) % ownRecent
-		case len(f.vals) < poolSize && (f.recent || f.seen <= poolSize):
+		case len(f.vals) < poolSize && (f.recent || keep):
 			f.vals = append(f.vals, x)
 		case !f.recent:
-			if k := p.adding.rng.Int64N(f.seen); k < poolSize {
-				f.vals[k] = x
-			}
+			f.vals[slot] = x
 		}
 	}
 }

@@ -71,8 +71,32 @@ func TestReservoirIsBounded(t *testing.T) {
 		docs[i] = d.JSON
 	}
 	p.seed(docs)
-	if len(f.vals) != poolSize || f.seen != int64(2*poolSize) {
-		t.Fatalf("reservoir holds %d of %d values, want %d", len(f.vals), f.seen, poolSize)
+	if len(f.vals) != poolSize || p.adding.seen != int64(2*poolSize) {
+		t.Fatalf("reservoir holds %d of %d values, want %d", len(f.vals), p.adding.seen, poolSize)
+	}
+}
+
+// The reservoir decides before it parses, and what it keeps is still a
+// uniform sample of every document offered: of 8·poolSize documents, the
+// first half's share of the sample is about a half (a binomial of
+// poolSize draws: its standard deviation is under 0.01).
+func TestReservoirIsUniform(t *testing.T) {
+	p := newPool(0, 1)
+	f := p.own[p.field(Param{Field: "_seq"})]
+	b := batch(t, 8*poolSize)
+	docs := make([][]byte, len(b.Docs))
+	for i, d := range b.Docs {
+		docs[i] = d.JSON
+	}
+	p.seed(docs)
+	first := 0
+	for _, v := range f.vals {
+		if v.(int64) < 4*poolSize {
+			first++
+		}
+	}
+	if share := float64(first) / float64(len(f.vals)); share < 0.45 || share > 0.55 {
+		t.Fatalf("the first half of the documents is %.3f of the sample of %d, want about 0.5", share, len(f.vals))
 	}
 }
 
