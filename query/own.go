@@ -55,7 +55,8 @@ var Families = []string{"sqlite", "postgres", "questdb", "druid", "pinot", "elas
 // checked when it runs.
 var explain = map[string]string{"sqlite": "EXPLAIN ", "postgres": "EXPLAIN ", "questdb": "EXPLAIN ", "druid": "EXPLAIN PLAN FOR "}
 
-// compiled is an Own ready for one family.
+// compiled is an Own ready for one family, or with own nil a built-in
+// kind, whose one field gives its value.
 type compiled struct {
 	own    *Own
 	family string
@@ -264,6 +265,14 @@ func (c *compiled) statement(args []any) *target.Statement {
 	return s
 }
 
+// query is the query of kind with args drawn for c.
+func (c *compiled) query(kind target.QueryKind, args []any, limit int) target.Query {
+	if c.own == nil {
+		return target.Query{Kind: kind, Value: fmt.Sprint(args[0]), Limit: limit}
+	}
+	return target.Query{Kind: kind, Own: c.statement(args)}
+}
+
 // CheckOwnTexts refuses, before anything is sent to a database of
 // family, a query of one's own in cfg's mix that it cannot run: no text
 // for family, parameters that do not match, or a search body that is not
@@ -287,7 +296,7 @@ func CheckOwn(ctx context.Context, q target.Querier, cfg Config) error {
 	for _, k := range slices.Sorted(maps.Keys(own)) {
 		c := own[k]
 		ex, ok := explain[c.family]
-		if c.dsl || !ok {
+		if c.own == nil || c.dsl || !ok {
 			continue
 		}
 		s := c.statement(make([]any, len(c.own.Params)))

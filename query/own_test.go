@@ -183,7 +183,7 @@ func TestRecentAndUniform(t *testing.T) {
 	c := &compiled{fields: []int{rec, uni}}
 	var oldRecent, oldUniform int
 	for range 2000 {
-		args, ok := p.drawOwn(c)
+		args, _, ok := p.draw(c, 0)
 		if !ok {
 			t.Fatal("nothing to draw")
 		}

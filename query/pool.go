@@ -13,7 +13,7 @@ import (
 	"github.com/freshbench/freshbench/target"
 )
 
-// poolSize bounds the documents kept: enough that lookups spread over
+// poolSize bounds the values kept per field: enough that lookups spread over
 // many values, small enough to cost nothing.
 const poolSize = 4096
 
@@ -21,29 +21,29 @@ const poolSize = 4096
 // that lookups hit. A written document joins only settle after its write
 // was acknowledged: a lookup must not miss merely because the database
 // has not made the document visible yet (that is the freshness lag, which
-// the probes measure). The documents kept are a uniform sample (a
-// reservoir) of all that joined; only those kept are parsed, so a long
-// run costs almost nothing once the reservoir is full. Parsing happens
-// neither on the write path nor when a query is drawn, but in whoever
-// adds (seed, or the workload's settler goroutine), outside the lock.
+// the probes measure). Each field a kind draws from keeps a uniform
+// sample (a reservoir) of its values, or the newest (ownField); every
+// kind, built-in or one's own, draws each parameter from its field
+// apart. The tap offers one document per acknowledged batch, and it is
+// parsed neither on the write path nor when a query is drawn, but in
+// whoever adds (seed, or the workload's settler goroutine), outside the
+// lock.
 type pool struct {
 	settle time.Duration
 
 	mu      sync.Mutex // guards the fields below, up to adding
 	drawRng *rand.Rand
 	pending []written // acknowledged, not settled yet; oldest first
-	docs    []fields
 	misses  uint64
 	tapped  bool
-	// own are the fields the queries of one's own draw from; needDocs
-	// says whether a built-in kind needs docs.
-	own      []*ownField
-	needDocs bool
+	// own are the fields the queries draw from, built-in kinds and
+	// queries of one's own alike.
+	own []*ownField
 
 	// adding is owned by the one goroutine that adds at a time.
 	adding struct {
-		seen int64
 		rng  *rand.Rand
+		seen int64 // documents offered
 	}
 }
 
@@ -58,17 +58,18 @@ func newPool(settle time.Duration, seed uint64) *pool {
 	return p
 }
 
-// fields are what the query kinds filter on.
-type fields struct {
-	ProcessBy string   `json:"processBy"`
-	Emails    []string `json:"emails"`
-	Company   string   `json:"company"`
-	Generator string   `json:"generator_identifier"`
-}
-
-// complete reports whether every kind can draw from f.
-func (f *fields) complete() bool {
-	return f.ProcessBy != "" && len(f.Emails) > 0 && f.Company != "" && f.Generator != ""
+// KindField is the field of the written events a built-in kind draws
+// its one value from.
+func KindField(kind target.QueryKind) string {
+	switch kind {
+	case target.QueryPoint:
+		return "processBy"
+	case target.QueryArray:
+		return "emails"
+	case target.QueryAggregate:
+		return "company"
+	}
+	return "generator_identifier" // newest, bucket
 }
 
 // ownRecent is how many of the newest values a recent parameter draws
@@ -81,7 +82,6 @@ type ownField struct {
 	path   []string
 	recent bool
 	vals   []any
-	seen   int64
 	next   int // recent: where the next value goes once full
 }
 
@@ -99,85 +99,86 @@ func (p *pool) field(prm Param) int {
 	return len(p.own) - 1
 }
 
-// addOwn takes the own fields' values from one document.
-func (p *pool) addOwn(doc []byte) {
+// add offers one document: each field the queries draw from takes its
+// value, if the document has one. A document that is not JSON is no
+// parameter source; the ingest accounts for what was written.
+func (p *pool) add(doc []byte) {
+	p.mu.Lock()
+	own := p.own
+	p.mu.Unlock()
+	// One reservoir decision per document, made before it is parsed:
+	// once the uniform samples are full, a document is kept with
+	// chance poolSize/seen (Algorithm R), so a long run parses almost
+	// none. Only a field that keeps the newest values needs every one.
+	p.adding.seen++
+	keep := p.adding.seen <= poolSize || p.adding.rng.Int64N(p.adding.seen) < poolSize
+	recent := slices.ContainsFunc(own, func(f *ownField) bool { return f.recent })
+	if !keep && !recent {
+		return
+	}
 	var v any
 	if json.Unmarshal(doc, &v) != nil {
 		return
 	}
-	p.mu.Lock()
-	own := p.own
-	p.mu.Unlock()
 	vals := make([]any, len(own))
 	for i, f := range own {
-		vals[i] = value(v, f.path, p.adding.rng.IntN)
+		if keep || f.recent {
+			vals[i] = value(v, f.path, p.adding.rng.IntN)
+		}
 	}
+	slot := p.adding.rng.IntN(poolSize)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, f := range own {
 		x := vals[i]
-		if x == nil {
-			continue
-		}
-		f.seen++
 		switch {
+		case x == nil:
 		case f.recent && len(f.vals) == ownRecent:
 			f.vals[f.next] = x
 			f.next = (f.next + 1) % ownRecent
-		case len(f.vals) < poolSize && (f.recent || f.seen <= poolSize):
+		case len(f.vals) < poolSize && (f.recent || keep):
 			f.vals = append(f.vals, x)
 		case !f.recent:
-			if k := p.adding.rng.Int64N(f.seen); k < poolSize {
-				f.vals[k] = x
-			}
+			f.vals[slot] = x
 		}
 	}
 }
 
-// drawOwn draws the parameters of c, one per parameter; false while a
-// field has no value yet.
-func (p *pool) drawOwn(c *compiled) ([]any, bool) {
+// draw draws the parameters of c, one per parameter; false while a
+// field has no value yet. With probability missShare the query misses
+// (miss is then true): each string parameter takes a value never written
+// (missString). A number or boolean keeps the value drawn: no number is
+// sure never to be written, and a boolean has two values. So a query
+// whose drawn parameters hold no string does not miss, and the result's
+// misses count the queries that did.
+func (p *pool) draw(c *compiled, missShare float64) (args []any, miss, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	args := make([]any, len(c.fields))
+	args = make([]any, len(c.fields))
 	for i, fi := range c.fields {
 		f := p.own[fi]
 		if len(f.vals) == 0 {
-			return nil, false
+			return nil, false, false
 		}
 		args[i] = f.vals[p.drawRng.IntN(len(f.vals))]
 	}
-	return args, true
-}
-
-// add offers one document to the reservoir (Algorithm R). A document that
-// lacks a query field, or is not JSON, is no parameter source; the ingest
-// accounts for what was written. The own fields take their values from
-// every document offered.
-func (p *pool) add(doc []byte) {
-	if len(p.own) > 0 {
-		p.addOwn(doc)
+	if missShare == 0 || p.drawRng.Float64() >= missShare {
+		return args, false, true
 	}
-	a := &p.adding
-	a.seen++
-	slot := int64(-1) // append
-	if a.seen > poolSize {
-		if slot = a.rng.Int64N(a.seen); slot >= poolSize {
-			return
+	for i, a := range args {
+		if _, ok := a.(string); ok {
+			p.misses++
+			args[i], miss = missString(p.misses), true
 		}
 	}
-	var f fields
-	if json.Unmarshal(doc, &f) != nil || !f.complete() {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if slot < 0 || int(slot) >= len(p.docs) {
-		p.docs = append(p.docs, f)
-	} else {
-		p.docs[slot] = f
-	}
+	return args, miss, true
 }
+
+// missString is a string no written event holds, for every kind and
+// parameter alike: under the reserved top-level domain .invalid (RFC
+// 2606), which docgen never writes (its emails are at real domains).
+// Each is distinct, so that no cache answers a repeated miss.
+func missString(n uint64) string { return fmt.Sprintf("miss-%d.freshbench.invalid", n) }
 
 // seed adds documents that are stored already, without settling.
 func (p *pool) seed(docs [][]byte) {
@@ -219,48 +220,7 @@ func (p *pool) ready() bool {
 			return false
 		}
 	}
-	return len(p.docs) > 0 || !p.needDocs
-}
-
-// draw returns a parameter for kind: with probability missShare one that
-// was never written (miss is then true), otherwise a written one. ok is
-// false when no written value is there yet.
-func (p *pool) draw(kind target.QueryKind, missShare float64) (v string, miss, ok bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if missShare > 0 && p.drawRng.Float64() < missShare {
-		p.misses++
-		return missValue(kind, p.misses), true, true
-	}
-	if len(p.docs) == 0 {
-		return "", false, false
-	}
-	f := &p.docs[p.drawRng.IntN(len(p.docs))]
-	switch kind {
-	case target.QueryPoint:
-		return f.ProcessBy, false, true
-	case target.QueryArray:
-		return f.Emails[p.drawRng.IntN(len(f.Emails))], false, true
-	case target.QueryAggregate:
-		return f.Company, false, true
-	}
-	return f.Generator, false, true // newest, bucket
-}
-
-// missValue is a value of kind's field that no generated document has
-// (docgen writes processBy as worker-NNN, companies from a list, emails
-// at real top-level domains and decimal generator identifiers). Each is
-// distinct, so that no cache answers a repeated miss.
-func missValue(kind target.QueryKind, n uint64) string {
-	switch kind {
-	case target.QueryPoint:
-		return fmt.Sprintf("worker-miss-%d", n)
-	case target.QueryArray:
-		return fmt.Sprintf("miss-%d@freshbench.invalid", n)
-	case target.QueryAggregate:
-		return fmt.Sprintf("Miss-%d", n)
-	}
-	return fmt.Sprintf("miss-%d", n)
+	return true
 }
 
 // tap is a target whose acknowledged writes feed the pool.

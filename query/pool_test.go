@@ -30,6 +30,7 @@ func batch(tb testing.TB, n int) target.Batch {
 // pool draws it only once it has settled.
 func TestTapOffersSettledAcknowledgedDocuments(t *testing.T) {
 	p := newPool(time.Hour, 1)
+	c := &compiled{fields: []int{p.field(Param{Field: KindField(target.QueryNewest)})}}
 	tp := &tap{Target: failLast{sim.New(sim.Config{})}, pool: p}
 	b := batch(t, 3)
 	if _, err := tp.Write(context.Background(), b); err != nil {
@@ -40,12 +41,12 @@ func TestTapOffersSettledAcknowledgedDocuments(t *testing.T) {
 	}
 	now := time.Now()
 	p.settleDue(now)
-	if _, _, ok := p.draw(target.QueryNewest, 0); ok {
+	if _, _, ok := p.draw(c, 0); ok {
 		t.Fatal("drew a value before it settled")
 	}
 	p.settleDue(now.Add(time.Hour))
-	v, miss, ok := p.draw(target.QueryNewest, 0)
-	if !ok || miss || v != b.Generator {
+	v, miss, ok := p.draw(c, 0)
+	if !ok || miss || len(v) != 1 || v[0] != b.Generator {
 		t.Fatalf("draw after settling = %q miss=%v ok=%v, want the generator %s", v, miss, ok, b.Generator)
 	}
 }
@@ -63,14 +64,39 @@ func (f failLast) Write(ctx context.Context, b target.Batch) (target.WriteResult
 
 func TestReservoirIsBounded(t *testing.T) {
 	p := newPool(0, 1)
+	f := p.own[p.field(Param{Field: "processBy"})]
 	b := batch(t, 2*poolSize)
 	docs := make([][]byte, len(b.Docs))
 	for i, d := range b.Docs {
 		docs[i] = d.JSON
 	}
 	p.seed(docs)
-	if len(p.docs) != poolSize || p.adding.seen != int64(2*poolSize) {
-		t.Fatalf("reservoir holds %d of %d documents, want %d", len(p.docs), p.adding.seen, poolSize)
+	if len(f.vals) != poolSize || p.adding.seen != int64(2*poolSize) {
+		t.Fatalf("reservoir holds %d of %d values, want %d", len(f.vals), p.adding.seen, poolSize)
+	}
+}
+
+// The reservoir decides before it parses, and what it keeps is still a
+// uniform sample of every document offered: of 8·poolSize documents, the
+// first half's share of the sample is about a half (a binomial of
+// poolSize draws: its standard deviation is under 0.01).
+func TestReservoirIsUniform(t *testing.T) {
+	p := newPool(0, 1)
+	f := p.own[p.field(Param{Field: "_seq"})]
+	b := batch(t, 8*poolSize)
+	docs := make([][]byte, len(b.Docs))
+	for i, d := range b.Docs {
+		docs[i] = d.JSON
+	}
+	p.seed(docs)
+	first := 0
+	for _, v := range f.vals {
+		if v.(int64) < 4*poolSize {
+			first++
+		}
+	}
+	if share := float64(first) / float64(len(f.vals)); share < 0.45 || share > 0.55 {
+		t.Fatalf("the first half of the documents is %.3f of the sample of %d, want about 0.5", share, len(f.vals))
 	}
 }
 

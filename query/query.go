@@ -54,7 +54,7 @@ type Config struct {
 	Shape       pace.Shape
 	Concurrency int           // closed loop: workers, each with one query in flight
 	MaxInflight int           // open loop: bound on queries in flight
-	MissShare   float64       // share of queries whose parameter was never written
+	MissShare   float64       // share of queries whose parameter was never written (see pool.draw for queries of one's own)
 	Limit       int           // rows a query returns at most (documents, or groups)
 	Timeout     time.Duration // per query
 	Settle      time.Duration // a written document becomes a parameter source this long after its acknowledgement
@@ -107,7 +107,7 @@ type Load struct {
 	mu  sync.Mutex // guards rng
 	rng *rand.Rand
 
-	own map[target.QueryKind]*compiled // the mix's queries of one's own
+	own map[target.QueryKind]*compiled // the mix's kinds
 }
 
 // New prepares a workload on the read endpoint q, named endpoint; obs may
@@ -145,15 +145,15 @@ func familyOf(q target.Querier) string {
 	return ""
 }
 
-// compileOwn readies the mix's queries of one's own for family and
-// registers their fields with p; p needs docs when a built-in kind is
-// in the mix.
+// compileOwn readies each kind of the mix for family and registers the
+// fields it draws from with p: a query of one's own, or a built-in kind
+// (its own nil), which draws one value from KindField.
 func compileOwn(cfg Config, family string, p *pool) (map[target.QueryKind]*compiled, error) {
 	out := map[target.QueryKind]*compiled{}
 	for _, w := range cfg.Mix {
 		i := slices.IndexFunc(cfg.Own, func(o Own) bool { return o.Name == string(w.Kind) })
 		if i < 0 {
-			p.needDocs = true
+			out[w.Kind] = &compiled{fields: []int{p.field(Param{Field: KindField(w.Kind)})}}
 			continue
 		}
 		c, err := cfg.Own[i].compile(family, cfg.Limit)
@@ -203,19 +203,11 @@ func (l *Load) Prepare(ctx context.Context) error {
 func texts(p *pool, q target.Querier, mix Mix, limit int, own map[target.QueryKind]*compiled) (map[target.QueryKind]string, bool) {
 	out := map[target.QueryKind]string{}
 	for _, w := range mix {
-		if c, ok := own[w.Kind]; ok {
-			args, ok := p.drawOwn(c)
-			if !ok {
-				return nil, false
-			}
-			out[w.Kind] = q.QueryText(target.Query{Kind: w.Kind, Own: c.statement(args)})
-			continue
-		}
-		v, _, ok := p.draw(w.Kind, 0)
+		args, _, ok := p.draw(own[w.Kind], 0)
 		if !ok {
 			return nil, false
 		}
-		out[w.Kind] = q.QueryText(target.Query{Kind: w.Kind, Value: v, Limit: limit})
+		out[w.Kind] = q.QueryText(own[w.Kind].query(w.Kind, args, limit))
 	}
 	return out, true
 }
@@ -223,7 +215,7 @@ func texts(p *pool, q target.Querier, mix Mix, limit int, own map[target.QueryKi
 // Explain returns each kind of cfg's mix as q would send it, with a
 // parameter taken from a sample of what q holds, or from a generated event
 // when it holds none, so that a user can read the queries before a run.
-// A query of one's own needs events that hold its fields.
+// A kind needs events that hold its fields.
 func Explain(ctx context.Context, q target.Querier, cfg Config) (map[target.QueryKind]string, error) {
 	mix, limit := cfg.Mix, cfg.Limit
 	p := newPool(0, 1)
@@ -246,7 +238,7 @@ func Explain(ctx context.Context, q target.Querier, cfg Config) (map[target.Quer
 	}
 	t, ok := texts(p, q, mix, limit, own)
 	if !ok {
-		return nil, ErrNoParameters // a query of one's own found none of its fields
+		return nil, ErrNoParameters // a kind found none of its fields
 	}
 	return t, nil
 }
@@ -318,12 +310,9 @@ func (l *Load) next() (target.Query, bool) {
 	l.mu.Lock()
 	kind := l.cfg.Mix.pick(l.rng)
 	l.mu.Unlock()
-	if c, ok := l.own[kind]; ok {
-		args, _ := l.pool.drawOwn(c) // ready: every field has a value
-		return target.Query{Kind: kind, Own: c.statement(args)}, false
-	}
-	v, miss, _ := l.pool.draw(kind, l.cfg.MissShare)
-	return target.Query{Kind: kind, Value: v, Limit: l.cfg.Limit}, miss
+	c := l.own[kind]
+	args, miss, _ := l.pool.draw(c, l.cfg.MissShare) // ready: every field has a value
+	return c.query(kind, args, l.cfg.Limit), miss
 }
 
 // openLoop sends queries at their intended times until end, through the

@@ -121,3 +121,46 @@ func tablesIn(t *testing.T, path string) []string {
 	}
 	return names
 }
+
+// --miss-share reaches queries of one's own: a miss gives each string
+// parameter a value never written, so that it finds no row; a number
+// parameter keeps a written value, so a query of numbers alone never
+// misses.
+func TestQueryOwnMisses(t *testing.T) {
+	dir := t.TempDir()
+	w, c := ownWorkload(t, dir, "SELECT doc FROM {table} WHERE json_extract(doc, '$.customer.name') = :who")
+	text, err := os.ReadFile(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text = []byte(strings.Replace(string(text), "  by-item:", "  by-tier:\n    params:\n      tier: customer.tier\n"+
+		"    sqlite: SELECT doc FROM {table} WHERE json_extract(doc, '$.customer.tier') = :tier LIMIT 5\n  by-item:", 1))
+	text = []byte(strings.Replace(string(text), "mix: by-customer=1,by-item=1", "mix: by-customer=1,by-tier=1", 1))
+	if err := os.WriteFile(w, text, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "r.json")
+	code, stdout, stderr := freshbenchVirtual(t, "query", "--workload", w, "--events", c, "--rate", "1000", "--qps", "100",
+		"--duration", "3s", "--warmup", "0s", "--settle", "100ms", "--drain", "2s", "--quiet", "--metrics-addr", "",
+		"--miss-share", "0.5", "--data-dir", filepath.Join(dir, "data"), "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	r := readResult(t, out)
+	if r.Target().Queries == nil || len(r.Target().Queries.Kinds) != 2 {
+		t.Fatalf("queries %+v, want the two of the mix", r.Target().Queries)
+	}
+	for _, k := range r.Target().Queries.Kinds {
+		switch k.Kind {
+		case "by-customer":
+			// Half of about 150 queries: within five standard deviations.
+			if k.Queries < 100 || k.Misses < k.Queries/2-30 || k.Misses > k.Queries/2+30 || k.Empty != k.Misses || k.Failed != 0 {
+				t.Errorf("by-customer: %d queries, %d misses, %d empty, %d failed; want about half missed, each empty", k.Queries, k.Misses, k.Empty, k.Failed)
+			}
+		case "by-tier":
+			if k.Queries == 0 || k.Misses != 0 || k.Empty != 0 || k.Failed != 0 {
+				t.Errorf("by-tier: %d queries, %d misses, %d empty, %d failed; want none missed (a number parameter keeps a written value)", k.Queries, k.Misses, k.Empty, k.Failed)
+			}
+		}
+	}
+}

@@ -37,7 +37,7 @@ func addQueryFlags(fs *flag.FlagSet) *queryFlags {
 	fs.IntVar(&f.concurrency, "concurrency", 0, "closed loop: this many workers, each sending its next query when the previous is answered")
 	fs.IntVar(&f.inflight, "query-max-inflight", 256, "open loop: bound on queries in flight; a query that waits for a slot is late")
 	fs.StringVar(&f.mix, "mix", query.DefaultMix().String(), "query kinds and their weights: point (processBy = v), array (emails contains v), aggregate (documents per tag for company = v), newest (newest of generator v), bucket (events per second of generator v, newest second first; not in the default, which stays as earlier runs measured it)")
-	fs.Float64Var(&f.missShare, "miss-share", 0, "fraction of queries whose parameter was never written")
+	fs.Float64Var(&f.missShare, "miss-share", 0, "fraction of queries whose parameter was never written (a query of your own: its string parameters)")
 	fs.IntVar(&f.limit, "limit", 10, "rows a query returns at most (documents, or groups of an aggregation: tags, seconds); a query of your own takes it as :limit (\"{{limit}}\" in a search body)")
 	fs.DurationVar(&f.timeout, "query-timeout", 10*time.Second, "timeout of one query")
 	fs.DurationVar(&f.settle, "settle", 2*time.Second, "with --rate, a written event becomes a query parameter this long after it was acknowledged, so that lookups do not miss only because it is not visible yet")

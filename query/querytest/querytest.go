@@ -189,14 +189,6 @@ var Restated = map[string]map[string]target.QueryKind{
 	},
 }
 
-// drawnFrom is the field of the written events each built-in kind draws
-// its values from (query/pool.go): a restatement's one parameter must be
-// drawn from it, or a run would send it values the built-in never sends.
-var drawnFrom = map[target.QueryKind]string{
-	target.QueryPoint: "processBy", target.QueryArray: "emails", target.QueryAggregate: "company",
-	target.QueryNewest: "generator_identifier", target.QueryBucket: "generator_identifier",
-}
-
 // ShippedLimit is the limit the end-to-end tests hold the presets'
 // restatements to the built-in kinds at: the default limit.
 const ShippedLimit = 10
@@ -229,8 +221,8 @@ func checkOwn(t *testing.T, family string, q target.Querier, gen string) {
 				t.Errorf("%s: query %s restates no kind querytest knows; add it to Restated", name, own.Name)
 				continue
 			}
-			if len(own.Params) != 1 || own.Params[0].Field != drawnFrom[kind] {
-				t.Errorf("%s: query %s has params %+v; the built-in %s kind draws one value, from %s", name, own.Name, own.Params, kind, drawnFrom[kind])
+			if len(own.Params) != 1 || own.Params[0].Field != query.KindField(kind) {
+				t.Errorf("%s: query %s has params %+v; the built-in %s kind draws one value, from %s", name, own.Name, own.Params, kind, query.KindField(kind))
 			}
 			for _, c := range cases(gen) {
 				if c.kind != kind {
