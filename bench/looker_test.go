@@ -10,18 +10,14 @@ import (
 	"github.com/freshbench/freshbench/stats"
 )
 
-// A look that finds the driver behind (the achieved rate short while
-// the in-flight slots stay free and the service time is flat) ends the
-// step: held longer it would say no more of the target. Seen failing
-// before (the looker held on while the verdict was not yet known): "the
-// look did not end the step".
-func TestLookerEndsADriverLimitedStep(t *testing.T) {
-	run := Config{Ingest: ingest.Config{Warmup: time.Second, Duration: time.Second + 5*time.Minute, BatchSize: 50, MaxInflight: 16}}
+// lookDriverBehind feeds a looker of run one second at a time until a
+// look ends the step, at most 40 s: 1,000 events/s asked for, 900
+// acknowledged, a shortfall of 10 % with 2 of 16 slots busy and answers
+// in 3 ms.
+func lookDriverBehind(run Config) (*looker, []stats.Point) {
 	lk := &looker{rule: stats.DefaultRule(), run: run, hold: 30}
 	var series []stats.Point
 	for i := range 40 {
-		// 1,000 events/s asked for, 900 acknowledged: a shortfall of 10 %
-		// with 2 of 16 slots busy and answers in 3 ms.
 		series = append(series, stats.Point{StartS: float64(i), WidthS: 1, TargetEvents: 1000, AckedEvents: 900, Batches: 18,
 			Inflight: 2, WriteMeanMs: 3 + 0.1*float64(i%3), ServiceMeanMs: 3 + 0.1*float64(i%3),
 			FreshnessLagMs: 50, FreshnessLagMinMs: 40, FreshnessN: 5})
@@ -29,6 +25,17 @@ func TestLookerEndsADriverLimitedStep(t *testing.T) {
 			break
 		}
 	}
+	return lk, series
+}
+
+// A look that finds the driver behind (the achieved rate short while
+// the in-flight slots stay free and the service time is flat) ends the
+// step: held longer it would say no more of the target. Seen failing
+// before (the looker held on while the verdict was not yet known): "the
+// look did not end the step".
+func TestLookerEndsADriverLimitedStep(t *testing.T) {
+	run := Config{Ingest: ingest.Config{Warmup: time.Second, Duration: time.Second + 5*time.Minute, BatchSize: 50, MaxInflight: 16}}
+	lk, _ := lookDriverBehind(run)
 	if lk.decided == nil || lk.looks != 1 {
 		t.Fatalf("after %d look(s), decided %v: the look did not end the step", lk.looks, lk.decided != nil)
 	}
@@ -40,17 +47,7 @@ func TestLookerEndsADriverLimitedStep(t *testing.T) {
 // audit can overrule it, and lost writes make it not sustainable.
 func TestLookerFinalKeepsTheLook(t *testing.T) {
 	run := Config{Ingest: ingest.Config{Warmup: time.Second, Duration: time.Second + 5*time.Minute, BatchSize: 50, MaxInflight: 16}}
-	lk := &looker{rule: stats.DefaultRule(), run: run, hold: 30}
-	var series []stats.Point
-	for i := range 40 {
-		// As in TestLookerEndsADriverLimitedStep: 10 % short, slots free.
-		series = append(series, stats.Point{StartS: float64(i), WidthS: 1, TargetEvents: 1000, AckedEvents: 900, Batches: 18,
-			Inflight: 2, WriteMeanMs: 3 + 0.1*float64(i%3), ServiceMeanMs: 3 + 0.1*float64(i%3),
-			FreshnessLagMs: 50, FreshnessLagMinMs: 40, FreshnessN: 5})
-		if lk.until(series, nil) {
-			break
-		}
-	}
+	lk, series := lookDriverBehind(run)
 	if lk.decided == nil || !lk.decided.verdict.DriverLimited {
 		t.Fatalf("the look did not end the step as driver-limited: %+v", lk.decided)
 	}

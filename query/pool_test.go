@@ -62,15 +62,19 @@ func (f failLast) Write(ctx context.Context, b target.Batch) (target.WriteResult
 	return res, err
 }
 
-func TestReservoirIsBounded(t *testing.T) {
-	p := newPool(0, 1)
-	f := p.own[p.field(Param{Field: "processBy"})]
-	b := batch(t, 2*poolSize)
+// jsonOf is the documents of b, as seed takes them.
+func jsonOf(b target.Batch) [][]byte {
 	docs := make([][]byte, len(b.Docs))
 	for i, d := range b.Docs {
 		docs[i] = d.JSON
 	}
-	p.seed(docs)
+	return docs
+}
+
+func TestReservoirIsBounded(t *testing.T) {
+	p := newPool(0, 1)
+	f := p.own[p.field(Param{Field: "processBy"})]
+	p.seed(jsonOf(batch(t, 2*poolSize)))
 	if len(f.vals) != poolSize || p.adding.seen != int64(2*poolSize) {
 		t.Fatalf("reservoir holds %d of %d values, want %d", len(f.vals), p.adding.seen, poolSize)
 	}
@@ -83,12 +87,7 @@ func TestReservoirIsBounded(t *testing.T) {
 func TestReservoirIsUniform(t *testing.T) {
 	p := newPool(0, 1)
 	f := p.own[p.field(Param{Field: "_seq"})]
-	b := batch(t, 8*poolSize)
-	docs := make([][]byte, len(b.Docs))
-	for i, d := range b.Docs {
-		docs[i] = d.JSON
-	}
-	p.seed(docs)
+	p.seed(jsonOf(batch(t, 8*poolSize)))
 	first := 0
 	for _, v := range f.vals {
 		if v.(int64) < 4*poolSize {
