@@ -69,6 +69,15 @@ go mod download
 ) &
 checks=$!
 
+# The lanes below run under gotestsum (pinned, built from the module proxy
+# while the servers start), which prints what go test prints and keeps
+# each lane's -json record: at the end the slowest tests are listed, so
+# that a run says where its wall time went.
+tools=$(mktemp -d)
+trap 'cleanup; rm -rf "$tools"' EXIT
+GOBIN=$tools go install gotest.tools/gotestsum@v1.13.0 &
+gotestsum_built=$!
+
 # Two lanes: the search engines one at a time (each start needs most of
 # this small machine's CPU), and beside them the lighter servers. The
 # first start creates the freshbench user and the cache before the lanes
@@ -140,6 +149,25 @@ if ! wait "$checks"; then
 	echo "test.sh: the static checks failed (above)" >&2
 	exit 1
 fi
+if ! wait "$gotestsum_built"; then
+	echo "test.sh: could not build gotestsum v1.13.0 (above)" >&2
+	exit 1
+fi
+# lane NAME ARGS…: go test ARGS…, its -json record kept as NAME.
+lane() {
+	local name=$1
+	shift
+	"$tools/gotestsum" --format standard-quiet --jsonfile "$tools/$name.json" -- "$@"
+}
+# slowest lists each lane's tests that took over 30 s, the slowest first.
+slowest() {
+	local f
+	echo "test.sh: tests over 30 s, by lane:"
+	for f in "$tools"/*.json; do
+		echo "  ${f##*/}:"
+		"$tools/gotestsum" tool slowest --jsonfile "$f" --threshold 30s | sed 's/^/    /'
+	done
+}
 
 if (($# > 0)); then
 	go test -count=1 -p 1 -timeout 20m "$@"
@@ -176,18 +204,31 @@ disruptive='^(TestServerRestart|TestPairServerAccount|TestWriteBrokerFrozen|Test
 # machine: beside two CPU hogs per core the lane not through Kafka took
 # 1,081 s, near a 20-minute bound, and its tests retry at lower loads
 # when a starved server misses their premise.
-lanes=(env -u FRESHBENCH_TEST_POSTGRES_RESTART -u FRESHBENCH_TEST_PINOT_OUTAGE)
-"${lanes[@]}" go test -count=1 -timeout 30m -run "$via_kafka" -skip "$rest_e2e" ./e2e &
+# The lanes run without the outages of servers other lanes use.
+shared=(FRESHBENCH_TEST_POSTGRES_RESTART FRESHBENCH_TEST_PINOT_OUTAGE)
+(
+	unset "${shared[@]}"
+	lane kafka -count=1 -timeout 30m -run "$via_kafka" -skip "$rest_e2e" ./e2e
+) &
 kafka_lane=$!
-"${lanes[@]}" go test -count=1 -timeout 30m -skip "$via_kafka|$rest_e2e|$disruptive" ./e2e &
+(
+	unset "${shared[@]}"
+	lane e2e -count=1 -timeout 30m -skip "$via_kafka|$rest_e2e|$disruptive" ./e2e
+) &
 e2e_lane=$!
 rest_ok=0
-"${lanes[@]}" -u FRESHBENCH_TEST_REPLICA_OUTAGE -u FRESHBENCH_TEST_KAFKA_OUTAGE \
-	go test -count=1 -p 1 -timeout 20m $(go list ./... | grep -v '/e2e$') || rest_ok=1
-"${lanes[@]}" go test -count=1 -timeout 20m -run "$rest_e2e" ./e2e || rest_ok=1
+(
+	unset "${shared[@]}" FRESHBENCH_TEST_REPLICA_OUTAGE FRESHBENCH_TEST_KAFKA_OUTAGE
+	lane packages -count=1 -p 1 -timeout 20m $(go list ./... | grep -v '/e2e$')
+) || rest_ok=1
+(
+	unset "${shared[@]}"
+	lane e2e-rest -count=1 -timeout 20m -run "$rest_e2e" ./e2e
+) || rest_ok=1
 e2e_ok=0
 wait "$kafka_lane" || e2e_ok=1
 wait "$e2e_lane" || e2e_ok=1
 alone_ok=0
-go test -count=1 -p 1 -timeout 10m -run "$disruptive" ./target/postgres ./via ./e2e || alone_ok=1
+lane alone -count=1 -p 1 -timeout 10m -run "$disruptive" ./target/postgres ./via ./e2e || alone_ok=1
+slowest
 exit $((rest_ok | e2e_ok | alone_ok))
