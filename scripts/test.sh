@@ -165,7 +165,8 @@ slowest() {
 	echo "test.sh: tests over 30 s, by lane:"
 	for f in "$tools"/*.json; do
 		echo "  ${f##*/}:"
-		"$tools/gotestsum" tool slowest --jsonfile "$f" --threshold 30s | sed 's/^/    /'
+		# A record it cannot read costs the list, not the run.
+		"$tools/gotestsum" tool slowest --jsonfile "$f" --threshold 30s | sed 's/^/    /' || true
 	done
 }
 
