@@ -94,3 +94,14 @@ func BenchmarkTemplateBuiltinShape1250(b *testing.B) {
 	}
 	benchmarkNextConfig(b, Config{Template: tm, Seed: 1})
 }
+
+// BenchmarkNewNested is the cost of a nested-shape generator: every
+// generator of a run, and every check of a size, asks for the shipped
+// template.
+func BenchmarkNewNested(b *testing.B) {
+	for b.Loop() {
+		if _, err := New(Config{DocSize: 9000, Shape: ShapeNested, Seed: 1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
