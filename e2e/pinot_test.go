@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"strconv"
@@ -104,30 +105,34 @@ func TestViaKafkaPinotServerKilled(t *testing.T) {
 	if os.Getenv("FRESHBENCH_TEST_PINOT_OUTAGE") != "1" {
 		t.Skip("FRESHBENCH_TEST_PINOT_OUTAGE is not 1: the test kills and starts Pinot's server (scripts/test.sh sets it)")
 	}
-	p := newPinotPipeline(t, "kill", nil)
 	// The restart takes 15–25 s on this machine (the JVM, ZooKeeper's
 	// expiry of the dead session, the server's own start): the measured
 	// phase outlasts it by 25 s or more, to show the recovery.
-	cfg := pipelineConfig(500, time.Minute)
-	wait := restartAfter(t, cfg.Ingest.Warmup+5*time.Second, "pinot.sh", "kill-server", "start-server")
-	res := run(t, p, cfg)
-	down := wait()
-	checkExactlyOnce(t, res)
-	most, last, backlog := spike(res.Series)
-	f := res.Summary.FreshnessLag
-	t.Logf("server down %s; freshness lag: largest %.0f ms, last interval's floor %.0f ms, %d samples of which %d failed; Pinot's largest lag %d records",
-		down, most, last, f.Count, res.Target().Freshness.Censored, backlog)
-	// Nothing new was visible while the server was down.
-	if want := float64((down - cfg.PollInterval).Milliseconds()); most < want {
-		t.Errorf("largest freshness lag %.0f ms; want at least %.0f ms, the server's outage", most, want)
-	}
-	// Pinot's own account: its lag caught at least the records of a
-	// quarter of the outage.
-	if want := int64(cfg.Ingest.Rate.PerSecond * down.Seconds() / 4); backlog < want || backlog == 0 {
-		t.Errorf("Pinot's largest lag in the series %d records; want at least %d, a quarter of the outage's records", backlog, want)
-	}
-	checkRecovered(t, res)
-	checkPinotConsumedAll(t, p, acknowledged(res))
+	withRecoveryTime(t, time.Minute, 2*time.Minute, func(try int, d time.Duration) (*results.Result, func()) {
+		p := newPinotPipeline(t, fmt.Sprintf("kill%d", try), nil)
+		cfg := pipelineConfig(500, d)
+		wait := restartAfter(t, cfg.Ingest.Warmup+5*time.Second, "pinot.sh", "kill-server", "start-server")
+		res := run(t, p, cfg)
+		down := wait()
+		return res, func() {
+			checkExactlyOnce(t, res)
+			most, last, backlog := spike(res.Series)
+			f := res.Summary.FreshnessLag
+			t.Logf("server down %s; freshness lag: largest %.0f ms, last interval's floor %.0f ms, %d samples of which %d failed; Pinot's largest lag %d records",
+				down, most, last, f.Count, res.Target().Freshness.Censored, backlog)
+			// Nothing new was visible while the server was down.
+			if want := float64((down - cfg.PollInterval).Milliseconds()); most < want {
+				t.Errorf("largest freshness lag %.0f ms; want at least %.0f ms, the server's outage", most, want)
+			}
+			// Pinot's own account: its lag caught at least the records of
+			// a quarter of the outage.
+			if want := int64(cfg.Ingest.Rate.PerSecond * down.Seconds() / 4); backlog < want || backlog == 0 {
+				t.Errorf("Pinot's largest lag in the series %d records; want at least %d, a quarter of the outage's records", backlog, want)
+			}
+			checkRecovered(t, res)
+			checkPinotConsumedAll(t, p, acknowledged(res))
+		}
+	})
 }
 
 // Consumption paused for 5 s stops Pinot reading the topic (the
@@ -140,39 +145,43 @@ func TestViaKafkaPinotServerKilled(t *testing.T) {
 // Pinot says no segment consumes (the commit takes a moment) to the
 // resume.
 func TestViaKafkaPinotPausedShowsLag(t *testing.T) {
-	p, u := newViaPipeline(t, "FRESHBENCH_TEST_PINOT_URL", "scripts/pinot.sh", "pause", nil)
-	table := strings.TrimPrefix(u.Path, "/")
-	controller := "http://" + u.Query().Get("controller")
 	const pause = 5 * time.Second
-	cfg := pipelineConfig(500, 30*time.Second)
-	var paused time.Duration
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		time.Sleep(cfg.Ingest.Warmup + 5*time.Second)
-		postOK(t, controller+"/tables/"+table+"/pauseConsumption")
-		if !waitFor(30*time.Second, 50*time.Millisecond, func() bool { return pinotPaused(t, controller, table) }) {
-			t.Error("Pinot still had a consuming segment 30 s after pauseConsumption")
+	withRecoveryTime(t, 30*time.Second, 2*time.Minute, func(try int, d time.Duration) (*results.Result, func()) {
+		p, u := newViaPipeline(t, "FRESHBENCH_TEST_PINOT_URL", "scripts/pinot.sh", fmt.Sprintf("pause%d", try), nil)
+		table := strings.TrimPrefix(u.Path, "/")
+		controller := "http://" + u.Query().Get("controller")
+		cfg := pipelineConfig(500, d)
+		var paused time.Duration
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			time.Sleep(cfg.Ingest.Warmup + 5*time.Second)
+			postOK(t, controller+"/tables/"+table+"/pauseConsumption")
+			if !waitFor(30*time.Second, 50*time.Millisecond, func() bool { return pinotPaused(t, controller, table) }) {
+				t.Error("Pinot still had a consuming segment 30 s after pauseConsumption")
+			}
+			from := time.Now()
+			time.Sleep(pause)
+			postOK(t, controller+"/tables/"+table+"/resumeConsumption")
+			paused = time.Since(from)
+		}()
+		res := run(t, p, cfg)
+		<-done
+		return res, func() {
+			checkExactlyOnce(t, res)
+			most, last, backlog := spike(res.Series)
+			t.Logf("paused %s; freshness lag: largest %.0f ms, last interval's floor %.0f ms; Pinot's largest lag %d records", paused, most, last, backlog)
+			if want := float64((paused - cfg.PollInterval).Milliseconds()); most < want {
+				t.Errorf("largest freshness lag %.0f ms; want at least %.0f ms, the %s pause", most, want, paused)
+			}
+			// Pinot's own lag is logged, not held: the series samples it
+			// about once a second, over a request a busy machine slows, so
+			// it may miss most of the pause (seen: 3,014 records on a quiet
+			// machine, 400 at load 20, 50 with the pause left out).
+			checkRecovered(t, res)
+			checkPinotConsumedAll(t, p, acknowledged(res))
 		}
-		from := time.Now()
-		time.Sleep(pause)
-		postOK(t, controller+"/tables/"+table+"/resumeConsumption")
-		paused = time.Since(from)
-	}()
-	res := run(t, p, cfg)
-	<-done
-	checkExactlyOnce(t, res)
-	most, last, backlog := spike(res.Series)
-	t.Logf("paused %s; freshness lag: largest %.0f ms, last interval's floor %.0f ms; Pinot's largest lag %d records", paused, most, last, backlog)
-	if want := float64((paused - cfg.PollInterval).Milliseconds()); most < want {
-		t.Errorf("largest freshness lag %.0f ms; want at least %.0f ms, the %s pause", most, want, paused)
-	}
-	// Pinot's own lag is logged, not held: the series samples it about
-	// once a second, over a request a busy machine slows, so it may miss
-	// most of the pause (seen: 3,014 records on a quiet machine, 400 at
-	// load 20, 50 with the pause left out).
-	checkRecovered(t, res)
-	checkPinotConsumedAll(t, p, acknowledged(res))
+	})
 }
 
 // pinotPaused says whether the controller reports the table paused with
