@@ -268,9 +268,21 @@ func (c *compiled) statement(args []any) *target.Statement {
 // query is the query of kind with args drawn for c.
 func (c *compiled) query(kind target.QueryKind, args []any, limit int) target.Query {
 	if c.own == nil {
-		return target.Query{Kind: kind, Value: fmt.Sprint(args[0]), Limit: limit}
+		return target.Query{Kind: kind, Value: valueText(args[0]), Limit: limit}
 	}
 	return target.Query{Kind: kind, Own: c.statement(args)}
+}
+
+// valueText is a drawn value as a built-in kind takes it: a string as it
+// is (most are: workers, emails, tags), without fmt's allocation.
+func valueText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case int64:
+		return strconv.FormatInt(x, 10)
+	}
+	return fmt.Sprint(v)
 }
 
 // CheckOwnTexts refuses, before anything is sent to a database of
