@@ -19,6 +19,8 @@
 # at the end; servers that were already running are left alone.
 #
 # Extra arguments go to `go test`, e.g. scripts/test.sh -run Peak ./bench.
+# FRESHBENCH_TEST_RECORDS=DIR keeps each lane's go test -json record there
+# (every test's output, the passing ones' too, which the console omits).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -74,7 +76,8 @@ checks=$!
 # each lane's -json record: at the end the slowest tests are listed, so
 # that a run says where its wall time went.
 tools=$(mktemp -d)
-trap 'cleanup; rm -rf "$tools"' EXIT
+records=${FRESHBENCH_TEST_RECORDS:-}
+trap 'cleanup; [[ -z $records ]] || cp "$tools"/*.json "$records"/ 2>/dev/null || true; rm -rf "$tools"' EXIT
 GOBIN=$tools go install gotest.tools/gotestsum@v1.13.0 &
 gotestsum_built=$!
 
