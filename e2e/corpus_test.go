@@ -175,10 +175,15 @@ func replayCorpus(t *testing.T, tgt target.Target, file string, own []query.Own,
 	}
 	defer c.Close()
 	// The corpus ends the run; the duration only bounds a server that
-	// does not keep up.
-	cfg := config(rate, 2*time.Minute, 100*time.Millisecond)
+	// does not keep up. Two batches in flight keep a server busy, where
+	// eight of 1,000 events queued in a starved one past the write
+	// timeout (a busy round: Elasticsearch took 300 events/s, its bulk
+	// requests answered in 30–85 s, half of them after the client gave
+	// up, at every rate the test tried).
+	cfg := config(rate, 5*time.Minute, 100*time.Millisecond)
 	cfg.Ingest.Corpus = c
 	cfg.Ingest.BatchSize = corpusBatch
+	cfg.Ingest.MaxInflight = 2
 	cfg.Ingest.WriteTimeout = 30 * time.Second
 	cfg.Queries = &query.Config{
 		Mix: query.Mix{{Kind: "by-worker", Weight: 1}, {Kind: "by-email", Weight: 1}}, Own: own,

@@ -108,9 +108,9 @@ func TestViaKafkaPinotServerKilled(t *testing.T) {
 	// The restart takes 15–25 s on this machine (the JVM, ZooKeeper's
 	// expiry of the dead session, the server's own start): the measured
 	// phase outlasts it by 25 s or more, to show the recovery.
-	withRecoveryTime(t, time.Minute, 2*time.Minute, func(try int, d time.Duration) (*results.Result, func()) {
+	withRecoveryTime(t, 500, time.Minute, 2*time.Minute, func(try int, rate float64, d time.Duration) (*results.Result, func()) {
 		p := newPinotPipeline(t, fmt.Sprintf("kill%d", try), nil)
-		cfg := pipelineConfig(500, d)
+		cfg := pipelineConfig(rate, d)
 		wait := restartAfter(t, cfg.Ingest.Warmup+5*time.Second, "pinot.sh", "kill-server", "start-server")
 		res := run(t, p, cfg)
 		down := wait()
@@ -146,11 +146,11 @@ func TestViaKafkaPinotServerKilled(t *testing.T) {
 // resume.
 func TestViaKafkaPinotPausedShowsLag(t *testing.T) {
 	const pause = 5 * time.Second
-	withRecoveryTime(t, 30*time.Second, 2*time.Minute, func(try int, d time.Duration) (*results.Result, func()) {
+	withRecoveryTime(t, 500, 30*time.Second, 2*time.Minute, func(try int, rate float64, d time.Duration) (*results.Result, func()) {
 		p, u := newViaPipeline(t, "FRESHBENCH_TEST_PINOT_URL", "scripts/pinot.sh", fmt.Sprintf("pause%d", try), nil)
 		table := strings.TrimPrefix(u.Path, "/")
 		controller := "http://" + u.Query().Get("controller")
-		cfg := pipelineConfig(500, d)
+		cfg := pipelineConfig(rate, d)
 		var paused time.Duration
 		done := make(chan struct{})
 		go func() {
