@@ -180,7 +180,7 @@ fi
 # Three lanes: the end-to-end tests through Kafka (Kafka Connect, Druid,
 # Pinot), the other end-to-end tests, and beside them every other
 # package. (The corpus replay into the search engines, 100,000 events at
-# 20,000/s when it was placed, now 20,000 at 4,000/s, stays in the lane
+# 20,000/s when it was placed, now 10,000 at 2,000/s, stays in the lane
 # of the other end-to-end tests: beside
 # the Kafka lane it starved Druid's and Pinot's outage tests and an
 # OpenSearch refresh test, seen in a busy round.) The end-to-end tests mostly wait on the servers (refreshes,
