@@ -309,7 +309,7 @@ func holdIndexerKilled(t *testing.T, cfg bench.Config, res *results.Result, down
 	t.Logf("indexer down %s; freshness lag: largest %.0f ms, last interval's floor %.0f ms; %d polls stepped back (the largest %.0f ms); Druid's largest lag %d records",
 		down, most, last, f.StepsBack, f.StepBackMaxMs, backlog)
 	// Nothing new was visible while the indexer was down.
-	if want := float64((down - cfg.PollInterval).Milliseconds()); most < want {
+	if want := outageFloor(down, cfg.PollInterval); most < want {
 		t.Errorf("largest freshness lag %.0f ms; want at least %.0f ms, the indexer's outage", most, want)
 	}
 	// Druid's own account: its lag (fetched every 5 s) caught at least

@@ -271,16 +271,18 @@ func waitDrained(within, poll time.Duration, want int64, read func() offsets) of
 }
 
 // restartAfter kills a part of a server after the given time
-// (scripts/<script> kill) and starts it again (start), beside the test;
-// wait waits for both and says how long the part was down.
+// (scripts/<script> kill, which returns once the process is dead) and
+// starts it again (start, which returns once it is ready), beside the
+// test; wait waits for both and says how long the part was down: from
+// the kill's return to the start's.
 func restartAfter(t *testing.T, after time.Duration, script, kill, start string) (wait func() (down time.Duration)) {
 	var down time.Duration
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		time.Sleep(after)
-		t0 := time.Now()
 		scriptRun(t, script, kill)
+		t0 := time.Now()
 		scriptRun(t, script, start)
 		down = time.Since(t0)
 	}()
@@ -288,6 +290,20 @@ func restartAfter(t *testing.T, after time.Duration, script, kill, start string)
 		<-done
 		return down
 	}
+}
+
+// readySlack is how long before its start script says so a restarted
+// part may already answer: the script checks every 0.5 s, and a check
+// took a second or more on a crowded machine (a busy round: Pinot's
+// freshness lag peaked 25 ms short of the 19.65 s the scripts took).
+const readySlack = 2 * time.Second
+
+// outageFloor is the least freshness lag, in ms, that an outage of down
+// (restartAfter's) must show, polled every poll: nothing new is visible
+// while the part is down, but the start script's readiness check and the
+// poll may each see the part's return late.
+func outageFloor(down, poll time.Duration) float64 {
+	return float64((down - readySlack - poll).Milliseconds())
 }
 
 // kafkaAccount returns the pipeline's Kafka account at the start and end

@@ -121,7 +121,7 @@ func TestViaKafkaPinotServerKilled(t *testing.T) {
 			t.Logf("server down %s; freshness lag: largest %.0f ms, last interval's floor %.0f ms, %d samples of which %d failed; Pinot's largest lag %d records",
 				down, most, last, f.Count, res.Target().Freshness.Censored, backlog)
 			// Nothing new was visible while the server was down.
-			if want := float64((down - cfg.PollInterval).Milliseconds()); most < want {
+			if want := outageFloor(down, cfg.PollInterval); most < want {
 				t.Errorf("largest freshness lag %.0f ms; want at least %.0f ms, the server's outage", most, want)
 			}
 			// Pinot's own account: its lag caught at least the records of
