@@ -340,20 +340,21 @@ func TestViaKafkaDruidPeak(t *testing.T) {
 	checkPeakIsTheDatabases(t, p.tgt, p.datasource, druid.ConsumerClientID(p.datasource))
 }
 
+// lagSeries is n one-second intervals of the freshness lag of at (in s
+// since the start), each interval's floor 100 ms below its largest.
+func lagSeries(n int, at func(s float64) float64) (pts []stats.Point) {
+	for s := range n {
+		ms := 1000 * at(float64(s))
+		pts = append(pts, stats.Point{StartS: float64(s), FreshnessLagMs: ms, FreshnessLagMinMs: ms - 100, FreshnessN: 10})
+	}
+	return pts
+}
+
 // Recovery is held to the lag's fall, not to a share of the spike by a
 // fixed time: a database reading its backlog again slowly (the lag from
 // 31 s down to 17 s by the end) has recovered under way; one whose lag
 // keeps growing, or stands still above half the spike, has not.
 func TestRecoverySlowCatchUp(t *testing.T) {
-	// series is 60 one-second intervals of the lag of at (in s), each
-	// interval's floor 100 ms below its largest.
-	series := func(at func(s float64) float64) (pts []stats.Point) {
-		for s := range 60 {
-			ms := 1000 * at(float64(s))
-			pts = append(pts, stats.Point{StartS: float64(s), FreshnessLagMs: ms, FreshnessLagMinMs: ms - 100, FreshnessN: 10})
-		}
-		return pts
-	}
 	// Down from 7 s to 38 s, the lag growing a second a second.
 	down := func(s float64) float64 { return 0.1 + max(0, min(s, 38)-7) }
 	for _, c := range []struct {
@@ -366,7 +367,7 @@ func TestRecoverySlowCatchUp(t *testing.T) {
 		{"never recovered", func(s float64) float64 { return 0.1 + max(0, s-7) }, false},
 		{"reading at the write rate, never catching up", func(s float64) float64 { return min(down(s), max(20, 31-3*(s-38))) }, false},
 	} {
-		if why := recovery(series(c.at)); (why == "") != c.ok {
+		if why := recovery(lagSeries(60, c.at)); (why == "") != c.ok {
 			t.Errorf("%s: %q; want recovered %v", c.name, why, c.ok)
 		}
 	}
@@ -378,13 +379,6 @@ func TestRecoverySlowCatchUp(t *testing.T) {
 // three times at most; one that recovered in the phase, or never caught
 // up, is judged on its first try.
 func TestWithRecoveryTimeTriesAgainOnlyForALateRecovery(t *testing.T) {
-	series := func(lag func(s float64) float64) (pts []stats.Point) {
-		for s := range 30 {
-			ms := 1000 * lag(float64(s))
-			pts = append(pts, stats.Point{StartS: float64(s), FreshnessLagMs: ms, FreshnessLagMinMs: ms - 100, FreshnessN: 10})
-		}
-		return pts
-	}
 	grows := func(s float64) float64 { return 0.1 + max(0, s-7) }
 	recovers := func(s float64) float64 { return 0.1 + max(0, min(s, 12)-7) - max(0, s-12) }
 	type at struct {
@@ -409,7 +403,7 @@ func TestWithRecoveryTimeTriesAgainOnlyForALateRecovery(t *testing.T) {
 				t.Errorf("%s: try %d after %d tries", c.name, try, len(tried))
 			}
 			tried = append(tried, at{rate, d})
-			res := &results.Result{Series: series(c.lag), Drain: &results.Drain{WaitedS: 20, CaughtUp: c.caughtUp}}
+			res := &results.Result{Series: lagSeries(30, c.lag), Drain: &results.Drain{WaitedS: 20, CaughtUp: c.caughtUp}}
 			res.Summary.Audited = true
 			return res, func() { held++ }
 		})
