@@ -197,12 +197,16 @@ fi
 # that touches only its own lane's server (Druid's indexer, the
 # clusters' second nodes) runs within that lane.
 via_kafka='^TestViaKafka|Druid|Pinot'
-# Three end-to-end tests of single servers (about 150 s beside one hog
+# Two end-to-end tests of single servers (about 110 s beside one hog
 # per core) run in the Kafka lane, which ended 500 s before the other
 # end-to-end lane in a busy round (704 s against 1,229 s). The tests of
 # the replicated setups stay together in the other lane: some stop a
-# cluster's second node that the others read.
-moved='^(TestRefreshIntervalShowsInLatency|TestRunKeepsUpAndLosesNothing|TestPeakSearch)$'
+# cluster's second node that the others read. The peak search stays
+# there too: in the Kafka lane, in the one round beside two hogs per core
+# it ran there, it held no first step (stop 41's such round passed it in
+# this lane); one round cannot tell the lane from the load, so it is
+# back where it had passed.
+moved='^(TestRefreshIntervalShowsInLatency|TestRunKeepsUpAndLosesNothing)$'
 # Two end-to-end tests of PostgreSQL alone and the refined peak through
 # Kafka (200–450 s, the longest test) run at the end of the lane of the
 # other packages, which is the shortest without them.
