@@ -235,6 +235,20 @@ type Drain struct {
 	BehindMs *float64 `json:"behind_schedule_end_ms,omitempty"`
 }
 
+// String says what the drain found, for logs: the wait, its bound,
+// whether the target caught up and how far behind the schedule it was.
+func (d Drain) String() string {
+	s := fmt.Sprintf("waited %.1f s of at most %.1f s, ", d.WaitedS, d.MaxS)
+	if !d.CaughtUp {
+		s += "not "
+	}
+	s += "caught up"
+	if d.BehindMs != nil {
+		s += fmt.Sprintf(", %.0f ms behind the schedule's end", *d.BehindMs)
+	}
+	return s
+}
+
 // UpdateAudit is the audit of one generator's updates after the drain:
 // whether each updated event shows the revision acknowledged last.
 type UpdateAudit struct {

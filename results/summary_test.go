@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -71,5 +72,22 @@ func TestSetResolution(t *testing.T) {
 	// Within the histogram's 0.1 %: 99 and 100 ms.
 	if v.ResolutionMs < 99 || v.ResolutionMs > 99.1 || v.ResolutionMaxMs < 100 || v.ResolutionMaxMs > 100.1 {
 		t.Errorf("resolution %g, max %g; want 99 and 100", v.ResolutionMs, v.ResolutionMaxMs)
+	}
+}
+
+// A drain prints as what it found, its lag a number: as a pointer inside
+// a result printed with %+v, it read as an address (seen in test logs).
+func TestDrainPrintsWhatItFound(t *testing.T) {
+	behind := 12.0
+	for _, c := range []struct {
+		d    *Drain
+		want string
+	}{
+		{&Drain{WaitedS: 3.25, MaxS: 10, CaughtUp: true, BehindMs: &behind}, "waited 3.2 s of at most 10.0 s, caught up, 12 ms behind the schedule's end"},
+		{&Drain{WaitedS: 10, MaxS: 10}, "waited 10.0 s of at most 10.0 s, not caught up"},
+	} {
+		if got := fmt.Sprintf("%+v", c.d); got != c.want {
+			t.Errorf("got %q, want %q", got, c.want)
+		}
 	}
 }
