@@ -90,16 +90,21 @@ const busyRequestTimeout = 2 * time.Minute
 func eventually(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
 	const within = time.Minute
+	if ok, state := poll(within, 100*time.Millisecond, cond); !ok {
+		t.Fatalf("%s: not reached within %s; last state: %s", what, within, state)
+	}
+}
+
+// poll calls cond every so often until it holds or within has passed,
+// and returns its last answer: for a test that judges whatever it got by
+// then rather than failing at the deadline.
+func poll(within, every time.Duration, cond func() (bool, string)) (ok bool, state string) {
 	deadline := time.Now().Add(within)
 	for {
-		ok, state := cond()
-		if ok {
-			return
+		if ok, state = cond(); ok || time.Now().After(deadline) {
+			return ok, state
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %s; last state: %s", what, within, state)
-		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(every)
 	}
 }
 
