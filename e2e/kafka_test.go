@@ -10,6 +10,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -270,11 +273,11 @@ func waitDrained(within, poll time.Duration, want int64, read func() offsets) of
 	return o
 }
 
-// restartAfter kills a part of a server after the given time
-// (scripts/<script> kill, which returns once the process is dead) and
-// starts it again (start, which returns once it is ready), beside the
-// test; wait waits for both and says how long the part was down: from
-// the kill's return to the start's.
+// restartAfter kills a part of a server with script's kill command,
+// after after, and starts it again (start, which returns once it is
+// ready), beside the test; wait waits for both and says how long the
+// part was down at least: from the kill's return to the last moment the
+// start script found it not ready (notReadyAt).
 func restartAfter(t *testing.T, after time.Duration, script, kill, start string) (wait func() (down time.Duration)) {
 	var down time.Duration
 	done := make(chan struct{})
@@ -282,9 +285,16 @@ func restartAfter(t *testing.T, after time.Duration, script, kill, start string)
 		defer close(done)
 		time.Sleep(after)
 		scriptRun(t, script, kill)
-		t0 := time.Now()
-		scriptRun(t, script, start)
-		down = time.Since(t0)
+		killed := time.Now()
+		out := scriptRun(t, script, start)
+		took := time.Since(killed)
+		at, err := notReadyAt(out)
+		if err != nil {
+			t.Errorf("scripts/%s %s: %v", script, start, err)
+			return
+		}
+		down = at.Sub(killed)
+		t.Logf("scripts/%s %s took %s; the part was not ready %s after the kill", script, start, took.Round(time.Millisecond), down.Round(time.Millisecond))
 	}()
 	return func() time.Duration {
 		<-done
@@ -292,18 +302,71 @@ func restartAfter(t *testing.T, after time.Duration, script, kill, start string)
 	}
 }
 
-// readySlack is how long before its start script says so a restarted
-// part may already answer: the script checks every 0.5 s, and a check
-// took a second or more on a crowded machine (a busy round: Pinot's
-// freshness lag peaked 25 ms short of the 19.65 s the scripts took).
-const readySlack = 2 * time.Second
+// notReadyAt reads when a start script last found its part not ready
+// from its output: "not ready at N µs" (µs since the epoch; see
+// jp_wait_for in scripts/lib-jvmprocs.sh).
+func notReadyAt(out string) (time.Time, error) {
+	m := regexp.MustCompile(`not ready at (\d+) µs`).FindStringSubmatch(out)
+	if m == nil {
+		return time.Time{}, fmt.Errorf("no \"not ready at N µs\" in its output:\n%s", out)
+	}
+	us, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("not ready at %q: %w", m[1], err)
+	}
+	return time.UnixMicro(us), nil
+}
 
 // outageFloor is the least freshness lag, in ms, that an outage of down
 // (restartAfter's) must show, polled every poll: nothing new is visible
-// while the part is down, but the start script's readiness check and the
-// poll may each see the part's return late.
+// while the part is down, and the poll may see its return a poll late.
 func outageFloor(down, poll time.Duration) float64 {
-	return float64((down - readySlack - poll).Milliseconds())
+	return float64((down - poll).Milliseconds())
+}
+
+// The start scripts' wait takes as the part's return no earlier than the
+// start of its last check that failed quickly: a check that failed slowly
+// may have timed out on a part already back. No server: a check stands
+// in that fails quickly twice, then slowly, then succeeds.
+func TestStartScriptBoundsTheOutage(t *testing.T) {
+	t.Parallel() // a shell of its own
+	script := `
+source ../scripts/lib-jvmprocs.sh
+SERVICES=()
+START_DEADLINE=$((SECONDS + 60))
+JP_NOT_READY_AT=1
+n=0
+check() {
+	n=$((n + 1))
+	echo "check $n at $(jp_now_us)"
+	case $n in
+	1 | 2) return 1 ;;
+	3) sleep 1.2; return 1 ;;
+	esac
+}
+jp_wait_for "the part" check
+echo "part running; not ready at $JP_NOT_READY_AT µs"
+`
+	out, err := exec.Command("bash", "-c", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	at, err := notReadyAt(string(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := map[string]time.Time{}
+	for _, m := range regexp.MustCompile(`check (\d) at (\d+)`).FindAllStringSubmatch(string(out), -1) {
+		us, _ := strconv.ParseInt(m[2], 10, 64)
+		checks[m[1]] = time.UnixMicro(us)
+	}
+	if len(checks) != 4 {
+		t.Fatalf("want four checks:\n%s", out)
+	}
+	// The second check's start, as the wait took it just before calling.
+	if !at.After(checks["1"]) || at.After(checks["2"]) {
+		t.Errorf("not ready at %s; want the second check's start, in (%s, %s]:\n%s", at.Format(time.StampMicro), checks["1"].Format(time.StampMicro), checks["2"].Format(time.StampMicro), out)
+	}
 }
 
 // kafkaAccount returns the pipeline's Kafka account at the start and end

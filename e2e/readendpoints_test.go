@@ -836,15 +836,16 @@ func outageRun(t *testing.T, tgt target.Target, reads []bench.ReadEndpoint, rate
 }
 
 // scriptRun runs scripts/<script> with the words of args, bounded in
-// time; a failure is the test's.
-func scriptRun(t *testing.T, script, args string) {
+// time, and returns what it printed; a failure is the test's.
+func scriptRun(t *testing.T, script, args string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", append([]string{"../scripts/" + script}, strings.Fields(args)...)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Errorf("scripts/%s %s: %v\n%s", script, args, err, out)
-		return
+		return string(out)
 	}
 	t.Logf("scripts/%s %s: done", script, args)
+	return string(out)
 }

@@ -299,10 +299,11 @@ start_indexer() {
 	ss_java
 	mv "$LOGS/indexer.log" "$LOGS/indexer.log.1" 2>/dev/null || true
 	local t0=$SECONDS
+	JP_NOT_READY_AT=$(jp_now_us) # the killed indexer is not back before its launch
 	START_DEADLINE=$((SECONDS + SS_START_TIMEOUT))
 	jp_launch indexer org.apache.druid.cli.Main server indexer
 	jp_wait_for "the indexer" indexer_ready
-	echo "druid indexer running (ready in $((SECONDS - t0))s)"
+	echo "druid indexer running (ready in $((SECONDS - t0))s; not ready at $JP_NOT_READY_AT µs)"
 }
 
 case ${1:-} in

@@ -56,10 +56,23 @@ jp_launch() {
 # jp_wait_for WHAT CHECK…: until CHECK succeeds, as long as every process
 # started so far lives and START_DEADLINE has not passed; else stop all
 # and exit 1 with the logs' last lines.
+#
+# JP_NOT_READY_AT is then the start, in µs since the epoch, of the last
+# check that failed within a second, or stays as the caller set it: the
+# part answered only after it. A test that times an outage takes this
+# bound rather than the time the script took to notice (a check every
+# 0.5 s, seconds each on a busy machine). A slower failure may be a check
+# that timed out on a part already back, so it bounds nothing.
 jp_wait_for() {
-	local what=$1 s
+	local what=$1 s tried
 	shift
-	until "$@"; do
+	until
+		tried=$(jp_now_us)
+		"$@"
+	do
+		if (($(jp_now_us) - tried < 1000000)); then
+			JP_NOT_READY_AT=$tried
+		fi
 		for s in "${SERVICES[@]}"; do
 			if [[ -s $(jp_pidfile "$s") ]] && ! jp_alive "$s" >/dev/null; then
 				ss_log "$s exited while waiting for $what"
@@ -77,6 +90,9 @@ jp_wait_for() {
 		sleep 0.5
 	done
 }
+
+# jp_now_us: the time in µs since the epoch.
+jp_now_us() { echo "${EPOCHREALTIME/[.,]/}"; }
 
 # jp_running: every process lives.
 jp_running() {

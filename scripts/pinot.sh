@@ -289,10 +289,11 @@ start_server() {
 	mv "$LOGS/server.log" "$LOGS/server.log.1" 2>/dev/null || true
 	loopback_only
 	local t0=$SECONDS
+	JP_NOT_READY_AT=$(jp_now_us) # the killed server is not back before its launch
 	START_DEADLINE=$((SECONDS + SS_START_TIMEOUT))
 	launch_role server
 	jp_wait_for "the server" server_ready
-	echo "pinot server running (ready in $((SECONDS - t0))s)"
+	echo "pinot server running (ready in $((SECONDS - t0))s; not ready at $JP_NOT_READY_AT µs)"
 }
 
 case ${1:-} in
