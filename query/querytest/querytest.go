@@ -30,23 +30,31 @@ const buckets = (n-1+2)/4 + 1
 // inSecond[(i+2)%4], so every second but the first holds its first and
 // last microsecond, its middle and its second microsecond, and the first
 // only the last two (the earliest event is not on a whole second). An
-// empty second lies between any two that hold events. A bucket bounded anywhere but at whole seconds
-// (rounded rather than floored, offset, aligned to the first event,
-// another width), or an empty second returned as a bucket, changes the
-// number of buckets.
+// empty second lies between any two that hold events but the last three,
+// which are consecutive (second, below): a bucket of two seconds merges
+// two of those, whichever second it starts at. A bucket bounded anywhere
+// but at whole seconds (rounded rather than floored, offset, aligned to
+// the first event, another width), or an empty second returned as a
+// bucket, changes the number of buckets.
 var inSecond = [4]int64{0, 999_999, 500_000, 1}
+
+// second is the second, counted from the first, that bucket b (0 …
+// buckets-1) of Documents falls in: every other second, the last three
+// consecutive.
+func second(b int64) int64 { return 2*b - max(0, b-(buckets-3)) }
 
 // Documents returns the n events of generator gen that Check queries.
 // Event i has processBy pb<i%3>, the emails e<i%5> and all, company
 // c<i%2>, the tags t0 and t<1+i%4>, each value suffixed with gen so that
 // other tests' documents in a shared index never match, and an
-// _event_time in every other second of those that ended just before now.
+// _event_time in the seconds of second, of those that ended just before
+// now.
 func Documents(gen string) target.Batch {
 	b := target.Batch{Generator: gen}
 	first := time.Now().Unix() - 2*buckets
 	for i := range n {
 		id := fmt.Sprintf("%s-%d", gen, i)
-		at := (first+2*int64((i+2)/4))*1_000_000 + inSecond[(i+2)%4]
+		at := (first+second(int64((i+2)/4)))*1_000_000 + inSecond[(i+2)%4]
 		// %q quotes as JSON does for the plain ASCII used here.
 		j := fmt.Sprintf(`{"_id":%q,"_event_time":%d,"generator_identifier":%q,"_seq":%d,"processBy":%q,"emails":[%q,%q],"company":%q,"tags":[%q,%q],"age":%d}`,
 			id, at, gen, i, fmt.Sprintf("pb%d-%s", i%3, gen),
