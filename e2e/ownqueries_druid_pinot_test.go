@@ -54,9 +54,11 @@ func TestViaKafkaPinotOwnQueries(t *testing.T) {
 //     finds at most one row (every event is one row);
 //   - after the drain, the _ids of the run's generator number exactly the
 //     events the audit found of it, each once;
-//   - the presets' restatements of the built-in kinds (qps-20k-own's
-//     by-worker and by-email, query-kinds-own's five) give the rows of
-//     the kinds they restate, for values the table holds and for a miss;
+//   - every shipped kind finds rows for a stored event's value and none
+//     for a miss;
+//   - the presets' restatements of the shipped kinds (qps-20k-own's
+//     by-worker and by-email) give the rows of the kinds they restate,
+//     for values the table holds and for a miss;
 //   - a value holding quotes and SQL of its own is a value: it matches
 //     nothing (on Pinot it is written in as a literal);
 //   - SQL the database cannot run fails in its words.
@@ -99,7 +101,7 @@ func testOwnQueriesViaKafka(t *testing.T, p target.Target, family string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := q.Query(ctx, target.Query{Kind: target.QueryKind(kind), Own: s})
+		n, err := q.Query(ctx, target.Query{Kind: target.QueryKind(kind), Statement: s})
 		if err != nil {
 			t.Fatalf("%s %v: %v", o.Name, args, err)
 		}
@@ -115,9 +117,9 @@ func testOwnQueriesViaKafka(t *testing.T, p target.Target, family string) {
 		}
 	}
 
-	// The presets' queries restate the built-in kinds (querytest.Restated):
-	// qps-20k-own point and array, query-kinds-own all five, each at the
-	// default limit and at 2, for values the table holds and for a miss.
+	// The presets' queries restate the shipped kinds (querytest.Restated):
+	// qps-20k-own point and array, each at the default limit and at 2,
+	// for values the table holds and for a miss.
 	presets := map[string]*workload.File{}
 	for _, name := range slices.Sorted(maps.Keys(querytest.Restated)) {
 		p, err := workload.Preset(name)
@@ -141,12 +143,15 @@ func testOwnQueriesViaKafka(t *testing.T, p target.Target, family string) {
 		t.Fatalf("sample, 2 minutes after the drain: %v", err)
 	}
 	for _, ev := range evs {
-		values := map[target.QueryKind][]string{
-			target.QueryPoint:     {ev.ProcessBy, ev.ProcessBy + "-nobody"},
-			target.QueryArray:     {ev.Emails[len(ev.Emails)-1], "nobody@" + ev.Emails[0]},
-			target.QueryAggregate: {ev.Company, ev.Company + "-nobody"},
-			target.QueryNewest:    {ev.Generator, ev.Generator + "-nobody"},
-			target.QueryBucket:    {ev.Generator, ev.Generator + "-nobody"},
+		// Every shipped kind finds a stored event's value and not a
+		// value never written.
+		for _, kind := range target.QueryKinds() {
+			for v, hit := range map[string]bool{ev[kind]: true, "nobody-" + ev[kind]: false} {
+				n, err := q.Query(ctx, querytest.KindQuery(t, family, kind, v, querytest.ShippedLimit))
+				if err != nil || (n > 0) != hit {
+					t.Errorf("shipped %s %q: %d rows, %v; want rows: %v", kind, v, n, err, hit)
+				}
+			}
 		}
 		for _, name := range slices.Sorted(maps.Keys(presets)) {
 			for _, own := range presets[name].Queries {
@@ -154,16 +159,17 @@ func testOwnQueriesViaKafka(t *testing.T, p target.Target, family string) {
 				if !ok {
 					t.Fatalf("%s: query %s restates no kind querytest knows", name, own.Name)
 				}
-				for _, v := range values[kind] {
+				hit := ev[kind]
+				for _, v := range []string{hit, "nobody-" + hit} {
 					// The run's limit is the texts' :limit: at 2 a hit is
 					// cut where it is not at the default.
 					for _, limit := range []int{querytest.ShippedLimit, 2} {
-						want, err := q.Query(ctx, target.Query{Kind: kind, Value: v, Limit: limit})
+						want, err := q.Query(ctx, querytest.KindQuery(t, family, kind, v, limit))
 						if err != nil {
 							t.Fatal(err)
 						}
 						if got := rows(own, own.Name, limit, v); got != want {
-							t.Errorf("%s: %s %q limit %d: %d rows, the built-in %s kind %d", name, own.Name, v, limit, got, kind, want)
+							t.Errorf("%s: %s %q limit %d: %d rows, the shipped %s kind %d", name, own.Name, v, limit, got, kind, want)
 						}
 					}
 				}
@@ -187,7 +193,7 @@ func testOwnQueriesViaKafka(t *testing.T, p target.Target, family string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.Query(ctx, target.Query{Kind: "bad", Own: s}); err == nil || !strings.HasPrefix(err.Error(), family+" query bad on ") || !strings.Contains(strings.ToLower(err.Error()), "no_such_column") {
+	if _, err := q.Query(ctx, target.Query{Kind: "bad", Statement: s}); err == nil || !strings.HasPrefix(err.Error(), family+" query bad on ") || !strings.Contains(strings.ToLower(err.Error()), "no_such_column") {
 		t.Errorf("a query of an unknown column: %v; want the database's error naming the column", err)
 	} else {
 		t.Logf("a query of an unknown column: %v", err)
@@ -223,25 +229,36 @@ func presetIndex(t *testing.T, qs []query.Own, name string) int {
 	return -1
 }
 
-// sampledEvent is what the restatements' checks draw their values from.
-type sampledEvent struct {
-	ProcessBy string   `json:"processBy"`
-	Emails    []string `json:"emails"`
-	Company   string   `json:"company"`
-	Generator string   `json:"generator_identifier"`
-}
+// sampledEvent is a stored event's value for each shipped kind, from the
+// field the kind draws from (query.KindField): what the restatements'
+// checks look up.
+type sampledEvent map[target.QueryKind]string
 
 // sampledEvents reads a sample of stored events, each of which must have
-// every field the restatements draw from.
+// every field the kinds draw from: a string, or an array of strings, of
+// which the last element is taken.
 func sampledEvents(docs [][]byte, err error) ([]sampledEvent, error) {
 	if err != nil || len(docs) == 0 {
 		return nil, fmt.Errorf("%d documents, %v", len(docs), err)
 	}
 	evs := make([]sampledEvent, len(docs))
 	for i, d := range docs {
-		ev := &evs[i]
-		if err := json.Unmarshal(d, ev); err != nil || ev.ProcessBy == "" || len(ev.Emails) == 0 || ev.Company == "" || ev.Generator == "" {
-			return nil, fmt.Errorf("sampled event %s: %v; want its processBy, emails, company and generator_identifier", d, err)
+		var doc map[string]any
+		if err := json.Unmarshal(d, &doc); err != nil {
+			return nil, fmt.Errorf("sampled event %s: %w", d, err)
+		}
+		evs[i] = sampledEvent{}
+		for _, kind := range target.QueryKinds() {
+			field := query.KindField(kind)
+			v := doc[field]
+			if a, ok := v.([]any); ok && len(a) > 0 {
+				v = a[len(a)-1]
+			}
+			s, ok := v.(string)
+			if !ok || s == "" {
+				return nil, fmt.Errorf("sampled event %s: %s is %v; want a string, or strings, for the %s kind", d, field, doc[field], kind)
+			}
+			evs[i][kind] = s
 		}
 	}
 	return evs, nil

@@ -200,3 +200,18 @@ func TestRunKeepingUpLowersTheRate(t *testing.T) {
 		}
 	})
 }
+
+// The check before a query run passes on the server: it asks PostgreSQL
+// to plan every shipped kind (EXPLAIN, with null parameters), and a
+// search body is checked as JSON.
+func TestCheckBeforeAQueryRun(t *testing.T) {
+	srv := start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, url := range []string{srv.PostgresURL("ev_check"), srv.ElasticsearchURL("check")} {
+		q := open(t, ctx, url, nil).(target.Querier)
+		if err := query.CheckOwn(ctx, q, query.Config{Mix: everyKind(), Limit: 10}); err != nil {
+			t.Errorf("%s: %v", url, err)
+		}
+	}
+}

@@ -593,6 +593,9 @@ func (c *conn) sendOneRow(pt *portal) string {
 		v = c.p.version
 	}
 	c.sendText(pt, 0, []byte(v))
+	if st.tag != "" {
+		return st.tag
+	}
 	if st.cols[0].oid == oidText {
 		return "SHOW"
 	}

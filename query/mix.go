@@ -29,7 +29,7 @@ func DefaultMix() Mix {
 }
 
 // ParseMix reads kind=weight pairs such as "point=4,array=3,aggregate=2,newest=1".
-// A kind is a built-in one or one of own, the names of the queries of
+// A kind is a shipped one or one of own, the names of the queries of
 // one's own. A kind without a weight counts 1; a kind given twice is an
 // error.
 func ParseMix(s string, own ...string) (Mix, error) {

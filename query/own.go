@@ -18,7 +18,8 @@ import (
 // with parameters drawn from the events the run has written.
 //
 // SQL (sqlite, postgres, questdb, druid, pinot) names a parameter :name
-// and the table {table}; a search body (elasticsearch, which opensearch
+// and the table {table}, as does the simulator's text (sim: see
+// target/sim); a search body (elasticsearch, which opensearch
 // also takes unless it has a text of its own) writes a parameter as the
 // whole JSON string "{{name}}", which becomes the value drawn, a number
 // staying a number.
@@ -45,18 +46,18 @@ type Param struct {
 }
 
 // Families are the database families a query of one's own is written
-// for: the target names that run them.
-var Families = []string{"sqlite", "postgres", "questdb", "druid", "pinot", "elasticsearch", "opensearch"}
+// for: the target names that run them (sim is the simulated database).
+var Families = []string{"sqlite", "postgres", "questdb", "druid", "pinot", "elasticsearch", "opensearch", "sim"}
 
 // explain is the statement that asks family for a query's plan without
 // running it, put before the query. Pinot has none that CheckOwn can
 // use: 0.11 parses no NULL literal (its parser fails on one), so a query
 // with null parameters cannot be planned there, and its SQL is first
-// checked when it runs.
-var explain = map[string]string{"sqlite": "EXPLAIN ", "postgres": "EXPLAIN ", "questdb": "EXPLAIN ", "druid": "EXPLAIN PLAN FOR "}
+// checked when it runs. The simulator reads a text it is asked to explain
+// without answering it.
+var explain = map[string]string{"sqlite": "EXPLAIN ", "postgres": "EXPLAIN ", "questdb": "EXPLAIN ", "druid": "EXPLAIN PLAN FOR ", "sim": "explain "}
 
-// compiled is an Own ready for one family, or with own nil a built-in
-// kind, whose one field gives its value.
+// compiled is an Own ready for one family.
 type compiled struct {
 	own    *Own
 	family string
@@ -64,6 +65,10 @@ type compiled struct {
 	parts  []string // the text around its parameters
 	slots  []int    // the parameter after each part but the last
 	fields []int    // the pool field of each parameter
+	// text, when not "", is the statement's text whatever the values:
+	// numbered placeholders bound to the values, built once rather than
+	// for every query drawn.
+	text string
 }
 
 // ownError is a bad query of one's own: where it is defined, what is
@@ -158,6 +163,9 @@ func (o *Own) compile(family string, limit int) (*compiled, error) {
 			return nil, err
 		}
 		c.parts, c.slots = parts, slots
+		if numbered(family) {
+			c.text = c.statement(make([]any, len(o.Params))).Text
+		}
 	}
 	for i, u := range used {
 		if !u {
@@ -215,15 +223,25 @@ func isIdent(c byte) bool      { return isIdentStart(c) || '0' <= c && c <= '9' 
 // Statement is o as it runs on family, with the run's limit written in
 // and args (one per parameter) bound: for tests that hold its rows
 // against another query's.
-func (o *Own) Statement(family string, limit int, args ...any) (*target.Statement, error) {
+func (o *Own) Statement(family string, limit int, args ...any) (target.Statement, error) {
 	c, err := o.compile(family, limit)
 	if err != nil {
-		return nil, err
+		return target.Statement{}, err
 	}
 	if len(args) != len(o.Params) {
-		return nil, fmt.Errorf("query %s takes %d parameters, not %d", o.Name, len(o.Params), len(args))
+		return target.Statement{}, fmt.Errorf("query %s takes %d parameters, not %d", o.Name, len(o.Params), len(args))
 	}
 	return c.statement(args), nil
+}
+
+// numbered reports whether family binds numbered placeholders to the
+// values, so that a statement's text does not depend on them.
+func numbered(family string) bool {
+	switch family {
+	case "druid", "pinot", "elasticsearch", "opensearch":
+		return false
+	}
+	return true
 }
 
 // statement binds args (one per parameter) into c as its family takes
@@ -232,8 +250,11 @@ func (o *Own) Statement(family string, limit int, args ...any) (*target.Statemen
 // null one written as NULL: Druid binds no null parameter); Pinot's
 // literals written in (see target.SQLLiteral); a search body's JSON
 // values written in.
-func (c *compiled) statement(args []any) *target.Statement {
-	s := &target.Statement{}
+func (c *compiled) statement(args []any) target.Statement {
+	if c.text != "" {
+		return target.Statement{Text: c.text, Args: args}
+	}
+	var s target.Statement
 	var b strings.Builder
 	for i, part := range c.parts {
 		b.WriteString(part)
@@ -259,34 +280,19 @@ func (c *compiled) statement(args []any) *target.Statement {
 		}
 	}
 	s.Text = b.String()
-	if numbered := !c.dsl && c.family != "druid" && c.family != "pinot"; numbered {
+	if numbered(c.family) {
 		s.Args = args
 	}
 	return s
 }
 
 // query is the query of kind with args drawn for c.
-func (c *compiled) query(kind target.QueryKind, args []any, limit int) target.Query {
-	if c.own == nil {
-		return target.Query{Kind: kind, Value: valueText(args[0]), Limit: limit}
-	}
-	return target.Query{Kind: kind, Own: c.statement(args)}
-}
-
-// valueText is a drawn value as a built-in kind takes it: a string as it
-// is (most are: workers, emails, tags), without fmt's allocation.
-func valueText(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case int64:
-		return strconv.FormatInt(x, 10)
-	}
-	return fmt.Sprint(v)
+func (c *compiled) query(kind target.QueryKind, args []any) target.Query {
+	return target.Query{Kind: kind, Statement: c.statement(args)}
 }
 
 // CheckOwnTexts refuses, before anything is sent to a database of
-// family, a query of one's own in cfg's mix that it cannot run: no text
+// family, a query in cfg's mix that it cannot run: no text
 // for family, parameters that do not match, or a search body that is not
 // JSON. CheckOwn checks that and asks the database too.
 func CheckOwnTexts(family string, cfg Config) error {
@@ -294,26 +300,27 @@ func CheckOwnTexts(family string, cfg Config) error {
 	return err
 }
 
-// CheckOwn refuses, before a run, a query of one's own in cfg's mix that
-// q cannot run: no text for q's family, parameters that do not match, a
-// search body that is not JSON, or SQL the database cannot plan
-// (EXPLAIN, with null parameters; not on Pinot, see explain). Its error
+// CheckOwn refuses, before a run, a query in cfg's mix (one's own or a
+// shipped kind) that q cannot run: no text for q's family, parameters
+// that do not match, a search body that is not JSON, or SQL the database
+// cannot plan (EXPLAIN, with null parameters; not on Pinot, see explain),
+// or a text the simulator cannot run. Its error
 // names where the query is defined and the fix. A search body is checked
 // as JSON only: a search with null parameters is not one the user wrote.
 func CheckOwn(ctx context.Context, q target.Querier, cfg Config) error {
-	own, err := compileOwn(cfg, familyOf(q), newPool(0, 1))
+	own, err := compileOwn(cfg, q.Name(), newPool(0, 1))
 	if err != nil {
 		return err
 	}
 	for _, k := range slices.Sorted(maps.Keys(own)) {
 		c := own[k]
 		ex, ok := explain[c.family]
-		if c.own == nil || c.dsl || !ok {
+		if c.dsl || !ok {
 			continue
 		}
 		s := c.statement(make([]any, len(c.own.Params)))
 		s.Text = ex + s.Text
-		if _, err := q.Query(ctx, target.Query{Kind: k, Own: s}); err != nil {
+		if _, err := q.Query(ctx, target.Query{Kind: k, Statement: s}); err != nil {
 			if ctx.Err() != nil {
 				return err
 			}

@@ -214,10 +214,10 @@ type planner struct {
 
 func (p *planner) Name() string                                  { return p.family }
 func (p *planner) SetupQueries(context.Context) error            { return nil }
-func (p *planner) QueryText(q target.Query) string               { return q.Own.Text }
+func (p *planner) QueryText(q target.Query) string               { return q.Statement.Text }
 func (p *planner) Sample(context.Context, int) ([][]byte, error) { return nil, nil }
 func (p *planner) Query(_ context.Context, q target.Query) (int, error) {
-	p.sent = append(p.sent, q.Own.Text)
+	p.sent = append(p.sent, q.Statement.Text)
 	return 0, p.err
 }
 

@@ -23,7 +23,7 @@ const poolSize = 4096
 // has not made the document visible yet (that is the freshness lag, which
 // the probes measure). Each field a kind draws from keeps a uniform
 // sample (a reservoir) of its values, or the newest (ownField); every
-// kind, built-in or one's own, draws each parameter from its field
+// kind, shipped or one's own, draws each parameter from its field
 // apart. The tap offers one document per acknowledged batch, and it is
 // parsed neither on the write path nor when a query is drawn, but in
 // whoever adds (seed, or the workload's settler goroutine), outside the
@@ -36,7 +36,7 @@ type pool struct {
 	pending []written // acknowledged, not settled yet; oldest first
 	misses  uint64
 	tapped  bool
-	// own are the fields the queries draw from, built-in kinds and
+	// own are the fields the queries draw from, shipped kinds and
 	// queries of one's own alike.
 	own []*ownField
 
@@ -56,20 +56,6 @@ func newPool(settle time.Duration, seed uint64) *pool {
 	p := &pool{settle: settle, drawRng: rand.New(rand.NewPCG(seed, 1))}
 	p.adding.rng = rand.New(rand.NewPCG(seed, 3))
 	return p
-}
-
-// KindField is the field of the written events a built-in kind draws
-// its one value from.
-func KindField(kind target.QueryKind) string {
-	switch kind {
-	case target.QueryPoint:
-		return "processBy"
-	case target.QueryArray:
-		return "emails"
-	case target.QueryAggregate:
-		return "company"
-	}
-	return "generator_identifier" // newest, bucket
 }
 
 // ownRecent is how many of the newest values a recent parameter draws

@@ -118,10 +118,21 @@ func BenchmarkTapWrite(b *testing.B) {
 	}
 }
 
-// BenchmarkNext is the cost of picking one query: kind and parameter.
-func BenchmarkNext(b *testing.B) {
-	s := sim.New(sim.Config{})
-	l, err := New(Config{Mix: DefaultMix(), QPS: 1, MaxInflight: 1, Limit: 10, Timeout: time.Second, Seed: 1}, "target", s, nil)
+// BenchmarkNext is the cost of picking one query of the default mix on
+// the simulator: kind, parameter and statement.
+func BenchmarkNext(b *testing.B) { benchmarkNext(b, sim.New(sim.Config{})) }
+
+// BenchmarkNextFamily is BenchmarkNext for the families whose statement
+// is built otherwise: numbered placeholders (the text is built once),
+// Druid's positional ones, literals written in (Pinot), a search body.
+func BenchmarkNextFamily(b *testing.B) {
+	for _, f := range []string{"postgres", "druid", "pinot", "elasticsearch"} {
+		b.Run(f, func(b *testing.B) { benchmarkNext(b, &planner{family: f}) })
+	}
+}
+
+func benchmarkNext(b *testing.B, q target.Querier) {
+	l, err := New(Config{Mix: DefaultMix(), QPS: 1, MaxInflight: 1, Limit: 10, Timeout: time.Second, Seed: 1}, "target", q, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -129,7 +129,7 @@ func New(cfg Config, endpoint string, q target.Querier, obs stats.Observer) (*Lo
 		pool: newPool(cfg.Settle, seed),
 		rng:  rand.New(rand.NewPCG(seed, 2)),
 	}
-	own, err := compileOwn(cfg, familyOf(q), l.pool)
+	own, err := compileOwn(cfg, q.Name(), l.pool)
 	if err != nil {
 		return nil, err
 	}
@@ -137,30 +137,30 @@ func New(cfg Config, endpoint string, q target.Querier, obs stats.Observer) (*Lo
 	return l, nil
 }
 
-// familyOf is the database family of q: its target's name.
-func familyOf(q target.Querier) string {
-	if n, ok := q.(interface{ Name() string }); ok {
-		return n.Name()
-	}
-	return ""
-}
-
 // compileOwn readies each kind of the mix for family and registers the
-// fields it draws from with p: a query of one's own, or a built-in kind
-// (its own nil), which draws one value from KindField.
+// fields it draws from with p: a query of one's own, or else the shipped
+// kind of that name (Kinds).
 func compileOwn(cfg Config, family string, p *pool) (map[target.QueryKind]*compiled, error) {
 	out := map[target.QueryKind]*compiled{}
+	var shipped []Own
 	for _, w := range cfg.Mix {
-		i := slices.IndexFunc(cfg.Own, func(o Own) bool { return o.Name == string(w.Kind) })
-		if i < 0 {
-			out[w.Kind] = &compiled{fields: []int{p.field(Param{Field: KindField(w.Kind)})}}
-			continue
+		named := func(o Own) bool { return o.Name == string(w.Kind) }
+		qs := cfg.Own
+		if !slices.ContainsFunc(qs, named) {
+			if shipped == nil {
+				shipped = Kinds()
+			}
+			qs = shipped
 		}
-		c, err := cfg.Own[i].compile(family, cfg.Limit)
+		i := slices.IndexFunc(qs, named)
+		if i < 0 {
+			return nil, fmt.Errorf("query kind %s: neither a shipped kind nor a query of the workload file", w.Kind)
+		}
+		c, err := qs[i].compile(family, cfg.Limit)
 		if err != nil {
 			return nil, err
 		}
-		for _, prm := range cfg.Own[i].Params {
+		for _, prm := range qs[i].Params {
 			c.fields = append(c.fields, p.field(prm))
 		}
 		out[w.Kind] = c
@@ -200,14 +200,14 @@ func (l *Load) Prepare(ctx context.Context) error {
 
 // texts returns each kind of mix as q would send it, with a parameter
 // drawn from p; ok is false while p has nothing to draw.
-func texts(p *pool, q target.Querier, mix Mix, limit int, own map[target.QueryKind]*compiled) (map[target.QueryKind]string, bool) {
+func texts(p *pool, q target.Querier, mix Mix, own map[target.QueryKind]*compiled) (map[target.QueryKind]string, bool) {
 	out := map[target.QueryKind]string{}
 	for _, w := range mix {
 		args, _, ok := p.draw(own[w.Kind], 0)
 		if !ok {
 			return nil, false
 		}
-		out[w.Kind] = q.QueryText(own[w.Kind].query(w.Kind, args, limit))
+		out[w.Kind] = q.QueryText(own[w.Kind].query(w.Kind, args))
 	}
 	return out, true
 }
@@ -217,9 +217,8 @@ func texts(p *pool, q target.Querier, mix Mix, limit int, own map[target.QueryKi
 // when it holds none, so that a user can read the queries before a run.
 // A kind needs events that hold its fields.
 func Explain(ctx context.Context, q target.Querier, cfg Config) (map[target.QueryKind]string, error) {
-	mix, limit := cfg.Mix, cfg.Limit
 	p := newPool(0, 1)
-	own, err := compileOwn(cfg, familyOf(q), p)
+	own, err := compileOwn(cfg, q.Name(), p)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +235,7 @@ func Explain(ctx context.Context, q target.Querier, cfg Config) (map[target.Quer
 		d, _ := g.Next(nil, time.Now().UnixMicro())
 		p.seed([][]byte{d.JSON})
 	}
-	t, ok := texts(p, q, mix, limit, own)
+	t, ok := texts(p, q, cfg.Mix, own)
 	if !ok {
 		return nil, ErrNoParameters // a kind found none of its fields
 	}
@@ -253,7 +252,7 @@ func Explain(ctx context.Context, q target.Querier, cfg Config) (map[target.Quer
 // otherwise when the first written ones have settled (waited_s).
 func (l *Load) Run(ctx context.Context, tl *timeline.Timeline, series *stats.Series) *results.Queries {
 	begin := l.waitReady(ctx, tl)
-	examples, _ := texts(l.pool, l.q, l.cfg.Mix, l.cfg.Limit, l.own)
+	examples, _ := texts(l.pool, l.q, l.cfg.Mix, l.own)
 	rec := newRecorder(l.cfg, tl, begin, examples, l.endpoint, stats.NewRecorder(series, l.obs))
 	switch {
 	case ctx.Err() != nil:
@@ -312,7 +311,7 @@ func (l *Load) next() (target.Query, bool) {
 	l.mu.Unlock()
 	c := l.own[kind]
 	args, miss, _ := l.pool.draw(c, l.cfg.MissShare) // ready: every field has a value
-	return c.query(kind, args, l.cfg.Limit), miss
+	return c.query(kind, args), miss
 }
 
 // openLoop sends queries at their intended times until end, through the

@@ -95,15 +95,15 @@ func TestQueryDelayReadsBack(t *testing.T) {
 			// The simulated database answers newest-N from the 20 events it
 			// holds, and keeps no payload for the other kinds.
 			for _, k := range r.Kinds {
-				want := 0.0
+				want, text := 0.0, "none $1\n"
 				if k.Kind == string(target.QueryNewest) {
-					want = 10
+					want, text = 10, "newest $1 10\n"
 				}
 				if k.Queries > 0 && k.RowsPerQuery() != want {
 					t.Errorf("%s: %.1f rows per query, want %v", k.Kind, k.RowsPerQuery(), want)
 				}
-				if !strings.Contains(k.Text, "sim "+k.Kind) {
-					t.Errorf("%s: query text %q does not name the query", k.Kind, k.Text)
+				if !strings.HasPrefix(k.Text, text) || !strings.Contains(k.Text, "-- parameters 1: ") {
+					t.Errorf("%s: query text %q; want the kind's sim text, %q, and its parameter", k.Kind, k.Text, text)
 				}
 			}
 		})

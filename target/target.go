@@ -264,52 +264,38 @@ func (r *Registry) Open(ctx context.Context, raw string, opts Options) (Target, 
 	return d.Open(ctx, u, opts)
 }
 
-// QueryKind names one query of the query workload. Every target answers
-// each kind with the same meaning, on fields every generated event has.
+// QueryKind names one query of the query workload: a shipped kind (the
+// constants, whose texts per family package query ships) or a query of
+// the user's own.
 type QueryKind string
 
+// The shipped kinds; query/kinds.yaml states their meaning and texts.
 const (
-	// QueryPoint: the documents whose processBy equals Value, whole.
-	QueryPoint QueryKind = "point"
-	// QueryArray: the documents whose emails array contains Value, whole.
-	QueryArray QueryKind = "array"
-	// QueryAggregate: over the documents whose company equals Value, the
-	// number of documents per tag (an element of tags), the most frequent
-	// first; one row per tag.
-	QueryAggregate QueryKind = "aggregate"
-	// QueryNewest: the documents of generator Value with the highest
-	// _event_time, newest first, whole.
-	QueryNewest QueryKind = "newest"
-	// QueryBucket: over the documents of generator Value, the number of
-	// documents per second of _event_time (the bucket of t holds
-	// floor(t / 1,000,000) seconds since the epoch, UTC), the newest
-	// bucket first; one row per second that holds a document, none for
-	// an empty second. A time-bucketed aggregate, as a real-time
-	// analytics store serves it (QuestDB's SAMPLE BY).
-	QueryBucket QueryKind = "bucket"
+	QueryPoint     QueryKind = "point"     // the documents whose processBy equals the value
+	QueryArray     QueryKind = "array"     // the documents whose emails contain the value
+	QueryAggregate QueryKind = "aggregate" // documents per tag of those whose company equals the value
+	QueryNewest    QueryKind = "newest"    // the generator's documents, newest first
+	QueryBucket    QueryKind = "bucket"    // the generator's documents per second of _event_time
 )
 
-// QueryKinds lists every kind, in the order reports show them.
+// QueryKinds lists every shipped kind, in the order reports show them.
 func QueryKinds() []QueryKind {
 	return []QueryKind{QueryPoint, QueryArray, QueryAggregate, QueryNewest, QueryBucket}
 }
 
-// Query is one parameterized query of the query workload.
+// Query is one query of the query workload: its kind, and the statement
+// that runs it on the target.
 type Query struct {
-	Kind  QueryKind
-	Value string // the parameter; see the kinds
-	Limit int    // rows returned at most
-	// Own, when not nil, is a query of the user's own named Kind, sent
-	// instead of a built-in kind's; Value and Limit are then not used.
-	Own *Statement
+	Kind      QueryKind
+	Statement Statement
 }
 
-// Statement is a query of the user's own in the target's language, with
-// its parameters: SQL whose placeholders are numbered as the database
-// takes them ($1 or ?1), {table} standing for the target's table, and
-// Args bound to them; or a search body (Elasticsearch, OpenSearch) with
-// its parameters written in. Its rows are the rows an SQL query returns,
-// or the hits a search returns plus the buckets of its aggregations.
+// Statement is a query in the target's language, with its parameters:
+// SQL whose placeholders are numbered as the database takes them ($1 or
+// ?1), {table} standing for the target's table, and Args bound to them;
+// or a search body (Elasticsearch, OpenSearch) with its parameters
+// written in. Its rows are the rows an SQL query returns, or the hits a
+// search returns plus the buckets of its aggregations.
 type Statement struct {
 	Text string
 	Args []any
@@ -340,9 +326,9 @@ func SQLLiteral(v any) string {
 	return SQLLiteral(fmt.Sprint(v))
 }
 
-// OwnText is a Statement as a person reads it: the text and its
-// parameters.
-func OwnText(s *Statement, table string) string {
+// StatementText is s as a person reads it: the text, {table} written as
+// table, and its parameters.
+func StatementText(s Statement, table string) string {
 	t := strings.ReplaceAll(s.Text, "{table}", table)
 	if len(s.Args) == 0 {
 		return t
@@ -357,6 +343,9 @@ func OwnText(s *Statement, table string) string {
 // Querier is implemented by targets that run the query workload. Like
 // Target, implementations must be safe for concurrent use.
 type Querier interface {
+	// Name is the database family the queries are written for (a
+	// target's name: sqlite, postgres, elasticsearch, …, sim).
+	Name() string
 	// SetupQueries prepares what the queries need, such as indexes on the
 	// fields they filter on (idempotent; may take long on a large table).
 	SetupQueries(ctx context.Context) error

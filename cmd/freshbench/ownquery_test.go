@@ -88,7 +88,7 @@ func TestQueryOwnRefused(t *testing.T) {
 	}
 	badKey := filepath.Join(dir, "k.yaml")
 	os.WriteFile(badKey, []byte("queries:\n  q1:\n    mysql: SELECT 1\n"), 0o600)
-	wantUsageError(t, run(badKey), badKey+":3: queries.q1.mysql: unknown key: want params or a database family (sqlite, postgres, questdb, druid, pinot, elasticsearch, opensearch)")
+	wantUsageError(t, run(badKey), badKey+":3: queries.q1.mysql: unknown key: want params or a database family (sqlite, postgres, questdb, druid, pinot, elasticsearch, opensearch, sim)")
 	unknown := filepath.Join(dir, "u.yaml")
 	os.WriteFile(unknown, []byte("flags:\n  mix: q2\n"), 0o600)
 	wantUsageError(t, run(unknown), `unknown kind "q2"`)

@@ -152,8 +152,6 @@ var tinyScales = map[string]struct {
 	"qps-20k": {"0.02", []string{"--sweep-max", "40"}},
 	// The same, with its queries of one's own.
 	"qps-20k-own": {"0.02", []string{"--sweep-max", "40"}},
-	// 6 s of virtual time, 200 events and 20 queries a second.
-	"query-kinds-own": {"0.1", nil},
 	// 30 s of virtual time, about 5 events and 20 queries a second: at
 	// the scale's 100 the in-process database's queries took 10 s of CPU.
 	"isolation-20k": {"0.1", []string{"--qps", "20"}},

@@ -30,23 +30,31 @@ const buckets = (n-1+2)/4 + 1
 // inSecond[(i+2)%4], so every second but the first holds its first and
 // last microsecond, its middle and its second microsecond, and the first
 // only the last two (the earliest event is not on a whole second). An
-// empty second lies between any two that hold events. A bucket bounded anywhere but at whole seconds
-// (rounded rather than floored, offset, aligned to the first event,
-// another width), or an empty second returned as a bucket, changes the
-// number of buckets.
+// empty second lies between any two that hold events but the last three,
+// which are consecutive (second, below): a bucket of two seconds merges
+// two of those, whichever second it starts at. A bucket bounded anywhere
+// but at whole seconds (rounded rather than floored, offset, aligned to
+// the first event, another width), or an empty second returned as a
+// bucket, changes the number of buckets.
 var inSecond = [4]int64{0, 999_999, 500_000, 1}
+
+// second is the second, counted from the first, that bucket b (0 …
+// buckets-1) of Documents falls in: every other second, the last three
+// consecutive.
+func second(b int64) int64 { return 2*b - max(0, b-(buckets-3)) }
 
 // Documents returns the n events of generator gen that Check queries.
 // Event i has processBy pb<i%3>, the emails e<i%5> and all, company
 // c<i%2>, the tags t0 and t<1+i%4>, each value suffixed with gen so that
 // other tests' documents in a shared index never match, and an
-// _event_time in every other second of those that ended just before now.
+// _event_time in the seconds of second, of those that ended just before
+// now.
 func Documents(gen string) target.Batch {
 	b := target.Batch{Generator: gen}
 	first := time.Now().Unix() - 2*buckets
 	for i := range n {
 		id := fmt.Sprintf("%s-%d", gen, i)
-		at := (first+2*int64((i+2)/4))*1_000_000 + inSecond[(i+2)%4]
+		at := (first+second(int64((i+2)/4)))*1_000_000 + inSecond[(i+2)%4]
 		// %q quotes as JSON does for the plain ASCII used here.
 		j := fmt.Sprintf(`{"_id":%q,"_event_time":%d,"generator_identifier":%q,"_seq":%d,"processBy":%q,"emails":[%q,%q],"company":%q,"tags":[%q,%q],"age":%d}`,
 			id, at, gen, i, fmt.Sprintf("pb%d-%s", i%3, gen),
@@ -58,9 +66,11 @@ func Documents(gen string) target.Batch {
 }
 
 // Check sets up the queries, writes Documents(gen) to tgt, waits until a
-// search sees them all, and checks that every kind returns the rows the
-// documents imply, that misses return none, that the query text shows
-// the parameter, and that Sample returns stored documents.
+// search sees them all, and checks that the database plans every shipped
+// kind (query.CheckOwn), that each returns the rows the documents imply,
+// that misses return none, that the query text shows the parameter, that
+// the presets' restatements of the kinds return the same rows, and that
+// Sample returns stored documents.
 func Check(t *testing.T, tgt target.Target, gen string) {
 	t.Helper()
 	ctx := context.Background()
@@ -79,8 +89,11 @@ func Check(t *testing.T, tgt target.Target, gen string) {
 		t.Fatalf("write: %+v %v", res, err)
 	}
 	waitVisible(t, tgt, gen)
+	if err := query.CheckOwn(ctx, q, query.Config{Mix: shippedMix(), Limit: ShippedLimit}); err != nil {
+		t.Errorf("the check before a run refuses a shipped kind: %v", err)
+	}
 	for _, c := range cases(gen) {
-		checkQuery(t, q, c)
+		checkQuery(t, tgt.Name(), q, c)
 	}
 	checkOwn(t, tgt.Name(), q, gen)
 	checkSample(t, q)
@@ -140,11 +153,35 @@ func cases(gen string) []queryCase {
 	}
 }
 
-// checkQuery checks that a query returns the rows wanted and that its
-// text shows the parameter.
-func checkQuery(t *testing.T, q target.Querier, c queryCase) {
+// shippedMix is every shipped kind, weight 1.
+func shippedMix() query.Mix {
+	var m query.Mix
+	for _, k := range target.QueryKinds() {
+		m = append(m, query.Weighted{Kind: k, Weight: 1})
+	}
+	return m
+}
+
+// KindQuery is the shipped kind's query on family with the run's limit
+// and its one parameter value.
+func KindQuery(t testing.TB, family string, kind target.QueryKind, value any, limit int) target.Query {
 	t.Helper()
-	query := target.Query{Kind: c.kind, Value: c.value, Limit: c.limit}
+	o, ok := query.Kind(kind)
+	if !ok {
+		t.Fatalf("%s is no shipped kind", kind)
+	}
+	s, err := o.Statement(family, limit, value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return target.Query{Kind: kind, Statement: s}
+}
+
+// checkQuery checks that a shipped kind's query on family returns the
+// rows wanted and that its text shows the parameter.
+func checkQuery(t *testing.T, family string, q target.Querier, c queryCase) {
+	t.Helper()
+	query := KindQuery(t, family, c.kind, c.value, c.limit)
 	rows, err := q.Query(context.Background(), query)
 	if err != nil {
 		t.Errorf("%s %q limit %d: %v", c.kind, c.value, c.limit, err)
@@ -179,27 +216,23 @@ func checkSample(t *testing.T, q target.Querier) {
 }
 
 // Restated are the shipped presets' queries of one's own that restate a
-// built-in kind, by preset and query name, with that kind: qps-20k-own
-// writes the 20K-QPS study's two, query-kinds-own all five.
+// shipped kind, by preset and query name, with that kind: qps-20k-own
+// writes the 20K-QPS study's two.
 var Restated = map[string]map[string]target.QueryKind{
 	"qps-20k-own": {"by-worker": target.QueryPoint, "by-email": target.QueryArray},
-	"query-kinds-own": {
-		"point-own": target.QueryPoint, "array-own": target.QueryArray, "aggregate-own": target.QueryAggregate,
-		"newest-own": target.QueryNewest, "bucket-own": target.QueryBucket,
-	},
 }
 
 // ShippedLimit is the limit the end-to-end tests hold the presets'
-// restatements to the built-in kinds at: the default limit.
+// restatements to the shipped kinds at: the default limit.
 const ShippedLimit = 10
 
 // checkOwn holds every preset query of Restated to the rows Documents
-// imply for each case of the kind it restates, hits, misses and limits,
-// the case's limit given as the run's limit (the texts' :limit or
-// "{{limit}}"). Every query of a preset must be in Restated and have a
-// text for family, so that none goes unchecked, draw its parameter from
-// the field the built-in draws from, and pass the check before a run
-// (query.CheckOwn).
+// imply for each case of the kind it restates, as checkQuery holds the
+// kind: hits, misses and limits, the case's limit given as the run's
+// limit (the texts' :limit or "{{limit}}"). Every query of a preset must
+// be in Restated and have a text for family, so that none goes
+// unchecked, draw its parameter from the field the kind draws from, and
+// pass the check before a run (query.CheckOwn).
 func checkOwn(t *testing.T, family string, q target.Querier, gen string) {
 	t.Helper()
 	for _, name := range slices.Sorted(maps.Keys(Restated)) {
@@ -222,7 +255,7 @@ func checkOwn(t *testing.T, family string, q target.Querier, gen string) {
 				continue
 			}
 			if len(own.Params) != 1 || own.Params[0].Field != query.KindField(kind) {
-				t.Errorf("%s: query %s has params %+v; the built-in %s kind draws one value, from %s", name, own.Name, own.Params, kind, query.KindField(kind))
+				t.Errorf("%s: query %s has params %+v; the shipped %s kind draws one value, from %s", name, own.Name, own.Params, kind, query.KindField(kind))
 			}
 			for _, c := range cases(gen) {
 				if c.kind != kind {
@@ -233,14 +266,14 @@ func checkOwn(t *testing.T, family string, q target.Querier, gen string) {
 					t.Errorf("%s: %v", name, err)
 					break
 				}
-				query := target.Query{Kind: target.QueryKind(own.Name), Own: s}
+				query := target.Query{Kind: target.QueryKind(own.Name), Statement: s}
 				got, err := q.Query(context.Background(), query)
 				if err != nil {
 					t.Errorf("%s: %s %q: %v", name, own.Name, c.value, err)
 					continue
 				}
 				if got != c.want {
-					t.Errorf("%s: %s %q limit %d: %d rows, want %d (as the built-in %s kind); query:\n%s", name, own.Name, c.value, c.limit, got, c.want, kind, q.QueryText(query))
+					t.Errorf("%s: %s %q limit %d: %d rows, want %d (as the shipped %s kind); query:\n%s", name, own.Name, c.value, c.limit, got, c.want, kind, q.QueryText(query))
 				}
 			}
 		}

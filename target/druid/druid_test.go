@@ -105,7 +105,7 @@ func TestErrorsInDruidsWords(t *testing.T) {
 	broker, bound := s.cfg.broker, s.api.Timeout
 	s.cfg.broker, s.api.Timeout = "http://"+testenv.Mute(t), 50*time.Millisecond
 	_, _, err = s.Freshness(ctx, "g")
-	mine := target.Query{Kind: "mine", Own: &target.Statement{Text: `SELECT "_id" FROM {table} WHERE "_id" = ?`, Args: []any{"x"}}}
+	mine := target.Query{Kind: "mine", Statement: target.Statement{Text: `SELECT "_id" FROM {table} WHERE "_id" = ?`, Args: []any{"x"}}}
 	_, ownErr := s.Query(ctx, mine)
 	s.cfg.broker, s.api.Timeout = broker, bound
 	if err == nil || !strings.Contains(err.Error(), "no answer within 50ms") {
@@ -135,12 +135,12 @@ func TestOwnQueryParameters(t *testing.T) {
 		{[]any{"COLUMNS", int64(2), 3.75, true, "7"}, 0},
 		{[]any{"COLUMNS", int64(2), 2.5, false, "7"}, 0},
 	} {
-		n, err := s.Query(ctx, target.Query{Kind: "mine", Own: &target.Statement{Text: text, Args: tc.args}})
+		n, err := s.Query(ctx, target.Query{Kind: "mine", Statement: target.Statement{Text: text, Args: tc.args}})
 		if err != nil || n != tc.want {
 			t.Errorf("%v: %d rows, %v; want %d", tc.args, n, err, tc.want)
 		}
 	}
-	if got := s.QueryText(target.Query{Kind: "mine", Own: &target.Statement{Text: `SELECT * FROM {table} WHERE "a" = ?`, Args: []any{"it's"}}}); !strings.HasPrefix(got, `SELECT * FROM "`+s.cfg.datasource+`" WHERE "a" = ?`) || !strings.Contains(got, `-- parameters 1: "it's"`) {
+	if got := s.QueryText(target.Query{Kind: "mine", Statement: target.Statement{Text: `SELECT * FROM {table} WHERE "a" = ?`, Args: []any{"it's"}}}); !strings.HasPrefix(got, `SELECT * FROM "`+s.cfg.datasource+`" WHERE "a" = ?`) || !strings.Contains(got, `-- parameters 1: "it's"`) {
 		t.Errorf("query text %s; want the datasource and the parameter", got)
 	}
 }

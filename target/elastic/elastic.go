@@ -718,5 +718,5 @@ func (t *Target) Layout() string {
 		return fmt.Sprintf("index %s: mapping from %s (%d top-level fields) merged with freshbench's %d fields (%s; %d of them added, the rest the file maps alike); a field neither maps is mapped as the file's dynamic setting says (by default dynamically)",
 			t.cfg.index, u.file, u.fields, len(probeFields), probeFieldsText, u.added)
 	}
-	return "index " + t.cfg.index + ": freshbench's fields mapped explicitly (" + probeFieldsText + "), so are the built-in queries' (processBy, emails, tags, company keyword; age integer); every other field of the events mapped dynamically (a string as text with a .keyword subfield)"
+	return "index " + t.cfg.index + ": freshbench's fields mapped explicitly (" + probeFieldsText + "), so are the shipped query kinds' (processBy, emails, tags, company keyword; age integer); every other field of the events mapped dynamically (a string as text with a .keyword subfield)"
 }

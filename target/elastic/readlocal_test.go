@@ -2,6 +2,7 @@ package elastic
 
 import (
 	"context"
+	"github.com/freshbench/freshbench/query/querytest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -48,7 +49,7 @@ func TestReadLocalSearchesAskForTheNodesCopies(t *testing.T) {
 		if _, err := tg.Count(ctx, "g"); err != nil {
 			t.Fatalf("count: %v", err)
 		}
-		if _, err := tg.Query(ctx, target.Query{Kind: target.QueryPoint, Value: "v", Limit: 1}); err != nil {
+		if _, err := tg.Query(ctx, querytest.KindQuery(t, "elasticsearch", target.QueryPoint, "v", 1)); err != nil {
 			t.Fatalf("query: %v", err)
 		}
 		if _, err := tg.Write(ctx, target.Batch{Generator: "g", Docs: []target.Document{doc("a", "g", 0, "")}}); err != nil {
@@ -68,7 +69,7 @@ func TestReadLocalSearchesAskForTheNodesCopies(t *testing.T) {
 			t.Errorf("ReadLocal %v: a write carries a search preference: %q", local, got)
 		}
 		mu.Unlock()
-		if got := tg.QueryText(target.Query{Kind: target.QueryPoint, Value: "v", Limit: 1}); strings.Contains(got, "preference=_local") != local {
+		if got := tg.QueryText(querytest.KindQuery(t, "elasticsearch", target.QueryPoint, "v", 1)); strings.Contains(got, "preference=_local") != local {
 			t.Errorf("ReadLocal %v: the query text does not say what is sent: %s", local, got)
 		}
 		tg.Close()

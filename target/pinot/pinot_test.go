@@ -3,6 +3,7 @@ package pinot
 import (
 	"context"
 	"fmt"
+	"github.com/freshbench/freshbench/query/querytest"
 	"net/url"
 	"strings"
 	"testing"
@@ -119,7 +120,7 @@ func TestSetupReadsTheTopic(t *testing.T) {
 	produce(t, ctx, kc, fmt.Sprintf(`{"_id":"a1","_event_time":%d,"generator_identifier":"g","_seq":7,"processBy":"p","name":"it's \\ p","company":"c","emails":["e1","e2"],"tags":["t1","t2"],"address":{"city":"x"}}`, now))
 	targettest.WaitFresh(t, ctx, s, "g", now)
 	targettest.SeesOneEvent(t, ctx, s, "g")
-	if n, err := s.Query(ctx, target.Query{Kind: target.QueryPoint, Value: "p'; DROP", Limit: 10}); n != 0 || err != nil {
+	if n, err := s.Query(ctx, querytest.KindQuery(t, "pinot", target.QueryPoint, "p'; DROP", 10)); n != 0 || err != nil {
 		t.Errorf("a value with a quote: %d rows, %v; want none, no error", n, err)
 	}
 	// A query of one's own comes with its values written in as literals
@@ -127,7 +128,7 @@ func TestSetupReadsTheTopic(t *testing.T) {
 	// a number, each find the event as its own value.
 	mine := func(where string) int {
 		t.Helper()
-		q := target.Query{Kind: "mine", Own: &target.Statement{Text: `SELECT "_id" FROM {table} WHERE ` + where + ` LIMIT 10`}}
+		q := target.Query{Kind: "mine", Statement: target.Statement{Text: `SELECT "_id" FROM {table} WHERE ` + where + ` LIMIT 10`}}
 		n, err := s.Query(ctx, q)
 		if err != nil {
 			t.Fatalf("%s: %v", s.QueryText(q), err)
@@ -230,7 +231,7 @@ func TestErrorsInPinotsWords(t *testing.T) {
 	broker, bound := s.cfg.broker, s.api.Timeout
 	s.cfg.broker, s.api.Timeout = "http://"+mute, 50*time.Millisecond
 	_, _, err = s.Freshness(ctx, "g")
-	_, ownErr := s.Query(ctx, target.Query{Kind: "mine", Own: &target.Statement{Text: `SELECT "_id" FROM {table} LIMIT 1`}})
+	_, ownErr := s.Query(ctx, target.Query{Kind: "mine", Statement: target.Statement{Text: `SELECT "_id" FROM {table} LIMIT 1`}})
 	s.cfg.broker, s.api.Timeout = broker, bound
 	if err == nil || !strings.Contains(err.Error(), "no answer within 50ms") {
 		t.Errorf("%v; want the request's bound named", err)

@@ -36,7 +36,7 @@ func knobs() target.Knobs {
 		{Name: "tcp_port", Default: "9009", Parse: parsePort,
 			Help: "QuestDB's ILP over TCP port on the URL's host; the URL's ?tcp_port= says the same"},
 		{Name: "columns", Default: columnsDoc, Parse: target.OneOf(columnsDoc, columnsFlat),
-			Help: "doc (each event whole as JSON in the column doc, read with json_extract) or flat (each event's fields flattened into columns: a nested field's path joined with _, an array as its JSON; no built-in query workload)"},
+			Help: "doc (each event whole as JSON in the column doc, read with json_extract) or flat (each event's fields flattened into columns: a nested field's path joined with _, an array as its JSON; no query workload: its kinds read doc)"},
 		{Name: "max_conns", Default: strconv.Itoa(defaultMaxConns), Parse: target.ParseInt(1),
 			Help: "PostgreSQL-wire connection pool size (reads and queries)"},
 	}

@@ -511,6 +511,9 @@ func (r *Replica) Updated(ctx context.Context, gen string, fn func(seq, revision
 	return r.t.updated(ctx, gen, fn, r.lagNow())
 }
 
+// Name is the target's: the family its queries are written for.
+func (r *Replica) Name() string { return r.t.Name() }
+
 func (r *Replica) SetupQueries(ctx context.Context) error { return r.t.SetupQueries(ctx) }
 
 func (r *Replica) Query(ctx context.Context, q target.Query) (int, error) { return r.t.Query(ctx, q) }

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -122,7 +123,7 @@ func testQueryCostSharesCapacity(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := tgt.Query(context.Background(), target.Query{Kind: target.QueryNewest, Value: "g", Limit: 1}); err != nil {
+			if _, err := tgt.Query(context.Background(), querytest.KindQuery(t, "sim", target.QueryNewest, "g", 1)); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -132,7 +133,7 @@ func testQueryCostSharesCapacity(t *testing.T) {
 		t.Errorf("ten queries of 100 events' worth at 1000 events/s took %s, want about 1s", d)
 	}
 	start = time.Now()
-	go tgt.Query(context.Background(), target.Query{Kind: target.QueryNewest, Value: "g", Limit: 1})
+	go tgt.Query(context.Background(), querytest.KindQuery(t, "sim", target.QueryNewest, "g", 1))
 	time.Sleep(10 * time.Millisecond)
 	if _, err := tgt.Write(context.Background(), target.Batch{Generator: "g", Docs: []target.Document{{ID: "a", JSON: []byte("{}")}}}); err != nil {
 		t.Fatal(err)
@@ -209,23 +210,52 @@ func testBucketQuery(t *testing.T) {
 	for _, d := range b.Docs {
 		secs[d.EventTime/1_000_000] = true
 	}
-	rows := func(gen string, limit int) int {
-		n, err := tgt.Query(ctx, target.Query{Kind: target.QueryBucket, Value: gen, Limit: limit})
+	rows := func(kind target.QueryKind, value any, limit int) int {
+		n, err := tgt.Query(ctx, querytest.KindQuery(t, "sim", kind, value, limit))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return n
 	}
-	if n := rows("g", 100); n != 0 {
+	if n := rows(target.QueryBucket, "g", 100); n != 0 {
 		t.Errorf("before the events are visible: %d rows, want 0", n)
 	}
 	time.Sleep(100 * time.Millisecond)
 	for _, c := range []struct {
-		gen         string
+		kind        target.QueryKind
+		value       any
 		limit, want int
-	}{{"g", 100, len(secs)}, {"g", 3, 3}, {"g0", 10, 0}} {
-		if n := rows(c.gen, c.limit); n != c.want {
-			t.Errorf("bucket %q limit %d: %d rows, want %d", c.gen, c.limit, n, c.want)
+	}{
+		{target.QueryBucket, "g", 100, len(secs)}, {target.QueryBucket, "g", 3, 3}, {target.QueryBucket, "g0", 10, 0},
+		{target.QueryNewest, "g", 100, len(b.Docs)}, {target.QueryNewest, "g", 7, 7}, {target.QueryNewest, "g0", 10, 0},
+		{target.QueryNewest, int64(7), 10, 0}, // no generator is a number
+		// The simulator keeps no payload: no value matches one.
+		{target.QueryPoint, "pb1-g", 10, 0}, {target.QueryArray, "all-g@querytest.invalid", 10, 0}, {target.QueryAggregate, "c0-g", 10, 0},
+	} {
+		if n := rows(c.kind, c.value, c.limit); n != c.want {
+			t.Errorf("%s %v limit %d: %d rows, want %d", c.kind, c.value, c.limit, n, c.want)
+		}
+	}
+}
+
+// A text the simulator cannot run is refused in one line that says what
+// it runs, when it is explained as when it is run; one it runs is
+// explained at once, without an answer.
+func TestQueryTexts(t *testing.T) {
+	tgt := New(Config{QueryDelay: time.Hour})
+	ctx := context.Background()
+	for _, text := range []string{"", "SELECT 1", "newest $1", "newest $2 10", "newest $1 ten", "bucket g 10", "none 10", "newest $1 10 11"} {
+		for _, explain := range []string{"", "explain "} {
+			q := target.Query{Kind: "mine", Statement: target.Statement{Text: explain + text, Args: []any{"g"}}}
+			if _, err := tgt.Query(ctx, q); err == nil || !strings.HasPrefix(err.Error(), "sim query mine: ") || !strings.Contains(err.Error(), "want newest :generator :limit, bucket :generator :limit, or none :param") || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%q: %v; want it refused in one line saying what the simulator runs", explain+text, err)
+			}
+		}
+	}
+	for _, text := range []string{"explain newest $1 10", "explain bucket $1 0", "explain none $1"} {
+		q := target.Query{Kind: "mine", Statement: target.Statement{Text: text, Args: []any{nil}}}
+		if n, err := tgt.Query(ctx, q); n != 0 || err != nil {
+			t.Errorf("%q: %d rows, %v; want it explained at once", text, n, err)
 		}
 	}
 }

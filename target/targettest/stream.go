@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/freshbench/freshbench/query/querytest"
 	"maps"
 	"net/url"
 	"slices"
@@ -93,11 +94,11 @@ func SeesOneEvent(t *testing.T, ctx context.Context, tgt interface {
 		t.Errorf("seqs %v, %v; want [7]", seqs, err)
 	}
 	for _, q := range []target.Query{
-		{Kind: target.QueryPoint, Value: "p", Limit: 10},
-		{Kind: target.QueryArray, Value: "e2", Limit: 10},
-		{Kind: target.QueryAggregate, Value: "c", Limit: 10},
-		{Kind: target.QueryNewest, Value: g, Limit: 10},
-		{Kind: target.QueryBucket, Value: g, Limit: 10},
+		querytest.KindQuery(t, tgt.Name(), target.QueryPoint, "p", 10),
+		querytest.KindQuery(t, tgt.Name(), target.QueryArray, "e2", 10),
+		querytest.KindQuery(t, tgt.Name(), target.QueryAggregate, "c", 10),
+		querytest.KindQuery(t, tgt.Name(), target.QueryNewest, g, 10),
+		querytest.KindQuery(t, tgt.Name(), target.QueryBucket, g, 10),
 	} {
 		want := 1
 		if q.Kind == target.QueryAggregate {
