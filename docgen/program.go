@@ -371,6 +371,17 @@ func run(g *Generator, b []byte, prog []op, end int) []byte {
 	}
 }
 
+// appendEmail writes first.last@company.tld in lower case.
+func appendEmail(b []byte, first, last, comp, tld int) []byte {
+	b = appendPad(b, &padLowerFirst[first])
+	b = append(b, '.')
+	b = appendPad(b, &padLowerLast[last])
+	b = append(b, '@')
+	b = appendPad(b, &padLowerComp[comp])
+	b = append(b, '.')
+	return appendPad(b, &padTLDs[tld])
+}
+
 // person is an event's one person, as the built-in shapes draw it: its
 // name, company and email agree, and drawing it once costs four draws
 // where three independent {{email}} cost twelve.

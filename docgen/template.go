@@ -165,7 +165,7 @@ func (c *compiler) band(root object, size int) (band, error) {
 		}
 		return band{}, fmt.Errorf("line %d: from %d bytes no {{fill}} is left to size the event; keep one at every size", line, size)
 	}
-	b.mean, b.longest = measureProg(b.prog, b.person)
+	b.mean, b.longest = measure(b.prog, b.person)
 	return b, nil
 }
 
@@ -206,9 +206,9 @@ func placeFill(prog []op, e *emitter) error {
 // included; with a {{fill}}, its size.
 func (t *Template) MeanSize() int { return t.mean + HeadSize }
 
-// measureProg returns the mean and the longest size of prog's payload, its
+// measure returns the mean and the longest size of prog's payload, its
 // filler empty, over a sample drawn with a fixed seed of its own.
-func measureProg(prog []op, person bool) (mean, longest int) {
+func measure(prog []op, person bool) (mean, longest int) {
 	const n = 256
 	g := &Generator{}
 	g.rng.s = 1
