@@ -4,14 +4,16 @@
 // the bottleneck.
 //
 // Documents come out at exactly Config.DocSize bytes (rarely a few bytes
-// over). Small sizes cannot hold the whole shape, so fields are added as the
-// size allows: about 15 leaf values at 400 bytes, 48 at 1000, 60 at 1250
-// (RockBench's 2023 size) and 65 from 1500 up, where the rest of the size
-// goes into the about, greeting and, above about 3.7 KB, description texts.
+// over). Each shape is a shipped template (templates/*.json) resized to
+// that size. Small sizes cannot hold the whole RockBench shape, so its
+// fields join as the size allows (its members' | from SIZE): about 15 leaf
+// values at 400 bytes, 48 at 1000, 60 at 1250 (RockBench's 2023 size) and
+// 65 from 1323 up, where the rest of the size goes into the about,
+// greeting and, from 3759 bytes, description texts.
 //
-// Documents are written with append-style formatting from built-in lists,
-// without reflection or encoding/json, and without allocating when the
-// caller's buffer has room.
+// Templates are compiled into programs that write with append-style
+// formatting from built-in lists, without reflection or encoding/json, and
+// without allocating when the caller's buffer has room.
 package docgen
 
 import (
@@ -83,7 +85,6 @@ type Generator struct {
 	id    string
 	seq   int64
 	size  int
-	sh    shape
 
 	// With a nonce, the two halves of each _id are mixed with these keys
 	// after they are drawn, so the random stream (and with it the payload)
@@ -91,17 +92,10 @@ type Generator struct {
 	nonce      bool
 	idk1, idk2 uint64
 
-	// Text lengths in bytes: about is aboutMin+[0,aboutSpan]; with a
-	// description, greeting is greetMin+[0,greetSpan] and the description
-	// fills the document to size, otherwise the greeting does.
-	aboutMin, aboutSpan int
-	greetMin, greetSpan int
-	desc                bool
-
 	ids []byte // arena that Document.ID strings point into
 
 	corpus *corpus.Corpus // nil: generated payloads
-	tmpl   *Template      // nil: the built-in RockBench shape
+	tmpl   *Template      // without a corpus: the template, or the shape's
 	who    person         // the template event's person ({{person ...}})
 }
 
@@ -123,9 +117,9 @@ func New(cfg Config) (*Generator, error) {
 		}
 	}
 	tmpl := cfg.Template
-	if cfg.Corpus == nil && tmpl == nil && cfg.Shape == ShapeNested {
+	if cfg.Corpus == nil && tmpl == nil {
 		var err error
-		if tmpl, err = nestedShape(size); err != nil {
+		if tmpl, err = shapeAt(cfg.Shape, size); err != nil {
 			return nil, err
 		}
 	}
@@ -155,9 +149,6 @@ func New(cfg Config) (*Generator, error) {
 		gen = sameDigits(gen, splitmix64(gen^k))
 	}
 	g.id = strconv.FormatUint(gen, 10)
-	if cfg.Corpus == nil && tmpl == nil {
-		g.plan()
-	}
 	return g, nil
 }
 
@@ -175,9 +166,9 @@ func checkShape(size int, shape string) error {
 	return nil
 }
 
-// nestedShape is the nested shape's shipped template at size bytes.
-func nestedShape(size int) (*Template, error) {
-	t, err := shapeTemplate(ShapeNested)
+// shapeAt is a built-in shape's shipped template at size bytes.
+func shapeAt(shape string, size int) (*Template, error) {
+	t, err := shapeTemplate(shape)
 	if err != nil {
 		return nil, err
 	}
@@ -267,10 +258,8 @@ func (g *Generator) appendBody(buf []byte, start int) ([]byte, bool) {
 		if len(buf) == comma+1 { // {}: no members to follow the head
 			buf = buf[:comma]
 		}
-	case g.tmpl != nil:
-		buf = g.tmpl.appendPayload(g, buf, start)
 	default:
-		buf = g.appendPayload(buf, start+g.size)
+		buf = g.tmpl.appendPayload(g, buf, start)
 	}
 	return append(buf, '}'), true
 }

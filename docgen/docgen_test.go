@@ -270,8 +270,8 @@ func TestListsNeedNoEscaping(t *testing.T) {
 	lists := map[string][]string{
 		"loremWords": loremWords, "capWords": capWords, "firstNames": firstNames, "lastNames": lastNames,
 		"companies": companies, "tlds": tlds, "mailHosts": mailHosts, "cities": cities, "states": states,
-		"streetNames": streetNames, "streetSuffixes": streetSuffixes, "eyeColors": eyeColors,
-		"fruits": fruits, "genders": genders, "lowerFirst": lowerFirst, "lowerLast": lowerLast,
+		"streetNames": streetNames, "streetSuffixes": streetSuffixes,
+		"lowerFirst": lowerFirst, "lowerLast": lowerLast,
 		"lowerComp": lowerComp,
 	}
 	for name, list := range lists {
@@ -583,7 +583,7 @@ func TestProcessByCardinality(t *testing.T) {
 func TestListsHaveNoDuplicates(t *testing.T) {
 	for name, list := range map[string][]string{
 		"loremWords": loremWords, "firstNames": firstNames, "lastNames": lastNames,
-		"companies": companies, "cities": cities, "streetNames": streetNames, "fruits": fruits,
+		"companies": companies, "cities": cities, "streetNames": streetNames,
 	} {
 		seen := map[string]bool{}
 		for _, s := range list {

@@ -1,6 +1,7 @@
 package docgen
 
 import (
+	"fmt"
 	"math/bits"
 	"slices"
 )
@@ -16,33 +17,34 @@ import (
 type opKind uint8
 
 const (
-	opLit           opKind = iota // its literal alone
-	opLongLit                     // more.long, literal bytes longer than 3*litLen
-	opComma                       // a comma unless the object has no member yet
-	opPick                        // an entry of more.list
-	opName                        // first and last name
-	opEmail                       // first.last@company.tld
-	opStreet                      // number, street and suffix
-	opPhone                       // +1 (NXX) XXX XXXX
-	opUUID                        // a version 4 UUID
-	opWords                       // lo+[0,span) lorem words; a sentence when p is 1
-	opText                        // lo+[0,span) bytes of lorem text
-	opInt                         // lo+[0,span)
-	opSmallInt                    // lo+[0,span), all in 0..99: an age, a rating
-	opFloat                       // lo+[0,span) in units of 1/p, with n decimals
-	opDigits                      // n random digits
-	opDate                        // day lo+[0,span) after 1970-01-01, YYYY-MM-DD
-	opDatetime                    // second lo+[0,span) after 1970, RFC 3339 in UTC
-	opBool                        // true when a draw falls below p
-	opChoice                      // a value of more.vals, by weight out of span
-	opEvenChoice                  // a value of more.list, all of weight 1: an opPick
-	opFill                        // text up to the event's size, less n closing bytes
-	opRepeat                      // the n ops that follow, lo+[0,span) times, comma-separated
-	opNull                        // null when a draw falls below p, else the n ops that follow
-	opAbsent                      // nothing when a draw falls below p, else the n ops that follow
-	opPersonName                  // the event's person's first and last name
-	opPersonCompany               // the event's person's company
-	opPersonEmail                 // the event's person's first.last@company.tld
+	opLit            opKind = iota // its literal alone
+	opLongLit                      // more.long, literal bytes longer than 3*litLen
+	opComma                        // a comma unless the object has no member yet
+	opPick                         // an entry of more.list
+	opName                         // first and last name
+	opEmail                        // first.last@company.tld
+	opStreet                       // number, street and suffix
+	opPhone                        // +1 (NXX) XXX XXXX
+	opUUID                         // a version 4 UUID
+	opWords                        // lo+[0,span) lorem words; a sentence when p is 1
+	opText                         // lo+[0,span) bytes of lorem text
+	opInt                          // lo+[0,span)
+	opSmallInt                     // lo+[0,span), all in 0..99: an age, a rating
+	opFloat                        // lo+[0,span) in units of 1/p, with n decimals
+	opDigits                       // n random digits
+	opDate                         // day lo+[0,span) after 1970-01-01, YYYY-MM-DD
+	opDatetime                     // second lo+[0,span) after 1970, RFC 3339 in UTC
+	opBool                         // true when a draw falls below p
+	opChoice                       // a value of more.vals, by weight out of span
+	opEvenChoice                   // a value of more.list, all of weight 1: an opPick
+	opFill                         // text up to the event's size, less n closing bytes
+	opRepeat                       // the n ops that follow, lo+[0,span) times, comma-separated
+	opNull                         // null when a draw falls below p, else the n ops that follow
+	opAbsent                       // nothing when a draw falls below p, else the n ops that follow
+	opPersonName                   // the event's person's first and last name
+	opPersonCompany                // the event's person's company
+	opPersonEmail                  // the event's person's first.last@company.tld
+	opPersonPersonal               // the event's person's personal address: initial, last name, two digits @ a mail host
 )
 
 // An op is one step of a program: its literal, then its value. span
@@ -115,6 +117,8 @@ type emitter struct {
 	open         []int  // the ops whose following ops are still being emitted
 	fill         int    // the opFill's index; -1: none
 	fillInRegion bool   // the opFill follows an opRepeat, opNull or opAbsent
+	size         int    // the events' size: members not in them are left out
+	err          error  // the first error found, with its line
 }
 
 func (e *emitter) lit(b ...byte) { e.pend = append(e.pend, b...) }
@@ -150,6 +154,9 @@ func (e *emitter) op(o op) {
 	e.flush()
 	o = withLit(o, p[k:])
 	if o.kind == opFill {
+		if e.fill >= 0 && e.err == nil {
+			e.err = fmt.Errorf("line %d: a second {{fill}} (the first on line %d); a template has one at each size", o.p, e.prog[e.fill].p)
+		}
 		e.fill, e.fillInRegion = len(e.prog), len(e.open) > 0
 	}
 	e.prog = append(e.prog, o)
@@ -354,8 +361,25 @@ func run(g *Generator, b []byte, prog []op, end int) []byte {
 			b = appendPad(b, &padComp[g.who.comp])
 		case opPersonEmail:
 			b = appendEmail(b, g.who.first, g.who.last, g.who.comp, g.who.tld)
+		case opPersonPersonal:
+			b = append(b, lowerFirst[g.who.first][0])
+			b = appendPad(b, &padLowerLast[g.who.last])
+			b = appendDigits(b, g.intn(100), 2)
+			b = append(b, '@')
+			b = g.appendPick(b, padMailHosts)
 		}
 	}
+}
+
+// appendEmail writes first.last@company.tld in lower case.
+func appendEmail(b []byte, first, last, comp, tld int) []byte {
+	b = appendPad(b, &padLowerFirst[first])
+	b = append(b, '.')
+	b = appendPad(b, &padLowerLast[last])
+	b = append(b, '@')
+	b = appendPad(b, &padLowerComp[comp])
+	b = append(b, '.')
+	return appendPad(b, &padTLDs[tld])
 }
 
 // person is an event's one person, as the built-in shapes draw it: its
@@ -380,7 +404,7 @@ func part(r uint64, at uint, n int) int {
 // usesPerson reports whether prog writes the event's person.
 func usesPerson(prog []op) bool {
 	return slices.ContainsFunc(prog, func(o op) bool {
-		return o.kind == opPersonName || o.kind == opPersonCompany || o.kind == opPersonEmail
+		return o.kind == opPersonName || o.kind == opPersonCompany || o.kind == opPersonEmail || o.kind == opPersonPersonal
 	})
 }
 

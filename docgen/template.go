@@ -30,14 +30,30 @@ import (
 // {"$array": "3..8", "of": T} is an array of 3 to 8 values of T. After
 // the expression, "| null P" writes null with probability P, and, for an
 // object's member, "| absent P" leaves the member out with probability P.
-// TemplateSyntax lists the expressions.
+// A member's key may end with "| from SIZE" and "| below SIZE": the member
+// is there only in events of that size, which the {{fill}} or the resize
+// sets, so that one template makes small events with a few fields and
+// larger ones with more. TemplateSyntax lists the expressions.
 type Template struct {
-	prog   []op
+	bands  []band // by size: each member's | from and | below resolved
+	prog   []op   // the program of the band of size
 	person bool   // an event draws its person first
 	mean   int    // mean serialized size of the payload, measured
 	size   int    // with a {{fill}}, every event's size; 0: none
 	least  int    // with a {{fill}}, the least size that holds the other values
 	name   string // its file, or the shipped template's name
+}
+
+// A band is the program of the event sizes from its from up to the next
+// band's: members join and leave only at a | from or | below, so the
+// program is compiled and measured once per band, when the template is
+// parsed, and a resize picks one.
+type band struct {
+	from    int
+	prog    []op
+	person  bool
+	mean    int // of the payload, its filler empty
+	longest int
 }
 
 // Name is the template's file, or the name of a shipped template.
@@ -46,10 +62,12 @@ func (t *Template) Name() string { return t.name }
 // TemplateSyntax is the expressions a template may use, for help texts.
 const TemplateSyntax = `name, first, last, company, city, state, street, email, phone, uuid, word, ` +
 	`person name, person company, person email (the event's one person: its email is made of its name and company), ` +
+	`person personal email (its initial, last name and two digits at a mail host), ` +
 	`words N M, sentence [N M] (words), text N M (bytes), int MIN MAX, float MIN MAX [DECIMALS], digits N, ` +
 	`date YYYY-MM-DD YYYY-MM-DD, datetime YYYY-MM-DD YYYY-MM-DD, bool [P], choice A[:WEIGHT] B[:WEIGHT] … ('quoted values' may hold spaces), ` +
 	`fill SIZE (the last value: text that makes every event SIZE bytes); ` +
-	`then optionally | null P, | absent P`
+	`then optionally | null P, | absent P; ` +
+	`a member's key may end with | from SIZE and | below SIZE (the member is there only in events of at least SIZE, or fewer than SIZE, bytes; needs a fill)`
 
 // ParseTemplateFile compiles the template in file. A bad template is
 // refused with the file, the line and the fix.
@@ -84,45 +102,103 @@ func ParseTemplate(data []byte) (*Template, error) {
 	if _, err := c.dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("line %d: text after the template's object; remove it", c.line())
 	}
-	e := &emitter{fill: -1}
-	root.(object).emitMembers(e, true)
-	e.flush()
-	t := &Template{prog: e.prog, person: usesPerson(e.prog)}
-	if e.fill >= 0 {
-		if err := t.placeFill(e, c.fillLine); err != nil {
+	return c.compile(root.(object))
+}
+
+// compile lowers root into a program per band of sizes and measures
+// each; with a {{fill}}, it refuses a band that cannot hold its values
+// from the size where it begins, and notes the least size.
+func (c *compiler) compile(root object) (*Template, error) {
+	if len(c.edges) > 0 && c.fillSize == 0 {
+		return nil, fmt.Errorf("line %d: | from and | below choose members by the event's size, which a {{fill SIZE}} sets; add one as the last value", c.firstEdge)
+	}
+	starts := []int{0}
+	for from := range c.edges {
+		starts = append(starts, from)
+	}
+	slices.Sort(starts)
+	t := &Template{size: c.fillSize}
+	for _, from := range starts {
+		b, err := c.band(root, from)
+		if err != nil {
 			return nil, err
 		}
+		if need := HeadSize + b.longest + 1; from > 0 && need > from {
+			ed := c.edges[from]
+			return nil, fmt.Errorf("line %d: | %s %d: at %d bytes the template's other values take up to %d bytes with the head; raise it to %d or more", ed.line, ed.word, from, from, need, need)
+		}
+		t.bands = append(t.bands, b)
 	}
-	var longest int
-	t.mean, longest = t.measure()
 	if t.size != 0 {
 		// The filler writes what the rest leaves: at least nothing, as in
 		// the longest event of the sample.
-		t.least = HeadSize + longest + 1
+		t.least = HeadSize + t.bands[0].longest + 1
+		if len(t.bands) > 1 {
+			t.least = min(t.least, t.bands[1].from)
+		}
 		if t.size < t.least {
 			return nil, fmt.Errorf("line %d: {{fill %d}}: the template's other values take up to %d bytes with the head; raise the size to %d or more", c.fillLine, t.size, t.least, t.least)
 		}
-		t.mean = t.size - HeadSize
 	}
+	t.use(t.size)
 	return t, nil
 }
 
-// placeFill checks that the {{fill}} is the template's last value, so that
+// band compiles root for events of size bytes and measures it.
+func (c *compiler) band(root object, size int) (band, error) {
+	e := &emitter{fill: -1, size: size}
+	root.emitMembers(e, true)
+	e.flush()
+	if e.err != nil {
+		return band{}, e.err
+	}
+	b := band{from: size, prog: e.prog, person: usesPerson(e.prog)}
+	switch {
+	case e.fill >= 0:
+		if err := placeFill(b.prog, e); err != nil {
+			return band{}, err
+		}
+	case c.fillSize != 0:
+		line := c.fillLine
+		if size > 0 {
+			line = c.edges[size].line
+		}
+		return band{}, fmt.Errorf("line %d: from %d bytes no {{fill}} is left to size the event; keep one at every size", line, size)
+	}
+	b.mean, b.longest = measure(b.prog, b.person)
+	return b, nil
+}
+
+// use makes t write the events of size bytes: the program of its band.
+func (t *Template) use(size int) {
+	b := &t.bands[0]
+	for i := range t.bands {
+		if t.bands[i].from <= size {
+			b = &t.bands[i]
+		}
+	}
+	t.prog, t.person, t.mean = b.prog, b.person, b.mean
+	if t.size != 0 {
+		t.mean = t.size - HeadSize
+	}
+}
+
+// placeFill checks that the {{fill}} is the program's last value, so that
 // what is left of the size is known when it is written, and notes the
-// size and the closing bytes that follow it.
-func (t *Template) placeFill(e *emitter, line int) error {
+// closing bytes that follow it.
+func placeFill(prog []op, e *emitter) error {
 	tail := 1 // the event's closing brace
 	ok := !e.fillInRegion
-	for _, o := range t.prog[e.fill+1:] {
+	for _, o := range prog[e.fill+1:] {
 		lit := o.literal()
 		ok = ok && lit != nil && strings.Trim(string(lit), `"]}`) == ""
 		tail += len(lit)
 	}
-	f := &t.prog[e.fill]
+	f := &prog[e.fill]
 	if !ok {
-		return fmt.Errorf("line %d: {{fill %d}} is not the template's last value outside any $array, | null and | absent; move it last, as the filler gets what the rest of the event leaves", line, f.lo)
+		return fmt.Errorf("line %d: {{fill %d}} is not the template's last value outside any $array, | null and | absent; move it last, as the filler gets what the rest of the event leaves", f.p, f.lo)
 	}
-	t.size, f.n = int(f.lo), int32(tail)
+	f.n = int32(tail)
 	return nil
 }
 
@@ -130,14 +206,15 @@ func (t *Template) placeFill(e *emitter, line int) error {
 // included; with a {{fill}}, its size.
 func (t *Template) MeanSize() int { return t.mean + HeadSize }
 
-// measure returns the mean and the longest size of t's payload, its
+// measure returns the mean and the longest size of prog's payload, its
 // filler empty, over a sample drawn with a fixed seed of its own.
-func (t *Template) measure() (mean, longest int) {
+func measure(prog []op, person bool) (mean, longest int) {
 	const n = 256
 	g := &Generator{}
 	g.rng.s = 1
 	buf := make([]byte, 0, 4096)
 	total := 0
+	t := &Template{prog: prog, person: person}
 	for range n {
 		l := len(t.write(g, buf[:0], 0))
 		total += l
@@ -173,7 +250,13 @@ type member struct {
 	key    []byte // "key":
 	val    gen
 	absent uint64 // left out when a draw falls below; 0: always there
+	from   int    // there in events of at least from bytes
+	below  int    // and fewer than below; 0: no bound
+	line   int
 }
+
+// at reports whether m is in the events of size bytes.
+func (m *member) at(size int) bool { return size >= m.from && (m.below == 0 || size < m.below) }
 
 type object []member
 
@@ -187,14 +270,25 @@ func (o object) emit(e *emitter) {
 // head comes first); in an object every one but the first written. A
 // member after members that may all be absent cannot know that at compile
 // time, and gets a comma that looks at what was written.
+// Members not in events of the emitter's size are left out.
 func (o object) emitMembers(e *emitter, root bool) {
 	mayBeFirst := !root
+	written := 0
 	for i, m := range o {
+		if !m.at(e.size) {
+			continue
+		}
+		for _, d := range o[:i] {
+			if bytes.Equal(d.key, m.key) && d.at(e.size) && e.err == nil {
+				e.err = fmt.Errorf("line %d: the member %s is there twice in events of %d bytes (also line %d); keep them apart with | from and | below", m.line, m.key[:len(m.key)-1], e.size, d.line)
+			}
+		}
 		if m.absent != 0 {
 			e.begin(op{kind: opAbsent, p: m.absent})
 		}
+		written++
 		switch {
-		case i == 0 && !root:
+		case written == 1 && !root:
 		case mayBeFirst:
 			e.op(op{kind: opComma})
 		default:
@@ -300,9 +394,18 @@ func (x opExpr) quoted() bool {
 // compiler turns a template's JSON into gens, reading it token by token
 // so that members keep their order and errors their line.
 type compiler struct {
-	data     []byte
-	dec      *json.Decoder
-	fillLine int // the line of the {{fill}}; 0: none
+	data      []byte
+	dec       *json.Decoder
+	fillLine  int          // the line of the first {{fill}}; 0: none
+	fillSize  int          // its size
+	edges     map[int]edge // the sizes that | from and | below name
+	firstEdge int          // the line of the first of them
+}
+
+// edge is where a | from or | below is first named, for errors.
+type edge struct {
+	line int
+	word string // from or below
 }
 
 func (c *compiler) line() int {
@@ -340,8 +443,12 @@ func (c *compiler) object(root bool) (gen, error) {
 			return nil, err
 		}
 		key := tok.(string)
-		if root && slices.Contains(corpus.Stamped, key) {
-			return nil, fmt.Errorf("line %d: the field %q is one freshbench stamps into every event (%s); rename or remove it", c.line(), key, strings.Join(corpus.Stamped, ", "))
+		name, from, below, err := memberKey(key)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %q: %v", c.line(), key, err)
+		}
+		if root && slices.Contains(corpus.Stamped, name) {
+			return nil, fmt.Errorf("line %d: the field %q is one freshbench stamps into every event (%s); rename or remove it", c.line(), name, strings.Join(corpus.Stamped, ", "))
 		}
 		switch key {
 		case "$array":
@@ -373,9 +480,12 @@ func (c *compiler) object(root bool) (gen, error) {
 			rep.of = of
 			continue
 		}
-		if strings.HasPrefix(key, "$") {
+		if strings.HasPrefix(name, "$") {
 			return nil, fmt.Errorf("line %d: %q: keys starting with $ are the template's own ($array); rename it", c.line(), key)
 		}
+		c.edge(from, "from")
+		c.edge(below, "below")
+		line := c.line()
 		tok, err = c.token()
 		if err != nil {
 			return nil, err
@@ -384,8 +494,8 @@ func (c *compiler) object(root bool) (gen, error) {
 		if err != nil {
 			return nil, err
 		}
-		k, _ := json.Marshal(key)
-		o = append(o, member{key: append(k, ':'), val: v, absent: absent})
+		k, _ := json.Marshal(name)
+		o = append(o, member{key: append(k, ':'), val: v, absent: absent, from: from, below: below, line: line})
 	}
 	if _, err := c.token(); err != nil { // '}'
 		return nil, err
@@ -397,6 +507,47 @@ func (c *compiler) object(root bool) (gen, error) {
 		return *rep, nil
 	}
 	return o, nil
+}
+
+// edge notes a size a | from or | below names (0: none) at the line read.
+func (c *compiler) edge(size int, word string) {
+	if size == 0 {
+		return
+	}
+	if c.edges == nil {
+		c.edges, c.firstEdge = map[int]edge{}, c.line()
+	}
+	if _, ok := c.edges[size]; !ok {
+		c.edges[size] = edge{line: c.line(), word: word}
+	}
+}
+
+// memberKey splits a member's key into its name and its | from SIZE and
+// | below SIZE (0 when not given).
+func memberKey(key string) (name string, from, below int, err error) {
+	name, rest, ok := strings.Cut(key, "|")
+	if !ok {
+		return key, 0, 0, nil
+	}
+	for _, a := range strings.Split(rest, "|") {
+		f := strings.Fields(a)
+		if len(f) != 2 || (f[0] != "from" && f[0] != "below") {
+			return "", 0, 0, fmt.Errorf("%q: want | from SIZE or | below SIZE after a member's name", strings.TrimSpace(a))
+		}
+		n, err := strconv.Atoi(f[1])
+		if err != nil || n < 1 || n > MaxDocSize {
+			return "", 0, 0, fmt.Errorf("%s %s: want an event size in bytes, 1..%d", f[0], f[1], MaxDocSize)
+		}
+		if f[0] == "from" {
+			from = n
+		} else {
+			below = n
+		}
+	}
+	if below != 0 && from >= below {
+		return "", 0, 0, fmt.Errorf("from %d and below %d: never there; want from under below", from, below)
+	}
+	return strings.TrimSpace(name), from, below, nil
 }
 
 // value compiles the value that begins with tok; absent is the chance,
@@ -472,10 +623,14 @@ func (c *compiler) str(s string, inMember bool) (gen, uint64, error) {
 			if !whole {
 				return nil, 0, fmt.Errorf("line %d: %q: {{fill}} is a whole value; give it a string of its own", c.line(), s)
 			}
-			if c.fillLine != 0 {
-				return nil, 0, fmt.Errorf("line %d: a second {{fill}} (the first on line %d); a template has one", c.line(), c.fillLine)
+			if c.fillLine != 0 && int(x.lo) != c.fillSize {
+				return nil, 0, fmt.Errorf("line %d: {{fill %d}}: the {{fill}} on line %d says %d; a template's fills give one size", c.line(), x.lo, c.fillLine, c.fillSize)
 			}
-			c.fillLine = c.line()
+			if c.fillLine == 0 {
+				c.fillLine, c.fillSize = c.line(), int(x.lo)
+			}
+			x.p = uint64(c.line()) // for the emitter's errors
+			e = x
 		}
 		nullP, absentP = np, ap
 		parts = append(parts, e)
@@ -510,7 +665,7 @@ func parseExpr(s string) (e expr, nullP, absentP float64, err error) {
 	for _, m := range parts[1:] {
 		f := strings.Fields(m)
 		if len(f) != 2 || (f[0] != "null" && f[0] != "absent") {
-			return nil, 0, 0, fmt.Errorf("%q: want | null P or | absent P", strings.TrimSpace(m))
+			return nil, 0, 0, fmt.Errorf("%q: want | null P or | absent P (| from and | below go after a member's key)", strings.TrimSpace(m))
 		}
 		p, err := strconv.ParseFloat(f[1], 64)
 		if err != nil || p < 0 || p > 1 {
@@ -589,16 +744,17 @@ func compileExpr(kind string, args []string) (expr, error) {
 	return nil, fmt.Errorf("unknown expression %q; want one of %s", kind, TemplateSyntax)
 }
 
-// compilePerson compiles person name, person company and person email:
-// the event's one person, drawn once, so that its email is made of its
-// name and company as the built-in shapes' are.
+// compilePerson compiles person name, person company, person email and
+// person personal email: the event's one person, drawn once, so that its
+// emails are made of its name and company as the RockBench shape's are.
 func compilePerson(args []string) (expr, error) {
-	if err := wantArgs("person", args, 1); err != nil {
+	if err := wantArgs("person", args, 1, 2); err != nil {
 		return nil, err
 	}
-	k, ok := map[string]opKind{"name": opPersonName, "company": opPersonCompany, "email": opPersonEmail}[args[0]]
+	what := strings.Join(args, " ")
+	k, ok := map[string]opKind{"name": opPersonName, "company": opPersonCompany, "email": opPersonEmail, "personal email": opPersonPersonal}[what]
 	if !ok {
-		return nil, fmt.Errorf("person %s: want person name, person company or person email", args[0])
+		return nil, fmt.Errorf("person %s: want person name, person company, person email or person personal email", what)
 	}
 	return opExpr{kind: k}, nil
 }
@@ -816,8 +972,9 @@ func ShippedTemplate(name string) (*Template, error) {
 }
 
 // resized returns t with its {{fill}} making every event size bytes, or
-// an error naming the least size that works. The program is shared: the
-// size is only where the filler ends.
+// an error naming the least size that works. The programs are shared: the
+// size picks the band of members, compiled when t was, and where the
+// filler ends.
 func (t *Template) resized(size int) (*Template, error) {
 	if t.size == 0 {
 		return nil, fmt.Errorf("docgen: template %s has no {{fill}} to size its events with", t.name)
@@ -826,7 +983,8 @@ func (t *Template) resized(size int) (*Template, error) {
 		return nil, fmt.Errorf("docgen: document size %d bytes is too small for the %s shape: at least %d bytes", size, t.name, t.least)
 	}
 	r := *t
-	r.size, r.mean = size, size-HeadSize
+	r.size = size
+	r.use(size)
 	return &r, nil
 }
 

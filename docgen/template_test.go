@@ -203,16 +203,15 @@ func TestTemplateRefused(t *testing.T) {
 	}
 }
 
-// The shipped RockBench template has the sample's fields (every field of
-// docs/rockbench-sample-document.json at the same path) and RockBench's
-// size, to the byte as the built-in shape: its 2023 runs used 1.25 KB
-// events (the sample itself, with its long greeting, is 1477 bytes
-// compact).
+// The shipped RockBench template has the RockBench sample's fields
+// (docs/rockbench-sample-document.json): at its own size, the default
+// 1000 bytes, every top-level field of the sample and the address's, with
+// the first two of its friends (the hand-written shape had two at 1000
+// bytes, and friends join one per level); from 1323 bytes, every
+// field at the same path, friend10 included. Its size is exact to the
+// byte, as the built-in shape's.
 func TestRockBenchTemplate(t *testing.T) {
-	tm, err := ShippedTemplate("rockbench")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tm := mustShipped(t, "rockbench")
 	data, err := os.ReadFile("../docs/rockbench-sample-document.json")
 	if err != nil {
 		t.Fatal(err)
@@ -221,12 +220,29 @@ func TestRockBenchTemplate(t *testing.T) {
 	if err := json.Unmarshal(data, &sample); err != nil {
 		t.Fatal(err)
 	}
+	top := map[string]any{}
+	for k, v := range sample {
+		top[k] = v
+	}
+	friends := sample["friends"].(map[string]any)
+	top["friends"] = map[string]any{"friend1": friends["friend1"], "friend2": friends["friend2"]}
 	for _, ev := range events(t, tm, 50) {
-		if missing := missingPaths("", sample, ev); len(missing) > 0 {
-			t.Fatalf("event lacks the sample's fields %v", missing)
+		if missing := missingPaths("", top, ev); len(missing) > 0 {
+			t.Fatalf("event of %d bytes lacks the sample's fields %v", DefaultDocSize, missing)
 		}
 	}
-	exactSize(t, tm, 1250, func(m map[string]any) any { return m["greeting"] })
+	for _, size := range []int{1323, 2600, 10_000} {
+		r, err := tm.resized(size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range events(t, r, 50) {
+			if missing := missingPaths("", sample, ev); len(missing) > 0 {
+				t.Fatalf("event of %d bytes lacks the sample's fields %v", size, missing)
+			}
+		}
+	}
+	exactSize(t, tm, DefaultDocSize, func(m map[string]any) any { return m["greeting"] })
 }
 
 // exactSize holds a shipped template's events to its size, as the

@@ -122,15 +122,6 @@ var streetSuffixes = []string{
 	"Road", "Street", "Avenue", "Lane", "Drive", "Court", "Place", "Boulevard", "Way", "Terrace",
 }
 
-var eyeColors = []string{"brown", "blue", "green", "hazel", "gray", "amber"}
-
-var fruits = []string{
-	"apple", "banana", "strawberry", "mango", "cherry", "kiwi", "peach", "pear", "plum", "grape",
-	"orange", "lemon", "papaya", "fig", "apricot", "blueberry",
-}
-
-var genders = []string{"female", "male"}
-
 // Derived lists, built once at start-up.
 var (
 	capWords   []string   // loremWords with a capital first letter
@@ -145,8 +136,7 @@ var (
 	// The lists above padded for appendPad, entry for entry.
 	padFirst, padLast, padComp                []padWord
 	padLowerFirst, padLowerLast, padLowerComp []padWord
-	padTLDs, padMailHosts, padEyes            []padWord
-	padGenders, padFruits, padCities          []padWord
+	padTLDs, padMailHosts, padCities          []padWord
 	padStates, padStreets, padSuffixes        []padWord
 )
 
@@ -178,8 +168,7 @@ func init() {
 	lowerComp = lowerAll(companies)
 	padFirst, padLast, padComp = padAll(firstNames), padAll(lastNames), padAll(companies)
 	padLowerFirst, padLowerLast, padLowerComp = padAll(lowerFirst), padAll(lowerLast), padAll(lowerComp)
-	padTLDs, padMailHosts, padEyes = padAll(tlds), padAll(mailHosts), padAll(eyeColors)
-	padGenders, padFruits, padCities = padAll(genders), padAll(fruits), padAll(cities)
+	padTLDs, padMailHosts, padCities = padAll(tlds), padAll(mailHosts), padAll(cities)
 	padStates, padStreets, padSuffixes = padAll(states), padAll(streetNames), padAll(streetSuffixes)
 }
 

@@ -191,7 +191,7 @@ func addStreamFlags(fs *flag.FlagSet) *loadFlags {
 	f := &loadFlags{}
 	fs.IntVar(&f.batchSize, "batch-size", 50, "events per write request")
 	fs.DurationVar(&f.warmup, "warmup", 10*time.Second, "leading part of the run left out of the summary")
-	fs.StringVar(&f.docShape, "doc-shape", docgen.ShapeRockBench, "shape of the events: rockbench (the RockBench sample, flat, about 1 KB) or nested (the 20K-QPS study's, deeply nested: the shipped nested template filled to --doc-size, at least "+strconv.Itoa(docgen.MinSize(docgen.ShapeNested))+" bytes; give --doc-size 9KB)")
+	fs.StringVar(&f.docShape, "doc-shape", docgen.ShapeRockBench, "shape of the events: rockbench (the RockBench sample, flat, about 1 KB: the shipped rockbench template at --doc-size, its fields joining as the size allows from 400 bytes) or nested (the 20K-QPS study's, deeply nested: the shipped nested template filled to --doc-size, at least "+strconv.Itoa(docgen.MinSize(docgen.ShapeNested))+" bytes; give --doc-size 9KB)")
 	addDriverFlags(fs, f)
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the generators (0 = random); the same seed gives the same documents, under ids of each run's own")
 	fs.BoolVar(&f.repeatIDs, "repeat-ids", false, "with --seed, also repeat the generator ids and _ids; a run is refused when the target holds them already")
