@@ -48,7 +48,10 @@ func TestIsolationOnReplicas(t *testing.T) {
 			if res, err = isolation.Run(context.Background(), tgt, cfg, c); err != nil {
 				t.Fatal(err)
 			}
-			return baselineUnfresh(res.Isolation.Windows[0])
+			if unmet := baselineUnfresh(res.Isolation.Windows[0]); unmet != "" {
+				return unmet
+			}
+			return burstUnasked(res.Isolation, cfg.Ingest.BatchSize, c.Factor)
 		})
 		if unmet != "" {
 			t.Error(unmet)
@@ -64,15 +67,15 @@ func TestIsolationOnReplicas(t *testing.T) {
 		for _, w := range iso.Windows {
 			report(w)
 		}
-		base, ingestBurst, queryBurst := iso.Windows[0], iso.Windows[1], iso.Windows[3]
+		base, queryBurst := iso.Windows[0], iso.Windows[3]
 		if len(base.Endpoints) != 1+len(reads) {
 			t.Fatalf("the baseline has %d endpoints, want the target and %d read endpoints", len(base.Endpoints), len(reads))
 		}
 		// What each load asked for is in its windows: the query burst
 		// holds Factor × the baseline's queries per second on every
-		// endpoint, the ingest burst Factor × its batches. (Asked for, not
-		// answered in time: none may go unsent at these loads.)
-		perSecond := func(w *results.IsolationWindow, n int64) float64 { return float64(n) / (w.ToS - w.FromS) }
+		// endpoint (the ingest burst Factor × its batches: burstUnasked).
+		// (Asked for, not answered in time: none may go unsent at these
+		// loads.)
 		// The queries begin once a written document can be drawn from
 		// (res.Target().Queries.WaitedS): a window before that holds fewer.
 		queriesPerSecond := func(w *results.IsolationWindow, n int64) float64 {
@@ -91,10 +94,6 @@ func TestIsolationOnReplicas(t *testing.T) {
 			if b, q := asked(base), asked(queryBurst); (b < 0.9*qps || q < 0.9*c.Factor*qps) && res.Target().Queries.Unsent == 0 {
 				t.Errorf("%s: %.1f queries/s in the baseline, %.1f in the query burst; want %d and %g × that", e.Endpoint, b, q, qps, c.Factor)
 			}
-		}
-		batches := func(w *results.IsolationWindow) float64 { return perSecond(w, askedBatches(w, cfg.Ingest.BatchSize)) }
-		if b, i := batches(base), batches(ingestBurst); i < 0.9*c.Factor*b {
-			t.Errorf("%.1f batches/s in the baseline, %.1f in the ingest burst: want %g × as many", b, i, c.Factor)
 		}
 		for _, b := range iso.Bursts {
 			for _, e := range b.Endpoints {
@@ -140,6 +139,27 @@ func baselineUnfresh(w *results.IsolationWindow) string {
 	return fmt.Sprintf("no freshness sample in the baseline on %s", strings.Join(none, ", "))
 }
 
+// burstUnasked says how the ingest burst of iso held fewer batches than
+// factor times the baseline's, or is empty: each window holds the
+// batches it asked for, acknowledged, failed or unsent. A starved
+// cluster fell short (a busy round: OpenSearch's baseline writes at a
+// p95 of 6.1 s, 4.0 batches/s in the baseline, 7.8 in the burst, no
+// write acknowledged after the baseline): the experiment is tried again
+// at a lower rate, and at the lowest the shortfall fails the test.
+func burstUnasked(iso *results.Isolation, batch int, factor float64) string {
+	base, burst := iso.Windows[0], iso.Windows[1]
+	perSecond := func(w *results.IsolationWindow) float64 {
+		return float64(askedBatches(w, batch)) / (w.ToS - w.FromS)
+	}
+	if b, i := perSecond(base), perSecond(burst); i < 0.9*factor*b {
+		says := func(w *results.IsolationWindow) string {
+			return fmt.Sprintf("%d acknowledged (write p95 %.0f ms), %d events failed, %d unsent", w.WriteLatency.N, w.WriteLatency.P95Ms, w.WritesFailed, w.WritesUnsent)
+		}
+		return fmt.Sprintf("%.1f batches/s in the baseline (%s), %.1f in the ingest burst (%s): want %g × as many", b, says(base), i, says(burst), factor)
+	}
+	return ""
+}
+
 // askedBatches is how many batches of size batch a window asked for:
 // those acknowledged, and those whose write failed (a busy cluster times
 // a burst's writes out) or that went unsent, counted in events.
@@ -160,5 +180,22 @@ func TestBaselineUnfresh(t *testing.T) {
 	w.Endpoints[0].FreshnessLag.N = 12
 	if got := baselineUnfresh(w); got != "" {
 		t.Errorf("a baseline with freshness everywhere: %q", got)
+	}
+}
+
+// An ingest burst that held fewer batches than the factor asks (the busy
+// round's: 4.0 batches/s in the baseline, 7.8 in the burst) is unmet and
+// says what each window held; one that held them all is met.
+func TestBurstUnasked(t *testing.T) {
+	window := func(from, to float64, acked int64, failed int64) *results.IsolationWindow {
+		return &results.IsolationWindow{FromS: from, ToS: to, WriteLatency: results.Quantiles{N: acked}, WritesFailed: failed}
+	}
+	short := &results.Isolation{Windows: []*results.IsolationWindow{window(2, 10, 32, 0), window(10, 14, 0, 31*50+10)}}
+	if got := burstUnasked(short, 50, 3); !strings.Contains(got, "4.0 batches/s in the baseline") || !strings.Contains(got, "7.8 in the ingest burst") {
+		t.Errorf("the busy round's burst: %q", got)
+	}
+	full := &results.Isolation{Windows: []*results.IsolationWindow{window(2, 10, 32, 0), window(10, 14, 40, 8*50)}}
+	if got := burstUnasked(full, 50, 3); got != "" {
+		t.Errorf("a burst of 12 batches/s after 4: %q", got)
 	}
 }
