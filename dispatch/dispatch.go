@@ -58,9 +58,12 @@ type Unit struct {
 
 // Unsent describes units the schedule made due that were never sent.
 type Unsent struct {
-	Units       int       // how many
-	Events      int       // Units × the stream's UnitEvents
-	First, Last time.Time // intended times of the first and the last, evenly spaced between
+	Units  int // how many
+	Events int // Units × the stream's UnitEvents
+	// from is the schedule as it stood before the units, and unit their
+	// size in its terms: together they place each at its intended time.
+	from pace.Schedule
+	unit float64
 	// GaveUp is when the stream gave them up. A unit's latency, had it
 	// been sent, is at least GaveUp − its intended time.
 	GaveUp time.Time
@@ -178,34 +181,34 @@ func (s Stream) giveUp(snd Sender, t time.Time) {
 	if s.Schedule.Rate().Unit == pace.Bytes {
 		unit = float64(s.UnitBytes)
 	}
-	n, first, last := s.Schedule.Skip(end, unit)
+	from := *s.Schedule
+	n, _, _ := s.Schedule.Skip(end, unit)
 	if n == 0 {
 		return
 	}
-	snd.Unsent(Unsent{Units: n, Events: n * s.UnitEvents, First: first, Last: last, GaveUp: t})
+	snd.Unsent(Unsent{Units: n, Events: n * s.UnitEvents, from: from, unit: unit, GaveUp: t})
 }
 
-// Spread calls fn for up to samples intended times evenly spread over u's
-// units, each standing for weight units, so that a caller can record the
-// lower bounds of many unsent units in bounded time.
+// Spread calls fn for up to samples of u's units, evenly spread over
+// them, each at its intended time and standing for weight units, so that
+// a caller can record the lower bounds of many unsent units in bounded
+// time. Under a shape the units are not evenly spaced in time (a burst's
+// are denser), and each sample keeps its unit's own time.
 func (u Unsent) Spread(samples int, fn func(intended time.Time, weight int64)) {
 	if u.Units <= 0 || samples <= 0 {
 		return
 	}
 	k := min(u.Units, samples)
 	base, extra := u.Units/k, u.Units%k
-	span := u.Last.Sub(u.First)
 	for i := range k {
 		w := int64(base)
 		if i < extra {
 			w++
 		}
-		var at time.Time
-		if k == 1 {
-			at = u.First
-		} else {
-			at = u.First.Add(time.Duration(math.Round(float64(span) * float64(i) / float64(k-1))))
+		unit := 0
+		if k > 1 {
+			unit = int(math.Round(float64(u.Units-1) * float64(i) / float64(k-1)))
 		}
-		fn(at, w)
+		fn(u.from.At(unit, u.unit), w)
 	}
 }

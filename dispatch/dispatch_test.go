@@ -116,11 +116,36 @@ func testInterruptionEndsWhatIsDue(t *testing.T) {
 
 // Spread gives every unit a weight, over at most the samples asked for.
 func TestSpread(t *testing.T) {
-	u := Unsent{Units: 2503, First: time.Unix(0, 0), Last: time.Unix(25, 0)}
+	u := Unsent{Units: 2503, from: *pace.NewSchedule(time.Unix(0, 0), pace.Rate{PerSecond: 100}), unit: 1}
 	var total int64
 	calls := 0
 	u.Spread(1000, func(at time.Time, w int64) { total += w; calls++ })
 	if total != 2503 || calls != 1000 {
 		t.Fatalf("weights sum to %d over %d calls, want 2503 over 1000", total, calls)
+	}
+}
+
+// Units given up under a shape are placed at their own intended times,
+// not evenly between the first and the last: a burst's units land in the
+// burst (an isolation experiment's windows count the unsent by them).
+func TestUnsentFollowsTheShape(t *testing.T) {
+	shape, err := pace.ParseShape("burst 3x at 2s for 2s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Unix(1000, 0)
+	s := Stream{Schedule: pace.NewShapedSchedule(start, pace.Rate{PerSecond: 10}, shape), End: start.Add(6 * time.Second), UnitEvents: 1, UnitBytes: 1}
+	var c counter
+	gaveUp := start.Add(6 * time.Second)
+	s.giveUp(&c, gaveUp)
+	inBurst := 0
+	for _, b := range c.unsentBounds {
+		if at := gaveUp.Add(-b).Sub(start); at >= 2*time.Second && at < 4*time.Second {
+			inBurst++
+		}
+	}
+	// 10 units/s for 4 s and 30 units/s for the 2 s of the burst.
+	if c.unsentUnits != 100 || inBurst != 60 {
+		t.Errorf("%d units unsent, %d of them in the burst; want 100, 60", c.unsentUnits, inBurst)
 	}
 }

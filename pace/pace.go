@@ -209,6 +209,15 @@ func (s *Schedule) Skip(end time.Time, unit float64) (n int, first, last time.Ti
 	return n, first, last
 }
 
+// At returns the intended time of the unit k units of the given size
+// after the next one (k = 0: Next's), leaving s as it is. Under a shape
+// the units are not evenly spaced: each is placed by N⁻¹ as Next places it.
+func (s *Schedule) At(k int, unit float64) time.Time {
+	c := *s
+	c.sent += float64(k) * unit
+	return c.Next()
+}
+
 // Advance marks a batch of the given size as scheduled.
 func (s *Schedule) Advance(events, bytes int) {
 	if s.rate.Unit == Bytes {
