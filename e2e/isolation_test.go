@@ -48,10 +48,7 @@ func TestIsolationOnReplicas(t *testing.T) {
 			if res, err = isolation.Run(context.Background(), tgt, cfg, c); err != nil {
 				t.Fatal(err)
 			}
-			if unmet := baselineUnfresh(res.Isolation.Windows[0]); unmet != "" {
-				return unmet
-			}
-			return burstUnasked(res.Isolation, cfg.Ingest.BatchSize, c.Factor)
+			return baselineUnfresh(res.Isolation.Windows[0])
 		})
 		if unmet != "" {
 			t.Error(unmet)
@@ -94,6 +91,9 @@ func TestIsolationOnReplicas(t *testing.T) {
 			if b, q := asked(base), asked(queryBurst); (b < 0.9*qps || q < 0.9*c.Factor*qps) && res.Target().Queries.Unsent == 0 {
 				t.Errorf("%s: %.1f queries/s in the baseline, %.1f in the query burst; want %d and %g × that", e.Endpoint, b, q, qps, c.Factor)
 			}
+		}
+		if short := burstUnasked(iso, cfg.Ingest.BatchSize, c.Factor); short != "" {
+			t.Error(short)
 		}
 		for _, b := range iso.Bursts {
 			for _, e := range b.Endpoints {
@@ -141,11 +141,11 @@ func baselineUnfresh(w *results.IsolationWindow) string {
 
 // burstUnasked says how the ingest burst of iso held fewer batches than
 // factor times the baseline's, or is empty: each window holds the
-// batches it asked for, acknowledged, failed or unsent. A starved
-// cluster fell short (a busy round: OpenSearch's baseline writes at a
-// p95 of 6.1 s, 4.0 batches/s in the baseline, 7.8 in the burst, no
-// write acknowledged after the baseline): the experiment is tried again
-// at a lower rate, and at the lowest the shortfall fails the test.
+// batches it asked for, acknowledged, failed or unsent, whatever the
+// cluster made of them. (Two busy rounds: a starved cluster's burst held
+// 7.8 and 8.2 batches/s after 4.0, the units given up at the end spread
+// evenly over the time after the burst instead of at their own intended
+// times; dispatch.TestUnsentFollowsTheShape.)
 func burstUnasked(iso *results.Isolation, batch int, factor float64) string {
 	base, burst := iso.Windows[0], iso.Windows[1]
 	perSecond := func(w *results.IsolationWindow) float64 {
@@ -184,8 +184,8 @@ func TestBaselineUnfresh(t *testing.T) {
 }
 
 // An ingest burst that held fewer batches than the factor asks (the busy
-// round's: 4.0 batches/s in the baseline, 7.8 in the burst) is unmet and
-// says what each window held; one that held them all is met.
+// round's: 4.0 batches/s in the baseline, 7.8 in the burst) is named,
+// with what each window held; one that held them all is not.
 func TestBurstUnasked(t *testing.T) {
 	window := func(from, to float64, acked int64, failed int64) *results.IsolationWindow {
 		return &results.IsolationWindow{FromS: from, ToS: to, WriteLatency: results.Quantiles{N: acked}, WritesFailed: failed}
