@@ -292,10 +292,13 @@ func TestReadEndpointNotBeforePrimary(t *testing.T) {
 		urls = sameName(t, "order", urls)
 		tgt, reads := openSetup(t, urls, settings)
 		waitGreen(t, urls[0])
-		// 30 batches/s carry 20 probes/s: about 300 per endpoint over
+		// 15 batches/s carry 13 probes/s: about 200 per endpoint over
 		// 15 s, so that a median of waits spread over a 1 s refresh
-		// period is known within about 5 % (1/(2√n) of the period).
-		cfg := readConfig(600, 15*time.Second, 50*time.Millisecond)
+		// period is known within about 4 % (1/(2√n) of the period).
+		// Twice the rate kept no schedule on a cluster of this machine
+		// in CI or in any busy round of stop 43 (at best 549 of 600
+		// events/s), and every run tried again at this one.
+		cfg := readConfig(300, 15*time.Second, 50*time.Millisecond)
 		cfg.Ingest.BatchSize = 20
 		res := readRunOnSchedule(t, tgt, reads, cfg, 150)
 		lostNothing(t, res)
@@ -368,13 +371,14 @@ func refreshPeriodPredictsMedian(t *testing.T, res *results.Result, urls []strin
 		}
 		service := ms(e.Visibility.QueryService.Quantile(0.5))
 		period, known := refreshPeriod(*copy)
-		predicted := period/2 + refresh + write + gap + service
+		terms := visibilityTerms{period, refresh, write, gap, service}
+		predicted := terms.predicted()
 		median := ms(e.Visibility.Latency.Quantile(0.5))
 		t.Logf("%s (node %s, primary %v): %d refreshes, period %.0f ms, refresh %.1f ms, write p50 %.1f ms, half gap %.0f ms, probe query p50 %.1f ms: predicted median %.0f ms, measured %.0f ms (%+.1f %%)",
 			e.Name, node, copy.Primary, copy.Refreshes, period, refresh, write, gap, service, predicted, median, 100*(median-predicted)/predicted)
 		onSchedule := keptSchedule(res.Summary)
 		termsAdd := onSchedule && known
-		low := medianFloor(period, predicted, write, termsAdd)
+		low := medianFloor(terms, termsAdd)
 		if segrep != nil {
 			t.Logf("%s: segment-replication replica, %.0f ms beyond the refreshes; the server's last round took %d ms", e.Name, median-predicted, segrep.LastCompletedLag)
 			if median < low {
@@ -408,16 +412,34 @@ func refreshPeriodPredictsMedian(t *testing.T, res *results.Result, urls []strin
 	}
 }
 
-// medianFloor is what a visibility median must reach on a copy that
-// refreshes every period ms, predicted ms being the sum of the terms'
-// medians (refreshPeriodPredictsMedian) and write ms the write's. When
-// the terms add (the writes kept their schedule and the period is known)
-// that sum less the write's and less 20 %: a write is acknowledged after
-// the copy indexed its event (a replica's copy too, in document
-// replication), so part of its time overlaps the wait for the refresh (a
-// round beside two hogs per core, on schedule: write p50 486 ms, seven
-// refreshes every 1,852 ms, median 1,686 ms against a sum of 2,263 ms:
-// −25.5 %).
+// visibilityTerms are the terms a visibility median is made of, in ms
+// (refreshPeriodPredictsMedian): half the period between the copy's
+// refreshes, the refresh itself, the write, half the gap the probe was
+// seen in and the service time of the query that saw it.
+type visibilityTerms struct {
+	period, refresh, write, halfGap, service float64
+}
+
+// predicted is the median the terms give when they add.
+func (v visibilityTerms) predicted() float64 {
+	return v.period/2 + v.refresh + v.write + v.halfGap + v.service
+}
+
+// medianFloor is what a visibility median must reach. When the terms add
+// (the writes kept their schedule and the period is known), the sum of
+// those whose medians are known, less 20 %: half the period, half the
+// gap and the probe query. Two terms are left out:
+//   - The write: it is acknowledged after the copy indexed its event (a
+//     replica's copy too, in document replication), so part of its time
+//     overlaps the wait for the refresh (a round beside two hogs per
+//     core, on schedule: write p50 486 ms, median 1,686 ms against a sum
+//     of 2,263 ms: −25.5 %).
+//   - The refresh: the server reports refreshes' total time, so its mean,
+//     and one slow refresh among seven pulls it far above the typical
+//     one a probe waits for (stop 43's CI: an OpenSearch primary's
+//     refreshes 875.6 ms on average, its replica's 26.0 ms; median
+//     1,369 ms against a sum of 1,941 ms: −29.5 %).
+//
 // Otherwise only half the period, less 20 %: a probe written at a
 // uniform instant waits for the next refresh to finish, half a period
 // at the median, but the other terms no longer add.
@@ -429,43 +451,41 @@ func refreshPeriodPredictsMedian(t *testing.T, res *results.Result, urls []strin
 //     three (a busy round, on schedule: two refreshes of an OpenSearch
 //     primary, 4,982 ms on average, a period of 4,293 ms at least,
 //     median 5,665 ms against a sum of 7,649 ms: −26 %).
-func medianFloor(period, predicted, write float64, termsAdd bool) float64 {
+func medianFloor(v visibilityTerms, termsAdd bool) float64 {
 	if termsAdd {
-		return 0.8 * (predicted - write)
+		return 0.8 * (v.period/2 + v.halfGap + v.service)
 	}
-	return 0.8 * period / 2
+	return 0.8 * v.period / 2
 }
 
 func floorSays(termsAdd bool) string {
 	if termsAdd {
-		return "the sum of the terms' medians but the write's, −20 %"
+		return "half the period, half the gap and the probe query, −20 %"
 	}
 	return "off its schedule or too few refreshes to know the period: half the period, −20 %"
 }
 
-// The median of a run off its schedule that waited for the refreshes
-// passes; one that saw probes at the poll interval does not.
+// The medians of runs that waited for the refreshes pass, on schedule
+// or off it; one that saw probes at the poll interval does not.
 func TestMedianFloor(t *testing.T) {
-	const period, predicted = 1883, 2770 // the busy round above
-	if low := medianFloor(period, predicted, 751, false); 2189 < low {
-		t.Errorf("off schedule: median 2189 ms against a floor of %.0f ms; want it to pass", low)
-	}
-	for _, termsAdd := range []bool{false, true} {
-		if low := medianFloor(period, predicted, 751, termsAdd); 150 >= low {
-			t.Errorf("terms add %v: a median of 150 ms (probes seen before their refresh) passes a floor of %.0f ms", termsAdd, low)
+	for _, c := range []struct {
+		name     string
+		terms    visibilityTerms
+		termsAdd bool
+		median   float64
+	}{
+		// The busy rounds and the CI run in medianFloor's comment.
+		{"off schedule, write p50 751 ms", visibilityTerms{1883, 757, 751, 0, 0}, false, 2189},
+		{"two refreshes of a starved primary", visibilityTerms{4293, 4981.5, 294.7, 165, 60.9}, false, 5665},
+		{"writes at 486 ms", visibilityTerms{1852, 650.1, 485.9, 142, 58.7}, true, 1686},
+		{"refreshes of 875.6 ms on average", visibilityTerms{1853, 875.6, 80.5, 44, 14.7}, true, 1369},
+	} {
+		if low := medianFloor(c.terms, c.termsAdd); c.median < low {
+			t.Errorf("%s: median %.0f ms against a floor of %.0f ms; want it to pass", c.name, c.median, low)
 		}
-	}
-	// Two refreshes of a starved primary, on schedule (the second busy
-	// round above): the period is not known, so the terms do not add.
-	few := elastic.CopyRefreshes{Refreshes: 2, PeriodMS: 6440}
-	p, known := refreshPeriod(few)
-	if low := medianFloor(p, 7649, 295, known); 5665 < low {
-		t.Errorf("two refreshes, period at least %.0f ms: median 5665 ms against a floor of %.0f ms; want it to pass", p, low)
-	}
-	// Seven refreshes of an Elasticsearch primary, on schedule, writes at
-	// a p50 of 486 ms (the round beside two hogs per core above).
-	if low := medianFloor(1852, 2263, 486, true); 1686 < low {
-		t.Errorf("writes at 486 ms: median 1686 ms against a floor of %.0f ms; want it to pass", low)
+		if low := medianFloor(c.terms, c.termsAdd); 150 >= low {
+			t.Errorf("%s: a median of 150 ms (probes seen before their refresh) passes a floor of %.0f ms", c.name, low)
+		}
 	}
 }
 
