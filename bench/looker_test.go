@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/freshbench/freshbench/ingest"
+	"github.com/freshbench/freshbench/pace"
 	"github.com/freshbench/freshbench/stats"
 )
 
@@ -85,5 +86,46 @@ func TestLookerFinalKeepsTheLook(t *testing.T) {
 	t.Logf("not audited: %s", v)
 	if !v.DriverLimited || !strings.Contains(v.Reason(), "completeness not audited") {
 		t.Errorf("final verdict %s, want the driver named and the missing audit said", v)
+	}
+}
+
+// A driver behind its own schedule has not yet handed out the units due
+// since it fell behind, so the series holds no target for them: a look
+// holds the acknowledged events to what the schedule made due, sent or
+// not. Here 1,000 events/s are asked for and the driver sends 500/s,
+// each unit later than the last (its intended times reach only half the
+// time held) with its slots free and its answers prompt: the driver's
+// limit. Seen failing before (the target counted from the series alone):
+// "achieved 100.0 % of the target rate, decision not sustainable" — the
+// write latency, counted from the intended times, grew, and the target
+// was blamed (a driver capped at a tenth of a core against a
+// noop server: "not sustainable: write latency grows 510.7 ms/s").
+func TestLookerCountsUnitsDueButNotSent(t *testing.T) {
+	run := Config{Ingest: ingest.Config{Rate: pace.Rate{PerSecond: 1000, Unit: pace.Events}, Warmup: time.Second,
+		Duration: time.Second + 5*time.Minute, BatchSize: 50, MaxInflight: 16, DocSize: 1000}}
+	lk := &looker{rule: stats.DefaultRule(), run: run, hold: 10}
+	var series []stats.Point
+	for i := range 40 {
+		// Units intended in second j went out at 2j: second i holds the
+		// target of second i/2's units, the rest none yet.
+		series = append(series, stats.Point{StartS: float64(i), WidthS: 1, AckedEvents: 500, Inflight: 2,
+			WriteMeanMs: 1000 * float64(i) / 2, ServiceMeanMs: 3 + 0.1*float64(i%3),
+			FreshnessLagMs: 500 * float64(i), FreshnessLagMinMs: 500 * float64(i), FreshnessN: 5})
+		for j := range series {
+			if 2*j <= i && 2*j+2 > i {
+				series[j].TargetEvents, series[j].Batches, series[j].LateBatches = 1000, 20, 20
+			}
+		}
+		if lk.until(series, nil) {
+			break
+		}
+	}
+	if lk.decided == nil {
+		t.Fatalf("after %d look(s), no look ended the step", lk.looks)
+	}
+	v := lk.decided.verdict
+	t.Logf("held %.0f s: achieved %.1f %%, %s", lk.decided.heldS, 100*v.Achieved, v)
+	if v.Achieved > 0.6 || !v.DriverLimited {
+		t.Errorf("achieved %.1f %% of the target rate, decision %s; want about 50 %%, the driver named", 100*v.Achieved, v.Decision())
 	}
 }

@@ -399,7 +399,8 @@ func (l *looker) until(series []stats.Point, reads []ReadSeries) bool {
 		acked += p.AckedEvents
 		failed += p.FailedEvents
 	}
-	f.TargetPerSec, f.AchievedPerSec = float64(target)/held, float64(acked)/held
+	f.DueEvents = l.due(held)
+	f.TargetPerSec, f.AchievedPerSec = float64(max(target, f.DueEvents))/held, float64(acked)/held
 	f.Attempted, f.Failed = acked+failed, failed
 	for _, r := range reads {
 		// Up to the target's last whole interval: the look judges one span.
@@ -487,6 +488,20 @@ func stepConfig(c Config, rate pace.Rate, n int, name string) Config {
 		}
 	}
 	return c
+}
+
+// due is how many events the schedule made due over the first held
+// seconds of the measured part, sent or not: the rate times the shape's
+// mean factor over them. For a byte rate, in documents of the nominal
+// size; 0 when there is none (a corpus or a template).
+func (l *looker) due(held float64) int64 {
+	in := l.run.Ingest
+	if in.Rate.Unit == pace.Bytes && in.DocSize <= 0 {
+		return 0
+	}
+	from := in.Warmup
+	to := from + time.Duration(held*float64(time.Second))
+	return int64(in.Rate.EventsPerSecond(in.DocSize) * in.Shape.Mean(from, to) * held)
 }
 
 // judge applies the rule to a finished step, at the look-th look of a

@@ -88,6 +88,12 @@ type StepFigures struct {
 	// FreshnessLag holds one value per freshness poll of the measured
 	// part; a poll that failed is among them as a lower bound.
 	FreshnessLag *Histogram
+	// DueEvents is what the schedule made due over Series, sent or not,
+	// when the step is still running: a driver behind its schedule has
+	// not yet handed out the units due since, and Series holds no target
+	// for them. 0 when Series holds them all (a finished step counts the
+	// units never sent).
+	DueEvents int64
 	// InflightEvents is the most events the in-flight bound holds (most
 	// in-flight writes × batch size); 0 when unknown.
 	InflightEvents int64
@@ -313,6 +319,11 @@ func (r Rule) judge(f StepFigures, v *Verdict, jg judging) {
 		target += p.TargetEvents
 		acked += p.AckedEvents
 	}
+	unsent := ""
+	if f.DueEvents > target {
+		unsent = fmt.Sprintf(", %d events due not yet sent", f.DueEvents-target)
+		target = f.DueEvents
+	}
 	shortfall := target - acked
 	behind := f.InflightEvents > 0 && shortfall > f.InflightEvents
 	if f.Attempted > 0 {
@@ -346,7 +357,7 @@ func (r Rule) judge(f StepFigures, v *Verdict, jg judging) {
 				return
 			}
 			v.DriverLimited = true
-			jg.open("the driver fell behind: achieved %.1f%% of the target rate, %.0f%% of batches late in the second half, while %s", 100*v.Achieved, 100*v.LateShare, why)
+			jg.open("the driver fell behind: achieved %.1f%% of the target rate, %.0f%% of batches late in the second half%s, while %s", 100*v.Achieved, 100*v.LateShare, unsent, why)
 			return
 		}
 	}
