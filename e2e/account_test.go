@@ -24,6 +24,7 @@ func replicated(t *testing.T, env, script string, urlArgs ...string) string {
 	t.Helper()
 	raw := testenv.URL(t, env, "scripts/"+script, urlArgs...)
 	first, _, _ := strings.Cut(raw, ",")
+	warmedUp(first, map[string]string{"replicas": "1"})
 	return first
 }
 
