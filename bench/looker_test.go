@@ -129,3 +129,38 @@ func TestLookerCountsUnitsDueButNotSent(t *testing.T) {
 		t.Errorf("achieved %.1f %% of the target rate, decision %s; want about 50 %%, the driver named", 100*v.Achieved, v.Decision())
 	}
 }
+
+// A driver a batch or two behind its schedule at a look (its timers late
+// on a busy machine) is within the tolerance a shortfall gets, the
+// events the in-flight bound holds: the look judges the units it sent.
+// Seen failing before: a round beside a CPU hog per core named the driver
+// at 96.7 % of 500 events/s through Kafka into Pinot, with the driver at
+// 2 % of its CPU ("the driver fell behind … 7% of batches late").
+func TestLookerToleratesADriverABatchBehind(t *testing.T) {
+	run := Config{Ingest: ingest.Config{Rate: pace.Rate{PerSecond: 500, Unit: pace.Events}, Warmup: time.Second,
+		Duration: time.Second + 5*time.Minute, BatchSize: 50, MaxInflight: 8, DocSize: 1000}}
+	lk := &looker{rule: stats.DefaultRule(), run: run, hold: 6}
+	var series []stats.Point
+	for i := range 40 {
+		series = append(series, stats.Point{StartS: float64(i), WidthS: 1, TargetEvents: 500, AckedEvents: 500, Batches: 10,
+			Inflight: 2, WriteMeanMs: 3 + 0.1*float64(i%3), ServiceMeanMs: 3 + 0.1*float64(i%3),
+			FreshnessLagMs: 50, FreshnessLagMinMs: 40, FreshnessN: 5})
+		// At the look, the newest whole second's last 2 batches are not
+		// yet sent: 100 of the 3,000 events due over 6 s.
+		if i > 0 {
+			series[i-1].TargetEvents, series[i-1].AckedEvents, series[i-1].Batches = 400, 400, 8
+		}
+		if lk.until(series, nil) {
+			break
+		}
+		if i > 0 {
+			series[i-1].TargetEvents, series[i-1].AckedEvents, series[i-1].Batches = 500, 500, 10
+		}
+	}
+	if lk.decided == nil {
+		t.Fatalf("after %d look(s), no look ended the step", lk.looks)
+	}
+	if v := lk.decided.verdict; !v.Sustainable {
+		t.Errorf("a driver 100 events behind at the look, 400 in flight allowed: %s; want sustainable", v)
+	}
+}

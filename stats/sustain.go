@@ -92,7 +92,8 @@ type StepFigures struct {
 	// when the step is still running: a driver behind its schedule has
 	// not yet handed out the units due since, and Series holds no target
 	// for them. 0 when Series holds them all (a finished step counts the
-	// units never sent).
+	// units never sent). The achieved share is then of DueEvents, once
+	// they exceed Series' target by more than InflightEvents.
 	DueEvents int64
 	// InflightEvents is the most events the in-flight bound holds (most
 	// in-flight writes × batch size); 0 when unknown.
@@ -310,21 +311,7 @@ func (r Rule) judge(f StepFigures, v *Verdict, jg judging) {
 	if f.TargetPerSec > 0 {
 		v.Achieved = f.AchievedPerSec / f.TargetPerSec
 	}
-	// Over the measured part, every scheduled event is acknowledged or
-	// still in flight at its end, and no more can be in flight than the
-	// bound holds: a larger shortfall means writes fell behind the
-	// schedule, whatever share of the target it is.
-	var target, acked int64
-	for _, p := range f.Series {
-		target += p.TargetEvents
-		acked += p.AckedEvents
-	}
-	unsent := ""
-	if f.DueEvents > target {
-		unsent = fmt.Sprintf(", %d events due not yet sent", f.DueEvents-target)
-		target = f.DueEvents
-	}
-	shortfall := target - acked
+	shortfall, unsent := f.dueShortfall(v)
 	behind := f.InflightEvents > 0 && shortfall > f.InflightEvents
 	if f.Attempted > 0 {
 		v.ErrorRate = float64(f.Failed) / float64(f.Attempted)
@@ -383,6 +370,30 @@ func (r Rule) judge(f StepFigures, v *Verdict, jg judging) {
 	if r.MaxGrowth > 0 {
 		r.judgeTrends(f, v, jg)
 	}
+}
+
+// dueShortfall is how many events the schedule made due over the
+// measured part that were not acknowledged, and the clause naming the
+// units due but not yet sent ("" when they do not count), setting v's
+// achieved share when they do. Every scheduled event is acknowledged or still in flight at
+// the part's end, and no more can be in flight than the bound holds: a
+// larger shortfall means writes fell behind the schedule, whatever
+// share of the target it is. A driver behind its schedule has not yet
+// recorded the units due since it fell behind: beyond the tolerance a
+// shortfall gets (what the in-flight bound holds; a batch or two behind
+// is a busy machine's late timers), they count as due.
+func (f StepFigures) dueShortfall(v *Verdict) (shortfall int64, unsent string) {
+	var target, acked int64
+	for _, p := range f.Series {
+		target += p.TargetEvents
+		acked += p.AckedEvents
+	}
+	if f.DueEvents-target > f.InflightEvents {
+		unsent = fmt.Sprintf(", %d events due not yet sent", f.DueEvents-target)
+		target = f.DueEvents
+		v.Achieved = float64(acked) / float64(target)
+	}
+	return target - acked, unsent
 }
 
 // driverBehind says why a shortfall (short) or late batches are the
