@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -116,13 +117,22 @@ func waitGreen(t *testing.T, tg *Target) {
 	}
 }
 
+// stream writes small batches to targets until stopped, and counts the
+// batches each acknowledged.
+type stream struct {
+	wg    sync.WaitGroup
+	acked map[*Target]*atomic.Int64
+}
+
 // writeUntil writes small batches to each target until stop is closed.
-func writeUntil(t *testing.T, stop <-chan struct{}, tgs ...*Target) *sync.WaitGroup {
-	var wg sync.WaitGroup
+func writeUntil(t *testing.T, stop <-chan struct{}, tgs ...*Target) *stream {
+	s := &stream{acked: map[*Target]*atomic.Int64{}}
 	for _, tg := range tgs {
-		wg.Add(1)
+		acked := new(atomic.Int64)
+		s.acked[tg] = acked
+		s.wg.Add(1)
 		go func() {
-			defer wg.Done()
+			defer s.wg.Done()
 			for seq := int64(0); ; seq += 5 {
 				var docs []target.Document
 				for i := range int64(5) {
@@ -132,6 +142,7 @@ func writeUntil(t *testing.T, stop <-chan struct{}, tgs ...*Target) *sync.WaitGr
 					t.Errorf("write to %s: %v", tg.Index(), err)
 					return
 				}
+				acked.Add(1)
 				select {
 				case <-stop:
 					return
@@ -140,7 +151,7 @@ func writeUntil(t *testing.T, stop <-chan struct{}, tgs ...*Target) *sync.WaitGr
 			}
 		}()
 	}
-	return &wg
+	return s
 }
 
 // account takes the server's account of tg, dated when it was asked for.
@@ -215,9 +226,10 @@ func TestClusterServerAccountRefreshes(t *testing.T) {
 			never := openCluster(t, s, map[string]string{"refresh_interval": "-1"})
 
 			stop := make(chan struct{})
-			wg := writeUntil(t, stop, every, never)
+			writes := writeUntil(t, stop, every, never)
 			time.Sleep(300 * time.Millisecond)
 			before := map[*Target]readAccount{every: timedAccount(t, every), never: timedAccount(t, never)}
+			ackedBefore := writes.acked[every].Load()
 			// A starved node can miss its refresh schedule for seconds (a
 			// busy round: an OpenSearch primary refreshed 0 times in 3.9 s
 			// at 200 ms, its replica 4 times): the window grows, up to
@@ -236,8 +248,20 @@ func TestClusterServerAccountRefreshes(t *testing.T) {
 				}
 				return least >= 2, ""
 			})
+			ackedInWindow := writes.acked[every].Load() - ackedBefore
 			close(stop)
-			wg.Wait()
+			writes.wg.Wait()
+			// At least two refreshes only while documents stream in: a
+			// starved cluster that acknowledged a batch every few seconds
+			// has little to refresh (a busy round: an OpenSearch replica
+			// refreshed once in 23 s). Below a batch every ten refresh
+			// intervals of the window, the stream did not flow, and only
+			// the upper bound is this test's to hold.
+			streamed := after[every].At.Sub(before[every].At)
+			flowed := ackedInWindow >= int64(streamed/(10*interval))
+			if !flowed {
+				t.Logf("%s acknowledged %d batches in %s: the writes did not stream, so the copies' refreshes are held to the upper bound only", every.Index(), ackedInWindow, streamed.Round(time.Millisecond))
+			}
 
 			for _, tg := range []*Target{every, never} {
 				copies, refreshes := copiesOf(t, after[tg].ServerAccount), refreshesOf(t, before[tg].ServerAccount, after[tg].ServerAccount)
@@ -265,9 +289,9 @@ func TestClusterServerAccountRefreshes(t *testing.T) {
 					switch {
 					case tg == never && r.Refreshes != 0:
 						t.Errorf("%s: %d refreshes with refresh_interval -1, want 0", r.Node, r.Refreshes)
-					case tg == every && (r.Refreshes < 2 || r.Refreshes > most):
-						t.Errorf("%s: %d refreshes in %s (%s with the second reading's round trip) at refresh_interval %s, want 2 to %d",
-							r.Node, r.Refreshes, window, after[tg].Replied.Sub(before[tg].At), interval, most)
+					case tg == every && (r.Refreshes < 2 && flowed || r.Refreshes > most):
+						t.Errorf("%s: %d refreshes in %s (%s with the second reading's round trip) at refresh_interval %s while %d batches were acknowledged, want 2 to %d",
+							r.Node, r.Refreshes, window, after[tg].Replied.Sub(before[tg].At), interval, ackedInWindow, most)
 					}
 				}
 			}
@@ -298,7 +322,7 @@ func TestClusterReplicationType(t *testing.T) {
 			}
 
 			stop := make(chan struct{})
-			wg := writeUntil(t, stop, tg)
+			writes := writeUntil(t, stop, tg)
 			before := account(t, tg)
 			var after *results.ServerAccount
 			eventually(t, "a replica that the account describes", func() (bool, string) {
@@ -324,7 +348,7 @@ func TestClusterReplicationType(t *testing.T) {
 				return true, ""
 			})
 			close(stop)
-			wg.Wait()
+			writes.wg.Wait()
 			for _, c := range copiesOf(t, after) {
 				if c.Replication != typ {
 					t.Errorf("copy on %s: replication %q, want %q", c.Node, c.Replication, typ)
