@@ -77,24 +77,14 @@ func warmUp(raw string, settings map[string]string) error {
 		return err
 	}
 	defer tgt.Teardown(context.WithoutCancel(ctx))
-	// A cold server on a busy machine may take longer than a run over its
-	// first writes (a busy round: 7,000 of 7,000 events unsent, the
-	// first batches' mapping updates holding every slot): its warm-up
-	// is run again, up to three times, until it takes half its rate.
-	const rate, runs = 1000, 3
-	cfg := config(rate, 8*time.Second, 200*time.Millisecond)
+	cfg := config(1000, 8*time.Second, 200*time.Millisecond)
 	cfg.Drain = 0
 	start := time.Now()
-	var s results.Summary
-	for range runs {
-		res, err := bench.Run(ctx, tgt, cfg)
-		if err != nil {
-			return err
-		}
-		if s = res.Summary; s.AchievedEventsPerSec >= rate/2 {
-			break
-		}
+	res, err := bench.Run(ctx, tgt, cfg)
+	if err != nil {
+		return err
 	}
+	s := res.Summary
 	fmt.Fprintf(os.Stderr, "e2e: warmed up %s in %s: %.0f events/s, write latency p50 %.0f ms\n",
 		raw, time.Since(start).Round(time.Second), s.AchievedEventsPerSec, s.WriteLatency.P50Ms)
 	// A warm-up that wrote nothing warmed nothing: say so, so that the
