@@ -247,7 +247,7 @@ func holdSuspended(ctx context.Context, t *testing.T, u *url.URL, table string, 
 		h, lifted = suspendOnce(ctx, t, u, table, d)
 		if lifted == "" || time.Now().After(retryUntil) {
 			if lifted != "" {
-				lifted = fmt.Sprintf("%s (ALTER TABLE … SUSPEND WAL sent %d times)", lifted, sent)
+				lifted = fmt.Sprintf("%s (ALTER TABLE … SUSPEND WAL sent %d time(s))", lifted, sent)
 			}
 			return h, lifted
 		}
