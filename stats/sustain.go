@@ -375,8 +375,10 @@ func (r Rule) judge(f StepFigures, v *Verdict, jg judging) {
 // dueShortfall is how many events the schedule made due over the
 // measured part that were not acknowledged, and the clause naming the
 // units due but not yet sent ("" when they do not count), setting v's
-// achieved share when they do. Every scheduled event is acknowledged or still in flight at
-// the part's end, and no more can be in flight than the bound holds: a
+// achieved share when they do.
+//
+// Every scheduled event is acknowledged or still in flight at the
+// part's end, and no more can be in flight than the bound holds: a
 // larger shortfall means writes fell behind the schedule, whatever
 // share of the target it is. A driver behind its schedule has not yet
 // recorded the units due since it fell behind: beyond the tolerance a
