@@ -89,6 +89,15 @@ func TestLookerFinalKeepsTheLook(t *testing.T) {
 	}
 }
 
+// rateLooker is a looker of a run at rate events/s in batches of 50,
+// with inflight batches in flight at most, that first looks after hold
+// seconds.
+func rateLooker(rate float64, inflight int, hold float64) *looker {
+	run := Config{Ingest: ingest.Config{Rate: pace.Rate{PerSecond: rate, Unit: pace.Events}, Warmup: time.Second,
+		Duration: time.Second + 5*time.Minute, BatchSize: 50, MaxInflight: inflight, DocSize: 1000}}
+	return &looker{rule: stats.DefaultRule(), run: run, hold: hold}
+}
+
 // A driver behind its own schedule has not yet handed out the units due
 // since it fell behind, so the series holds no target for them: a look
 // holds the acknowledged events to what the schedule made due, sent or
@@ -101,9 +110,7 @@ func TestLookerFinalKeepsTheLook(t *testing.T) {
 // was blamed (a driver capped at a tenth of a core against a
 // noop server: "not sustainable: write latency grows 510.7 ms/s").
 func TestLookerCountsUnitsDueButNotSent(t *testing.T) {
-	run := Config{Ingest: ingest.Config{Rate: pace.Rate{PerSecond: 1000, Unit: pace.Events}, Warmup: time.Second,
-		Duration: time.Second + 5*time.Minute, BatchSize: 50, MaxInflight: 16, DocSize: 1000}}
-	lk := &looker{rule: stats.DefaultRule(), run: run, hold: 10}
+	lk := rateLooker(1000, 16, 10)
 	var series []stats.Point
 	for i := range 40 {
 		// Units intended in second j went out at 2j: second i holds the
@@ -137,9 +144,7 @@ func TestLookerCountsUnitsDueButNotSent(t *testing.T) {
 // at 96.7 % of 500 events/s through Kafka into Pinot, with the driver at
 // 2 % of its CPU ("the driver fell behind … 7% of batches late").
 func TestLookerToleratesADriverABatchBehind(t *testing.T) {
-	run := Config{Ingest: ingest.Config{Rate: pace.Rate{PerSecond: 500, Unit: pace.Events}, Warmup: time.Second,
-		Duration: time.Second + 5*time.Minute, BatchSize: 50, MaxInflight: 8, DocSize: 1000}}
-	lk := &looker{rule: stats.DefaultRule(), run: run, hold: 6}
+	lk := rateLooker(500, 8, 6)
 	var series []stats.Point
 	for i := range 40 {
 		series = append(series, stats.Point{StartS: float64(i), WidthS: 1, TargetEvents: 500, AckedEvents: 500, Batches: 10,
