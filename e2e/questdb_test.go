@@ -155,13 +155,11 @@ func runWithSuspendedApply(t *testing.T, base url.URL) (lifted string) {
 		abandon(t, cmd, done, u, table)
 		return lifted
 	}
-	first, seen, altered := h.first, h.seen, h.altered
-	seqTxn, writerTxn := h.last.seq, h.last.writer
-	held, heldAtMost := time.Since(seen), time.Since(altered)
+	held, heldAtMost := time.Since(h.seen), time.Since(h.altered)
 	if _, err := questdbSQL(ctx, u, "ALTER TABLE "+table+" RESUME WAL"); err != nil {
 		t.Fatal(err)
 	}
-	if err := heldBacklog(first, walTxns{seqTxn, writerTxn}); err != nil {
+	if err := heldBacklog(h.first, h.last); err != nil {
 		t.Errorf("wal_tables() over the %s suspension: %v", held, err)
 	}
 	if err := <-done; err != nil {
@@ -173,7 +171,7 @@ func runWithSuspendedApply(t *testing.T, base url.URL) (lifted string) {
 	}
 	s := res.Summary
 	t.Logf("backlog %d transactions after %s suspended; visibility p50 %.0f ms p99 %.0f ms max %.0f ms (%d probes); freshness lag p50 %.0f ms max %.0f ms",
-		seqTxn-writerTxn, held.Round(time.Millisecond), s.VisibilityLatency.P50Ms, s.VisibilityLatency.P99Ms, s.VisibilityLatency.MaxMs,
+		h.last.seq-h.last.writer, held.Round(time.Millisecond), s.VisibilityLatency.P50Ms, s.VisibilityLatency.P99Ms, s.VisibilityLatency.MaxMs,
 		s.VisibilityLatency.Count, s.FreshnessLag.P50Ms, s.FreshnessLag.MaxMs)
 
 	var due, acked, failed, unsent int64
