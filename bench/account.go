@@ -30,7 +30,9 @@ const (
 // soon as ctx ends, taking the end then; nil when the target reports no
 // account or the run ended before its measured phase began. A failed
 // request is recorded in the account's Error: the run goes on. A failed
-// sample in between is left out (the error of the first is kept).
+// sample in between is left out (the error of the first is kept). A
+// failed start is taken again at each sample until one answers: the
+// account then starts there, and LateStart says why.
 //
 // sched ends with the schedule, when it ends before to: the account then
 // ends there.
@@ -40,29 +42,46 @@ func serverAccount(ctx, sched context.Context, tgt target.Target, from, to time.
 		return nil
 	}
 	start, err := takeAccount(ctx, r)
+	var startErr string
 	if err != nil {
-		return &results.Account{Error: "at the start of the measured phase: " + err.Error()}
+		startErr = "at the start of the measured phase: " + err.Error()
 	}
 	every := max(accountEveryMin, to.Sub(from)/accountSamples)
 	var samples []*results.ServerAccount
 	var sampleErr string
-	for next := from.Add(every); next.Before(to) && sleepUntil(sched, next); next = next.Add(every) {
+	for next := from.Add(every); next.Before(to) && sleepUntil(sched, next); next = nextSample(next, every) {
 		a, err := takeAccount(ctx, r)
 		switch {
+		case err == nil && start == nil && a.At.Before(to):
+			start = a
 		case err == nil:
 			samples = append(samples, a)
-		case sampleErr == "":
+		case sampleErr == "" && start != nil:
 			sampleErr = "in the measured phase: " + err.Error()
 		}
+	}
+	if start == nil {
+		return &results.Account{Error: startErr}
 	}
 	sleepUntil(sched, to)
 	end, err := takeAccount(ctx, r)
 	if err != nil {
-		return &results.Account{Start: start, Samples: samples, Error: "at the end of the measured phase: " + err.Error()}
+		return &results.Account{Start: start, Samples: samples, LateStart: startErr, Error: "at the end of the measured phase: " + err.Error()}
 	}
 	a := results.NewAccount(start, end)
-	a.Samples, a.Error = samples, sampleErr
+	a.Samples, a.LateStart, a.Error = samples, startErr, sampleErr
 	return a
+}
+
+// nextSample is the first time after now of the samples every apart
+// from last: those a slow reading held up are skipped, not taken back to
+// back.
+func nextSample(last time.Time, every time.Duration) time.Time {
+	next := last.Add(every)
+	if now := time.Now(); !next.After(now) {
+		next = next.Add((now.Sub(next)/every + 1) * every)
+	}
+	return next
 }
 
 // takeAccount asks for the account, also after ctx has ended (the end of

@@ -24,12 +24,14 @@ type reporting struct {
 	mu    sync.Mutex
 	asked []time.Time
 	fail  map[int]bool
+	slow  map[int]time.Duration // calls answered this late
 }
 
 func (r *reporting) ServerAccount(context.Context) (results.AccountSnapshot, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.asked = append(r.asked, time.Now())
+	time.Sleep(r.slow[len(r.asked)])
 	if r.fail[len(r.asked)] {
 		return nil, errors.New("no account now")
 	}
@@ -102,20 +104,27 @@ func testServerAccountAtMeasuredPhase(t *testing.T) {
 func TestServerAccountErrors(t *testing.T) { synctest.Test(t, testServerAccountErrors) }
 
 func testServerAccountErrors(t *testing.T) {
-	cfg := simConfig(1500 * time.Millisecond)
+	// A 1.5 s phase: call 1 is its start, 2 a second in, 3 its end. (Call
+	// 2 taking the start again, answered 2 s later, is dated after the
+	// phase ended and is not a start.)
+	cfg := simConfig(2500 * time.Millisecond)
 	cfg.Drain = 0
 	for _, tc := range []struct {
-		fail      int
+		fail      []int
+		slow      map[int]time.Duration
 		wantStart bool
-	}{{1, false}, {2, true}} {
-		tgt := &reporting{Target: sim.New(sim.Config{}), fail: map[int]bool{tc.fail: true}}
+	}{{[]int{1, 2}, nil, false}, {[]int{1}, map[int]time.Duration{2: 2 * time.Second}, false}, {[]int{3}, nil, true}} {
+		tgt := &reporting{Target: sim.New(sim.Config{}), fail: map[int]bool{}, slow: tc.slow}
+		for _, n := range tc.fail {
+			tgt.fail[n] = true
+		}
 		res, err := Run(context.Background(), tgt, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		a := res.ServerAccount
 		if a == nil || a.Error == "" || (a.Start != nil) != tc.wantStart || a.End != nil || res.Summary.EventsAcked == 0 {
-			t.Errorf("call %d failing: account %+v, acked %d; want the error and the start %v", tc.fail, a, res.Summary.EventsAcked, tc.wantStart)
+			t.Errorf("calls %v failing: account %+v, acked %d; want the error and the start %v", tc.fail, a, res.Summary.EventsAcked, tc.wantStart)
 		}
 	}
 	// A sample that fails in between is left out and named; both ends
@@ -137,6 +146,69 @@ func testServerAccountErrors(t *testing.T) {
 	}
 	if res.ServerAccount != nil {
 		t.Errorf("a target without an account: %+v", res.ServerAccount)
+	}
+}
+
+// A start that gets no answer (a cold broker's first query: stop 44's
+// CI) is taken again at the next sample. The account then starts late,
+// says why, and keeps its window and checks: its window is dated by its
+// two readings, and EdgeBatches widens the start's edge by the delay.
+func TestServerAccountStartTakenAgain(t *testing.T) {
+	synctest.Test(t, testServerAccountStartTakenAgain)
+}
+
+func testServerAccountStartTakenAgain(t *testing.T) {
+	cfg := simConfig(4 * time.Second)
+	cfg.Drain = 0
+	tgt := &reporting{Target: sim.New(sim.Config{}), fail: map[int]bool{1: true}}
+	res, err := Run(context.Background(), tgt, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := res.ServerAccount
+	if a == nil || a.Start == nil || a.End == nil || a.Error != "" || len(a.Window) != 1 {
+		t.Fatalf("account %+v, want both ends, a window and no error", a)
+	}
+	if want := "at the start of the measured phase: no account now"; !strings.Contains(a.LateStart, want) {
+		t.Errorf("late start %q, want it to name the failure %q", a.LateStart, want)
+	}
+	from := res.StartedAt.Add(time.Duration(res.Config.WarmupS * float64(time.Second)))
+	if late := a.Start.At.Sub(from); late != time.Second || len(a.Samples) != 1 || refreshes(t, a.Start.Table("copies")) != 20 {
+		t.Errorf("start taken %s into the phase, %d samples, refreshes %d; want the next sample's reading, a second in, as the start and one sample after it",
+			late, len(a.Samples), refreshes(t, a.Start.Table("copies")))
+	}
+	first, _ := a.EdgeBatches(res)
+	if on, _ := (&results.Account{Start: &results.ServerAccount{At: from}, End: a.End}).EdgeBatches(res); first <= on {
+		t.Errorf("edge batches at the late start %d, at a start on time %d: want the late one wider", first, on)
+	}
+}
+
+// A reading that answers late does not make the ones it held up go out
+// back to back: the account skips the samples whose time has passed.
+func TestServerAccountSkipsPassedSamples(t *testing.T) {
+	synctest.Test(t, testServerAccountSkipsPassedSamples)
+}
+
+func testServerAccountSkipsPassedSamples(t *testing.T) {
+	cfg := simConfig(7 * time.Second)
+	cfg.Drain = 0
+	tgt := &reporting{Target: sim.New(sim.Config{}), slow: map[int]time.Duration{2: 3500 * time.Millisecond}}
+	res, err := Run(context.Background(), tgt, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := res.ServerAccount; a == nil || a.Start == nil || a.End == nil || a.Error != "" {
+		t.Fatalf("account %+v, want both ends", a)
+	}
+	from, _ := res.MeasuredWindow()
+	var at []time.Duration
+	for _, asked := range tgt.asked {
+		at = append(at, asked.Sub(from))
+	}
+	// The phase is 6 s: the start, samples at 1 s (answered at 4.5 s),
+	// 5 s, and the end at 6 s.
+	if want := []time.Duration{0, time.Second, 5 * time.Second, 6 * time.Second}; !slices.Equal(at, want) {
+		t.Errorf("asked at %v into the phase, want %v", at, want)
 	}
 }
 

@@ -129,6 +129,17 @@ func recorded(t *testing.T, res *results.Result) *results.Account {
 	return a
 }
 
+// accountUnanswered says why res has no whole server account when the
+// server gave no answer in time (a starved server: the machine's state,
+// for testenv.LowerRate), "" otherwise: a missing account for any other
+// reason is a defect for the test's checks to show.
+func accountUnanswered(res *results.Result) string {
+	if a := res.ServerAccount; a != nil && strings.Contains(a.Error, "no answer") {
+		return "the server's account is not complete: " + a.Error
+	}
+	return ""
+}
+
 // recordedOwn is the database's own account at the start and at the end
 // of the measured phase as the results file records them, read by
 // accountOf (such as pinot.AccountOf).

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/freshbench/freshbench/bench"
+	"github.com/freshbench/freshbench/internal/testenv"
 	"github.com/freshbench/freshbench/results"
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
@@ -92,11 +93,22 @@ func checkExactlyOnce(t *testing.T, res *results.Result) {
 // visibility are measured end to end, and Druid's own account is
 // recorded beside them and agrees: once its offsets are refreshed after
 // the drain, its tasks have read the topic to Kafka's end offset, which
-// is the number of events acknowledged, with no lag left.
+// is the number of events acknowledged, with no lag left. A run whose
+// account got no answer through its measured phase (stop 44's CI: the
+// broker did not answer in 10 s, while probes waited 19 s for Druid to
+// show an event) is tried again on a new pipeline at half the rate.
 func TestViaKafkaDruidExactlyOnce(t *testing.T) {
-	p := newDruidPipeline(t, "once")
-	cfg := pipelineConfig(1000, 8*time.Second)
-	res := run(t, p.tgt, cfg)
+	var (
+		p   *druidPipeline
+		cfg bench.Config
+		res *results.Result
+	)
+	testenv.LowerRate(t, 1000, 500, func(rate float64) string {
+		p = newDruidPipeline(t, "once")
+		cfg = pipelineConfig(rate, 8*time.Second)
+		res = run(t, p.tgt, cfg)
+		return accountUnanswered(res)
+	})
 	checkAccounting(t, cfg, res)
 	checkExactlyOnce(t, res)
 

@@ -40,8 +40,12 @@ func accountSection(r *results.Result) *accountView {
 	}
 	v := &accountView{}
 	if a.Start != nil && a.End != nil {
-		v.Status = fmt.Sprintf("Taken at the start and the end of the measured phase, %s apart (and %d times in between). Counters show their increase between the two, levels their value at each end.",
-			a.End.At.Sub(a.Start.At).Round(time.Millisecond), len(a.Samples))
+		late := ""
+		if from, _ := r.MeasuredWindow(); a.LateStart != "" {
+			late = fmt.Sprintf(", starting %s into the phase: %s", a.Start.At.Sub(from).Round(time.Millisecond), a.LateStart)
+		}
+		v.Status = fmt.Sprintf("Taken at the start and the end of the measured phase, %s apart (and %d times in between)%s. Counters show their increase between the two, levels their value at each end.",
+			a.End.At.Sub(a.Start.At).Round(time.Millisecond), len(a.Samples), late)
 	}
 	if a.Error != "" {
 		v.Status = strings.TrimSpace(v.Status + " Not complete: " + a.Error)

@@ -63,6 +63,14 @@ func TestConsoleAccount(t *testing.T) {
 		t.Errorf("console shows a column without values:\n%s", out)
 	}
 	res := accountResult()
+	from, _ := res.MeasuredWindow()
+	res.ServerAccount.Start.At = from.Add(1500 * time.Millisecond)
+	res.ServerAccount.LateStart = "at the start of the measured phase: no answer within 10s"
+	b.Reset()
+	Console(&b, res)
+	if want := "measured phase, 2.5s apart (and 0 times in between), starting 1.5s into the phase: at the start of the measured phase: no answer within 10s."; !strings.Contains(b.String(), want) {
+		t.Errorf("console lacks %q:\n%s", want, b.String())
+	}
 	res.ServerAccount = &results.Account{Error: "at the start of the measured phase: connection refused"}
 	b.Reset()
 	Console(&b, res)

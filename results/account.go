@@ -128,7 +128,12 @@ type Account struct {
 	// Findings are the database's checks of this account against
 	// freshbench's figures, when it makes any (target.AccountChecker).
 	Findings []Finding `json:"findings,omitempty"`
-	Error    string    `json:"error,omitempty"`
+	// LateStart says why the account starts after the measured phase
+	// began: its reading there got no answer, and Start is the first
+	// later one that did (its At says when). The window and the checks
+	// are of the account's own span.
+	LateStart string `json:"late_start,omitempty"`
+	Error     string `json:"error,omitempty"`
 }
 
 // EdgeBatches is how many of r's batches may fall on either side of
@@ -144,8 +149,7 @@ func (a *Account) EdgeBatches(r *Result) (first, last int64) {
 	if s.MeasuredS <= 0 {
 		return 0, 0
 	}
-	from := r.StartedAt.Add(time.Duration(r.Config.WarmupS * float64(time.Second)))
-	to := from.Add(time.Duration(s.MeasuredS * float64(time.Second)))
+	from, to := r.MeasuredWindow()
 	edge := func(boundary time.Time, read *ServerAccount) int64 {
 		span := s.WriteLatency.MaxMs / 1000
 		if read != nil && read.At.After(boundary) {
@@ -154,6 +158,12 @@ func (a *Account) EdgeBatches(r *Result) (first, last int64) {
 		return int64(float64(s.Batches)/s.MeasuredS*span) + 1
 	}
 	return edge(from, a.Start), edge(to, a.End)
+}
+
+// MeasuredWindow is when r's measured phase began and ended.
+func (r *Result) MeasuredWindow() (from, to time.Time) {
+	from = r.StartedAt.Add(time.Duration(r.Config.WarmupS * float64(time.Second)))
+	return from, from.Add(time.Duration(r.Summary.MeasuredS * float64(time.Second)))
 }
 
 // NewAccount derives the figures of an account from its two ends: per

@@ -46,7 +46,7 @@ func (s *store) sql(ctx context.Context, what, query string, params []param, fn 
 
 // rows is sql, with the column names as a first row when header is true.
 func (s *store) rows(ctx context.Context, what, query string, params []param, header bool, fn func(row []json.RawMessage) error) error {
-	ctx, cancel := context.WithTimeout(ctx, s.api.Timeout)
+	ctx, cancel := s.api.Request(ctx)
 	defer cancel()
 	body := map[string]any{
 		"query":        query,

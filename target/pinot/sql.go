@@ -57,7 +57,7 @@ const brokerResourceMissing = 410
 // than were queried, is an error in Pinot's words: its rows would be
 // a part of the answer.
 func (s *store) sql(ctx context.Context, what, query string) ([]string, [][]json.RawMessage, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.api.Timeout)
+	ctx, cancel := s.api.Request(ctx)
 	defer cancel()
 	body := map[string]any{"sql": query, "queryOptions": "timeoutMs=" + strconv.FormatInt(s.api.Timeout.Milliseconds(), 10)}
 	resp, err := s.api.Send(ctx, http.MethodPost, s.cfg.broker+"/query/sql", body)

@@ -32,7 +32,7 @@ type Client struct {
 // answer is read and dropped), bounded by the request timeout; what
 // names it in an error ("setup of").
 func (c *Client) Call(ctx context.Context, what, method, u string, body any, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
+	ctx, cancel := c.Request(ctx)
 	defer cancel()
 	resp, err := c.Send(ctx, method, u, body)
 	if err != nil {
@@ -80,10 +80,24 @@ func (c *Client) Failed(resp *http.Response) error {
 	return c.ReadError(resp.StatusCode, b)
 }
 
-// Fail wraps a request's failure: a timeout is named as the bound it hit.
+// errRequestTimeout is the cause of a request context that ran out of
+// the request timeout, told apart from a caller's shorter deadline.
+var errRequestTimeout = fmt.Errorf("request timeout: %w", context.DeadlineExceeded)
+
+// Request bounds one request, made with ctx, by the request timeout.
+func (c *Client) Request(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, c.Timeout, errRequestTimeout)
+}
+
+// Fail wraps the failure of a request bounded by Request: a timeout is
+// named as the bound it hit, the request timeout or the caller's
+// deadline.
 func (c *Client) Fail(ctx context.Context, what string, err error) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	switch {
+	case errors.Is(context.Cause(ctx), errRequestTimeout):
 		return fmt.Errorf("%s %s %s: no answer within %s: %w", c.Name, what, c.Object, c.Timeout, err)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("%s %s %s: no answer before the caller's deadline (the request timeout is %s): %w", c.Name, what, c.Object, c.Timeout, err)
 	}
 	return fmt.Errorf("%s %s %s: %w", c.Name, what, c.Object, err)
 }

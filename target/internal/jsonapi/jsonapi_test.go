@@ -54,4 +54,13 @@ func TestCall(t *testing.T) {
 	if err := c.Call(context.Background(), "read of", http.MethodGet, srv.URL+"/slow", nil, nil); err == nil || !strings.Contains(err.Error(), "db read of t: no answer within 50ms") {
 		t.Errorf("%v; want the bound named", err)
 	}
+	// A caller's deadline shorter than the request timeout is named as
+	// the caller's (stop 44's CI read "no answer within 30s" of a request
+	// its caller had bounded at 10 s).
+	c.Timeout = time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := c.Call(ctx, "read of", http.MethodGet, srv.URL+"/slow", nil, nil); err == nil || !strings.Contains(err.Error(), "db read of t: no answer before the caller's deadline (the request timeout is 1m0s)") {
+		t.Errorf("%v; want the caller's deadline named", err)
+	}
 }
