@@ -855,9 +855,15 @@ func lagOf(a *via.Account) int64 {
 
 // Refined, the peak search through the pipeline brackets the capacity the
 // quota injects: bisecting between the last step that held and the first
-// that did not, to 10 % (the resolution of the 100 ms/s tolerated), each
-// step held until decided, it reports an interval that contains the
-// capacity, give or take that resolution.
+// that did not, to 20 %, each step held until decided, it reports an
+// interval that contains the capacity, give or take the rule's resolution
+// (10 %: the 100 ms/s of growth tolerated).
+//
+// The precision is 20 %, not 10 %: the bisection's last step is always
+// within half the precision of the capacity, and a step that close takes
+// minutes to decide (at 10 %: 562.5 or 687.5 records/s, the fifth step,
+// held 27 s to 2 minutes; the test took 106–282 s). From 500 and 1,000 the
+// steps at 20 % are 750 and then 625 or 875, and stop there.
 func TestViaKafkaPeakRefined(t *testing.T) {
 	p := newSinkPipeline(t, postgresSink, "peakref")
 	consumerQuota(t, "connector-consumer-"+p.connector+"-0", peakQuotaBytes)
@@ -868,7 +874,7 @@ func TestViaKafkaPeakRefined(t *testing.T) {
 	// records/s "too short to tell" at 6 s, 625 still at 45 s, asking for
 	// 1m30s; 562.5 after 2 minutes asking for 2m40s): each holds until
 	// decided, up to 3 minutes.
-	cfg := bench.PeakConfig{Run: run, Increase: bench.RateStep{Factor: 2}, MaxSteps: 3, Rule: stats.DefaultRule(), Precision: 0.1, MaxHold: 3 * time.Minute}
+	cfg := bench.PeakConfig{Run: run, Increase: bench.RateStep{Factor: 2}, MaxSteps: 3, Rule: stats.DefaultRule(), Precision: 0.2, MaxHold: 3 * time.Minute}
 	cfg.Rule.MaxGrowth = 0.1
 	// A refinement that stops on a step it could not decide, or on the
 	// driver's side, leaves the interval wider than the precision and
@@ -903,14 +909,15 @@ func TestViaKafkaPeakRefined(t *testing.T) {
 	})
 	capacity := peakQuotaBytes / bytesPerRecord(t, p.table)
 	for i, s := range res.Steps {
-		t.Logf("step %d: %s, achieved %.0f events/s: %s", i+1, s.Config.Rate, s.Summary.AchievedEventsPerSec, s.Verdict)
+		t.Logf("step %d: %s, began %.0f s in, measured %.0f s, achieved %.0f events/s: %s", i+1, s.Config.Rate,
+			s.StartedAt.Sub(res.Steps[0].StartedAt).Seconds(), s.Summary.MeasuredS, s.Summary.AchievedEventsPerSec, s.Verdict)
 	}
 	pk := res.Peak
 	t.Logf("capacity %.0f records/s; peak %s: %s (%.0f s)", capacity, pk.Interval, pk.Reason, pk.ElapsedS)
 	if !pk.Found || pk.NotSustainable == 0 || res.EndedEarly {
 		t.Fatalf("peak %+v (ended early %v): want an interval", *pk, res.EndedEarly)
 	}
-	if pk.Sustainable > 1.1*capacity || pk.NotSustainable < capacity/1.1 || pk.NotSustainable-pk.Sustainable > 0.1*pk.NotSustainable*(1+1e-9) {
-		t.Errorf("peak %s does not bracket the pipeline's capacity %.0f records/s within 10 %%", pk.Interval, capacity)
+	if pk.Sustainable > 1.1*capacity || pk.NotSustainable < capacity/1.1 || pk.NotSustainable-pk.Sustainable > cfg.Precision*pk.NotSustainable*(1+1e-9) {
+		t.Errorf("peak %s does not bracket the pipeline's capacity %.0f records/s within %.0f %%, give or take 10 %%", pk.Interval, capacity, 100*cfg.Precision)
 	}
 }
