@@ -150,6 +150,12 @@ func TestJudgeDriverFellBehind(t *testing.T) {
 	// quota (22 times it, which read as "waited 2220%").
 	quota := starved(0.95, 2.22)
 	quota.Driver.Cores, quota.Driver.Quota = 0.1, true
+	// A driver that sent nothing in the second half has no late share
+	// there to tell (it read "0% of batches late").
+	stalled := step(3, flat, 0.97)
+	for i := len(stalled.Series) / 2; i < len(stalled.Series); i++ {
+		stalled.Series[i].Batches, stalled.Series[i].AckedEvents = 0, 0
+	}
 	for _, c := range []struct {
 		name   string
 		f      StepFigures
@@ -166,6 +172,7 @@ func TestJudgeDriverFellBehind(t *testing.T) {
 		{"driver waiting for a CPU", starved(0.45, 1), false, "achieved 96.7%"},
 		{"driver at its share, waiting too", starved(0.92, 0.6), true, "the driver used 92% of its 2 core(s) (its calibrated ceiling at this batch size: 2400 events/s); its threads waited for a CPU as long as 60% of one core's time"},
 		{"driver at its quota, waiting", quota, true, "; its threads waited for a CPU as long as 222% of one core's time"},
+		{"driver sent nothing in the second half", stalled, true, "the driver fell behind: achieved 96.7% of the target rate, no batch sent in the second half, while"},
 	} {
 		v := DefaultRule().Judge(c.f)
 		if v.DriverLimited != c.driver || !strings.Contains(v.String(), c.says) {

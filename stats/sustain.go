@@ -344,7 +344,7 @@ func (r Rule) judge(f StepFigures, v *Verdict, jg judging) {
 				return
 			}
 			v.DriverLimited = true
-			jg.open("the driver fell behind: achieved %.1f%% of the target rate, %.0f%% of batches late in the second half%s, while %s", 100*v.Achieved, 100*v.LateShare, unsent, why)
+			jg.open("the driver fell behind: achieved %.1f%% of the target rate, %s%s, while %s", 100*v.Achieved, lateText(half), unsent, why)
 			return
 		}
 	}
@@ -746,6 +746,17 @@ func confidence(alpha float64) string {
 func secs(s float64) string { return (time.Duration(math.Round(s)) * time.Second).String() }
 
 // lateShare is late batches over all batches of the points.
+// lateText tells the late share of pts, or that no batch was sent in
+// them: a share of nothing is not 0 %.
+func lateText(pts []Point) string {
+	for _, p := range pts {
+		if p.Batches > 0 {
+			return fmt.Sprintf("%.0f%% of batches late in the second half", 100*lateShare(pts))
+		}
+	}
+	return "no batch sent in the second half"
+}
+
 func lateShare(pts []Point) float64 {
 	var batches, late int64
 	for _, p := range pts {
