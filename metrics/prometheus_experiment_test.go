@@ -158,9 +158,9 @@ func TestPrometheusExperiment(t *testing.T) {
 	}
 
 	// The processes end once they have lingered; Prometheus then marks
-	// their series stale, so the queries look at an instant just before
-	// the first one ended, when every final value had been scraped.
-	at := time.Time{}
+	// their series stale, so the queries look at an instant before the
+	// first one ended (settledAt).
+	firstExit := time.Time{}
 	for i, in := range instances {
 		select {
 		case <-in.exited:
@@ -170,20 +170,23 @@ func TestPrometheusExperiment(t *testing.T) {
 		if in.err != nil {
 			t.Fatalf("instance %d: %v\n%s", i, in.err, in.log())
 		}
-		if at.IsZero() || in.exitAt.Before(at) {
-			at = in.exitAt
+		if firstExit.IsZero() || in.exitAt.Before(firstExit) {
+			firstExit = in.exitAt
 		}
 	}
-	at = at.Add(-time.Second)
 
 	// The exact figures: the results files merged, as freshbench merge
 	// merges them.
 	var inputs []merge.Input
 	perInstance := map[string]int64{}
+	var ended time.Time // the last run's end: every value final
 	for i, in := range instances {
 		r, err := results.ReadFile(in.out)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if r.EndedAt.After(ended) {
+			ended = r.EndedAt
 		}
 		if e := r.Experiment; e == nil || e.Name != experiment || e.Instance != i {
 			t.Fatalf("instance %d's results file places it as %v", i, e)
@@ -213,6 +216,10 @@ func TestPrometheusExperiment(t *testing.T) {
 
 	sel := fmt.Sprintf(`{experiment=%q}`, experiment)
 	for kind, p := range servers {
+		at, err := settledAt(ctx, p, sel, len(instances), ended, firstExit)
+		if err != nil {
+			t.Fatalf("%s prometheus: %v\n%s", kind, err, p.logTail())
+		}
 		scalar := func(q string) float64 {
 			t.Helper()
 			v, err := p.vectorAt(ctx, q, at)
@@ -282,6 +289,33 @@ func TestPrometheusExperiment(t *testing.T) {
 		checkRulesHealthy(t, ctx, p, kind)
 		checkDashboardQueries(t, ctx, p, kind, at, experiment)
 	}
+}
+
+// settledAt is the latest instant between ended (the last run's end)
+// and before (the first instance's exit) at which p holds the series of
+// all n instances, each last scraped after ended: their final values. A
+// fixed instant may miss one: a scrape that times out on a busy machine
+// leaves its target's series stale until the next one (seen: one
+// instance of three missing a second before the first exit, in one of
+// the two servers).
+func settledAt(ctx context.Context, p *prometheusServer, sel string, n int, ended, before time.Time) (time.Time, error) {
+	q := `min by (` + LabelInstance + `) (timestamp(freshbench_events_written_total` + sel + `))`
+	for at := before; !at.Before(ended); at = at.Add(-scrapeEvery / 5) {
+		v, err := p.vectorAt(ctx, q, at)
+		if err != nil {
+			return time.Time{}, err
+		}
+		final := 0
+		for _, s := range v {
+			if s.value >= float64(ended.UnixMilli())/1000 {
+				final++
+			}
+		}
+		if final == n {
+			return at, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("no instant between the runs' end %s and the first exit %s holds the final values of all %d instances", ended.Format(time.RFC3339Nano), before.Format(time.RFC3339Nano), n)
 }
 
 // checkRule checks that the recording rule of metric's quantiles gives,
