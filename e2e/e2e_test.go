@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/freshbench/freshbench/bench"
@@ -27,6 +29,7 @@ import (
 	"github.com/freshbench/freshbench/stats"
 	"github.com/freshbench/freshbench/target"
 	"github.com/freshbench/freshbench/target/all"
+	"github.com/freshbench/freshbench/target/sim"
 	"github.com/freshbench/freshbench/target/targettest"
 )
 
@@ -243,12 +246,23 @@ func runOnSchedule(t *testing.T, tgt target.Target, cfg bench.Config, lowest flo
 	return res, cfg
 }
 
+// scheduledEvents is how many events c's schedule is due to send at a
+// constant event rate: each of its generators' streams, at an equal share
+// of the rate, sends whole batches, batch k due at k·batch/share
+// (pace.Schedule), those due before the duration's end. (At 62.5 events/s
+// for 6 s in batches of 50 that is 8 batches, 400 events, not 375.)
+func scheduledEvents(c ingest.Config) int64 {
+	g := max(c.Generators, 1)
+	perStream := math.Ceil(c.Rate.PerSecond*c.Duration.Seconds()/float64(g*c.BatchSize) - 1e-9)
+	return int64(perStream) * int64(g*c.BatchSize)
+}
+
 // checkAccounting checks that every event the schedule was due to send is
 // accounted for, and that the measured phase acknowledged at least what
 // its own write latencies imply.
 func checkAccounting(t *testing.T, cfg bench.Config, res *results.Result) {
 	t.Helper()
-	due := int64(cfg.Ingest.Rate.PerSecond*cfg.Ingest.Duration.Seconds() + 0.5)
+	due := scheduledEvents(cfg.Ingest)
 	var dispatched, unsent, acked, failed int64
 	for _, p := range res.Phases {
 		dispatched += p.Dispatched
@@ -858,4 +872,29 @@ func (p *proxy) up(t *testing.T) {
 		return
 	}
 	p.serve(ln)
+}
+
+// scheduledEvents is what the dispatcher itself counts as due, at a rate
+// that makes whole batches and at one that does not, from one stream and
+// from two: run on the sim target, on virtual time.
+func TestScheduledEventsAsDispatched(t *testing.T) {
+	for _, c := range []struct {
+		rate       float64
+		generators int
+	}{{500, 1}, {62.5, 1}, {62.5, 2}, {125, 2}} {
+		t.Run(fmt.Sprintf("%g/%d", c.rate, c.generators), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := config(c.rate, 6*time.Second, 100*time.Millisecond)
+				cfg.Ingest.Generators = c.generators
+				res := run(t, sim.New(sim.Config{}), cfg)
+				var due int64
+				for _, p := range res.Phases {
+					due += p.Due
+				}
+				if want := scheduledEvents(cfg.Ingest); due != want {
+					t.Errorf("the dispatcher counted %d events due, scheduledEvents %d", due, want)
+				}
+			})
+		})
+	}
 }
