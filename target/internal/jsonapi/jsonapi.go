@@ -8,12 +8,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/freshbench/freshbench/target/internal/bound"
 )
 
 // Client sends the requests of one target.
@@ -80,13 +81,9 @@ func (c *Client) Failed(resp *http.Response) error {
 	return c.ReadError(resp.StatusCode, b)
 }
 
-// errRequestTimeout is the cause of a request context that ran out of
-// the request timeout, told apart from a caller's shorter deadline.
-var errRequestTimeout = fmt.Errorf("request timeout: %w", context.DeadlineExceeded)
-
 // Request bounds one request, made with ctx, by the request timeout.
 func (c *Client) Request(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeoutCause(ctx, c.Timeout, errRequestTimeout)
+	return bound.Request(ctx, c.Timeout)
 }
 
 // Fail wraps the failure of a request bounded by Request: a timeout is
@@ -94,9 +91,9 @@ func (c *Client) Request(ctx context.Context) (context.Context, context.CancelFu
 // deadline.
 func (c *Client) Fail(ctx context.Context, what string, err error) error {
 	switch {
-	case errors.Is(context.Cause(ctx), errRequestTimeout):
+	case bound.RequestTimedOut(ctx):
 		return fmt.Errorf("%s %s %s: no answer within %s: %w", c.Name, what, c.Object, c.Timeout, err)
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case bound.CallersDeadline(ctx):
 		return fmt.Errorf("%s %s %s: no answer before the caller's deadline (the request timeout is %s): %w", c.Name, what, c.Object, c.Timeout, err)
 	}
 	return fmt.Errorf("%s %s %s: %w", c.Name, what, c.Object, err)

@@ -13,16 +13,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/freshbench/freshbench/target/internal/bound"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
-
-// ErrRequestTimeout is the cause of a request context that ran out of the
-// target's own request timeout, told apart from a caller's deadline. It
-// wraps context.DeadlineExceeded because net/http returns a context's
-// cause, not its error, and a timeout must still read as one.
-var ErrRequestTimeout = fmt.Errorf("request timeout: %w", context.DeadlineExceeded)
 
 // OpError is a one-line error for an operation. Its message is built from
 // the parts of the cause that matter (the server's message, the dial
@@ -74,7 +69,7 @@ type Conn struct {
 
 // Request bounds one request by the target's timeout.
 func (c *Conn) Request(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeoutCause(ctx, c.Timeout, ErrRequestTimeout)
+	return bound.Request(ctx, c.Timeout)
 }
 
 // Fail wraps err, which ended the operation op (e.g. "count on") on the
@@ -83,7 +78,7 @@ func (c *Conn) Request(ctx context.Context) (context.Context, context.CancelFunc
 // shorter deadline.
 func (c *Conn) Fail(ctx context.Context, op string, err error) error {
 	msg := c.describe(err)
-	if errors.Is(err, context.DeadlineExceeded) && !errors.Is(context.Cause(ctx), ErrRequestTimeout) {
+	if errors.Is(err, context.DeadlineExceeded) && !bound.RequestTimedOut(ctx) {
 		msg = fmt.Sprintf("timed out (the caller's deadline, before the request timeout %s)", c.Timeout)
 	}
 	return &OpError{Op: c.Name + " " + op + " " + c.Table, Msg: msg, Err: err}
