@@ -52,11 +52,13 @@ func serverAccount(ctx, sched context.Context, tgt target.Target, from, to time.
 	for next := from.Add(every); next.Before(to) && sleepUntil(sched, next); next = nextSample(next, every) {
 		a, err := takeAccount(ctx, r)
 		switch {
-		case err == nil && start == nil && a.At.Before(to):
-			start = a
+		case start == nil:
+			if err == nil && a.At.Before(to) {
+				start = a
+			}
 		case err == nil:
 			samples = append(samples, a)
-		case sampleErr == "" && start != nil:
+		case sampleErr == "":
 			sampleErr = "in the measured phase: " + err.Error()
 		}
 	}

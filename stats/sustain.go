@@ -745,26 +745,29 @@ func confidence(alpha float64) string {
 // secs renders seconds as a duration, to the second.
 func secs(s float64) string { return (time.Duration(math.Round(s)) * time.Second).String() }
 
-// lateShare is late batches over all batches of the points.
-// lateText tells the late share of pts, or that no batch was sent in
-// them: a share of nothing is not 0 %.
-func lateText(pts []Point) string {
-	for _, p := range pts {
-		if p.Batches > 0 {
-			return fmt.Sprintf("%.0f%% of batches late in the second half", 100*lateShare(pts))
-		}
+// lateText tells the late share of the second half's points, or that
+// no batch was sent in them: a share of nothing is not 0 %.
+func lateText(half []Point) string {
+	if late, batches := lateCounts(half); batches > 0 {
+		return fmt.Sprintf("%.0f%% of batches late in the second half", 100*float64(late)/float64(batches))
 	}
 	return "no batch sent in the second half"
 }
 
+// lateShare is late batches over all batches of the points, 0 when none
+// was sent.
 func lateShare(pts []Point) float64 {
-	var batches, late int64
+	if late, batches := lateCounts(pts); batches > 0 {
+		return float64(late) / float64(batches)
+	}
+	return 0
+}
+
+// lateCounts adds up the points' late batches and all their batches.
+func lateCounts(pts []Point) (late, batches int64) {
 	for _, p := range pts {
 		batches += p.Batches
 		late += p.LateBatches
 	}
-	if batches == 0 {
-		return 0
-	}
-	return float64(late) / float64(batches)
+	return late, batches
 }
