@@ -32,4 +32,6 @@ func TestRequestTellsItsBound(t *testing.T) {
 	})
 }
 
-func errorsIsDeadline(ctx context.Context) bool { return errors.Is(ctx.Err(), context.DeadlineExceeded) }
+func errorsIsDeadline(ctx context.Context) bool {
+	return errors.Is(ctx.Err(), context.DeadlineExceeded)
+}
