@@ -54,8 +54,8 @@ func TestDrainWaitsPastUnacknowledgedEvents(t *testing.T) {
 					t.Fatalf("holds %d, %d events acknowledged, %d stored unacknowledged (failed %d): want writes that failed on the client and were stored, the premise of this test", p.fired(), s.EventsAcked, s.Unacknowledged, s.EventsFailed)
 				}
 				var failed int64 // in every phase, as the audit covers them all
-				for _, p := range res.Phases {
-					failed += p.Failed
+				for _, ph := range res.Phases {
+					failed += ph.Failed
 				}
 				if s.Unacknowledged > failed || s.Unexpected != 0 {
 					t.Errorf("%d stored unacknowledged of %d failed, %d unexpected: want the stored ones among the failed, none the run did not write", s.Unacknowledged, failed, s.Unexpected)
