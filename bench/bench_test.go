@@ -87,6 +87,34 @@ func testAuditCountsLostWrites(t *testing.T) {
 	}
 }
 
+// A target that stores every 9th insert but answers it as failed (a
+// server's own retry of a write it had stored, answered as a duplicate
+// id) must have the audit count exactly those as visible though
+// unacknowledged: neither lost nor unexpected.
+func TestAuditTellsStoredFailuresFromUnexpected(t *testing.T) {
+	synctest.Test(t, testAuditTellsStoredFailuresFromUnexpected)
+}
+
+func testAuditTellsStoredFailuresFromUnexpected(t *testing.T) {
+	cfg := simConfig(2 * time.Second)
+	cfg.Drain = time.Second
+	res, err := Run(context.Background(), sim.New(sim.Config{FailStoredEvery: 9}), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	var failed int64
+	for _, p := range res.Phases {
+		failed += p.Failed
+	}
+	if failed == 0 || !s.Audited {
+		t.Fatalf("failed %d, audited %v: want failures to audit", failed, s.Audited)
+	}
+	if s.Unexpected != 0 || s.Missing != 0 || s.Duplicates != 0 || s.Unacknowledged != failed {
+		t.Fatalf("unacknowledged %d, unexpected %d, missing %d, duplicates %d; want the %d failed events unacknowledged, the rest 0", s.Unacknowledged, s.Unexpected, s.Missing, s.Duplicates, failed)
+	}
+}
+
 // Cancelling the context ends the run early and still returns what was
 // measured.
 func TestInterruptedRunKeepsResults(t *testing.T) { synctest.Test(t, testInterruptedRunKeepsResults) }

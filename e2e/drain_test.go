@@ -46,12 +46,19 @@ func TestDrainWaitsPastUnacknowledgedEvents(t *testing.T) {
 				}()
 				res := run(t, tgt, cfg)
 				s := res.Summary
-				t.Logf("try %d: drain %+v; acknowledged %d, failed %d (%v); unexpected %d, late %d (%d shown by a forced refresh), missing %d", i+1, res.Drain, s.EventsAcked, s.EventsFailed, errorKinds(s), s.Unexpected, s.Late, s.ShownByRefresh, s.Missing)
-				if p.fired() == 0 || s.Unexpected == 0 || s.EventsAcked == 0 {
+				t.Logf("try %d: drain %+v; acknowledged %d, failed %d (%v); stored unacknowledged %d, unexpected %d, late %d (%d shown by a forced refresh), missing %d", i+1, res.Drain, s.EventsAcked, s.EventsFailed, errorKinds(s), s.Unacknowledged, s.Unexpected, s.Late, s.ShownByRefresh, s.Missing)
+				if p.fired() == 0 || s.Unacknowledged == 0 || s.EventsAcked == 0 {
 					if i < len(tries)-1 {
 						continue
 					}
-					t.Fatalf("holds %d, %d events acknowledged, %d stored unacknowledged (failed %d): want writes that failed on the client and were stored, the premise of this test", p.fired(), s.EventsAcked, s.Unexpected, s.EventsFailed)
+					t.Fatalf("holds %d, %d events acknowledged, %d stored unacknowledged (failed %d): want writes that failed on the client and were stored, the premise of this test", p.fired(), s.EventsAcked, s.Unacknowledged, s.EventsFailed)
+				}
+				var failed int64 // in every phase, as the audit covers them all
+				for _, ph := range res.Phases {
+					failed += ph.Failed
+				}
+				if s.Unacknowledged > failed || s.Unexpected != 0 {
+					t.Errorf("%d stored unacknowledged of %d failed, %d unexpected: want the stored ones among the failed, none the run did not write", s.Unacknowledged, failed, s.Unexpected)
 				}
 				if s.Missing != 0 || s.Late != 0 || s.ShownByRefresh != 0 || !res.Drain.CaughtUp {
 					t.Errorf("%d missing, %d late, %d shown only by a forced refresh, drain caught up %v; want every acknowledged event seen within the drain", s.Missing, s.Late, s.ShownByRefresh, res.Drain.CaughtUp)

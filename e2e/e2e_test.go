@@ -564,7 +564,7 @@ func TestOutageDuringRun(t *testing.T) {
 				t.Errorf("no acknowledged writes after the server came back")
 			}
 			if s.Missing != 0 {
-				t.Errorf("%d acknowledged events missing (%d stored unacknowledged; drain %+v)", s.Missing, s.Unexpected, res.Drain)
+				t.Errorf("%d acknowledged events missing (%d stored unacknowledged; drain %+v)", s.Missing, s.Unacknowledged, res.Drain)
 			}
 			out := filepath.Join(t.TempDir(), "outage.json")
 			if err := results.WriteFile(out, res); err != nil {

@@ -195,17 +195,20 @@ func lostNothing(t *testing.T, res *results.Result) {
 		}
 	}()
 	// The audit covers every phase, and so must the failures: a write of
-	// the warm-up that timed out after the server stored it shows too.
+	// the warm-up that timed out after the server stored it shows too,
+	// and so does an item Elasticsearch retried itself after a node left
+	// and then answered as a duplicate id (a busy round: 200 of them).
+	// Each is stored though unacknowledged; nothing is unexpected.
 	var failed int64
 	for _, p := range res.Phases {
 		failed += p.Failed
 	}
-	if !s.Audited || s.Missing != 0 || s.Unexpected > failed {
-		t.Errorf("target: audited %v (%s), missing %d, unexpected %d of %d failed", s.Audited, res.Target().AuditError, s.Missing, s.Unexpected, failed)
+	if !s.Audited || s.Missing != 0 || s.Unacknowledged > failed || s.Unexpected != 0 {
+		t.Errorf("target: audited %v (%s), missing %d, stored unacknowledged %d of %d failed, unexpected %d", s.Audited, res.Target().AuditError, s.Missing, s.Unacknowledged, failed, s.Unexpected)
 	}
 	for i, e := range s.ReadEndpoints {
-		if !e.Audited || e.Missing != 0 || e.Unexpected > failed {
-			t.Errorf("%s: audited %v (%s), missing %d, unexpected %d of %d failed", e.Name, e.Audited, res.Reads()[i].AuditError, e.Missing, e.Unexpected, failed)
+		if !e.Audited || e.Missing != 0 || e.Unacknowledged > failed || e.Unexpected != 0 {
+			t.Errorf("%s: audited %v (%s), missing %d, stored unacknowledged %d of %d failed, unexpected %d", e.Name, e.Audited, res.Reads()[i].AuditError, e.Missing, e.Unacknowledged, failed, e.Unexpected)
 		}
 	}
 }

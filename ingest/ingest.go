@@ -173,9 +173,12 @@ type Probes interface {
 }
 
 // Ledger learns which events, and which revisions of updated events, the
-// target acknowledged.
+// target acknowledged, and which inserts it did not.
 type Ledger interface {
 	Acked(generator string, seqs []int64)
+	// NotAcknowledged records inserts written but not acknowledged,
+	// which the database may have stored all the same.
+	NotAcknowledged(generator string, seqs []int64)
 	AckedRevisions(generator string, seqs, revisions []int64, newestUpdateTime int64)
 }
 
@@ -434,6 +437,9 @@ func (in *Ingester) write(ctx context.Context, s *sender, w built, d dispatch.Du
 		if in.ledger != nil && len(a.AckedSeqs) > 0 {
 			in.ledger.Acked(b.Generator, a.AckedSeqs)
 		}
+		if in.ledger != nil && len(a.AckedSeqs) < len(b.Docs) {
+			in.ledger.NotAcknowledged(b.Generator, notAcked(b.Docs, a.AckedSeqs))
+		}
 		if s.keys != nil && len(a.AckedSeqs) > 0 {
 			s.keys.add(ackedKeys(b.Docs, a.AckedSeqs))
 		}
@@ -468,6 +474,25 @@ func ackedKeys(docs []target.Document, acked []int64) []docgen.Key {
 	return keys
 }
 
+// notAcked are the _seqs of the inserts of docs not among acked (the
+// _seq of every acknowledged event, in batch order). A write whose
+// target did not say which of its events failed acknowledged none by
+// name, and all of its events are here.
+func notAcked(docs []target.Document, acked []int64) []int64 {
+	seqs := make([]int64, 0, len(docs)-len(acked))
+	j := 0
+	for _, d := range docs {
+		if j < len(acked) && acked[j] == d.Seq {
+			j++
+			continue
+		}
+		if d.Revision == 0 {
+			seqs = append(seqs, d.Seq)
+		}
+	}
+	return seqs
+}
+
 // settle books the outcome of a batch with updates: its acknowledged
 // inserts and revisions go to the ledger, the inserts join the key pool,
 // the updated events are free to be updated again, and a probe whose
@@ -478,12 +503,15 @@ func (in *Ingester) settle(s *sender, w built, a Attempt) (updatesAcked int) {
 	for _, seq := range a.AckedSeqs {
 		acked[seq] = true
 	}
-	var inserts, seqs, revs []int64
+	var inserts, unacked, seqs, revs []int64
 	var newest int64
 	var keys []docgen.Key
 	for _, d := range b.Docs {
 		switch {
 		case !acked[d.Seq]:
+			if d.Revision == 0 {
+				unacked = append(unacked, d.Seq)
+			}
 		case d.Revision > 0:
 			seqs, revs = append(seqs, d.Seq), append(revs, d.Revision)
 			newest = max(newest, d.UpdateTime)
@@ -495,6 +523,9 @@ func (in *Ingester) settle(s *sender, w built, a Attempt) (updatesAcked int) {
 	if in.ledger != nil {
 		if len(inserts) > 0 {
 			in.ledger.Acked(b.Generator, inserts)
+		}
+		if len(unacked) > 0 {
+			in.ledger.NotAcknowledged(b.Generator, unacked)
 		}
 		if len(seqs) > 0 {
 			in.ledger.AckedRevisions(b.Generator, seqs, revs, newest)

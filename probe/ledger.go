@@ -13,12 +13,19 @@ import (
 	"github.com/freshbench/freshbench/target"
 )
 
-// Ledger remembers which events of each generator were acknowledged. It
-// costs at most one bit per _seq, and next to nothing for the common case
-// of long contiguous runs of acknowledged events: see seqSet.
+// Ledger remembers which events of each generator were acknowledged, and
+// which were written but not acknowledged. It costs at most one bit per
+// _seq, and next to nothing for the common case of long contiguous runs
+// of acknowledged events: see seqSet.
 type Ledger struct {
 	mu    sync.Mutex
 	acked map[string]*seqSet
+	// unacked are the events whose write was not acknowledged: it
+	// failed, or was answered after the database had stored them (a
+	// timeout after the commit; a server's own retry answered as a
+	// duplicate id). The audit tells them, when visible, from events
+	// this run never wrote.
+	unacked map[string]*seqSet
 	// revisions is, per generator, the revision acknowledged last of
 	// each updated event, by _seq: the one the database must show.
 	revisions map[string]map[int64]int64
@@ -28,7 +35,7 @@ type Ledger struct {
 
 // NewLedger returns an empty ledger.
 func NewLedger() *Ledger {
-	return &Ledger{acked: map[string]*seqSet{}, revisions: map[string]map[int64]int64{}, updates: map[string]int64{}, newestUpd: map[string]int64{}}
+	return &Ledger{acked: map[string]*seqSet{}, unacked: map[string]*seqSet{}, revisions: map[string]map[int64]int64{}, updates: map[string]int64{}, newestUpd: map[string]int64{}}
 }
 
 // AckedRevisions records acknowledged updates: revisions[i] of the event
@@ -99,13 +106,18 @@ func (l *Ledger) AuditUpdates(ctx context.Context, up target.Updater, gen string
 }
 
 // Acked records acknowledged events.
-func (l *Ledger) Acked(gen string, seqs []int64) {
+func (l *Ledger) Acked(gen string, seqs []int64) { l.record(l.acked, gen, seqs) }
+
+// NotAcknowledged records events written but not acknowledged.
+func (l *Ledger) NotAcknowledged(gen string, seqs []int64) { l.record(l.unacked, gen, seqs) }
+
+func (l *Ledger) record(sets map[string]*seqSet, gen string, seqs []int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := l.acked[gen]
+	b := sets[gen]
 	if b == nil {
 		b = &seqSet{}
-		l.acked[gen] = b
+		sets[gen] = b
 	}
 	for _, s := range seqs {
 		b.add(s)
@@ -134,10 +146,13 @@ func (l *Ledger) Audit(ctx context.Context, tgt target.Reader, gen string) (resu
 		}
 	})
 	l.mu.Lock()
-	acked := l.acked[gen]
+	acked, unacked := l.acked[gen], l.unacked[gen]
 	l.mu.Unlock()
 	if acked == nil {
 		acked = &seqSet{}
+	}
+	if unacked == nil {
+		unacked = &seqSet{}
 	}
 	if errors.Is(err, target.ErrNotKept) {
 		return results.Completeness{Generator: gen, Acknowledged: acked.n, NotMeasured: err.Error()}, nil
@@ -154,12 +169,16 @@ func (l *Ledger) Audit(ctx context.Context, tgt target.Reader, gen string) (resu
 			continue // both empty or both full
 		}
 		base := int64(i) * blockBits
+		u := unacked.block(i)
 		for w := range blockWords {
 			aw, sw := a.word(w), s.word(w)
 			if aw == sw {
 				continue
 			}
 			missing, unexpected := aw&^sw, sw&^aw
+			stored := unexpected & u.word(w)
+			unexpected &^= stored
+			c.Unacknowledged += int64(bits.OnesCount64(stored))
 			c.Unexpected += int64(bits.OnesCount64(unexpected))
 			c.Missing += int64(bits.OnesCount64(missing))
 			c.MissingSample = sample(c.MissingSample, missing, base+int64(w)*64)

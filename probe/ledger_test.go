@@ -43,21 +43,24 @@ func TestLedgerAuditMatchesSets(t *testing.T) {
 
 		l := NewLedger()
 		acked := map[int64]bool{}
-		var batches [][]int64
+		var batches, failedBatches [][]int64
 		for lo := 0; lo < n; lo += batch {
-			var seqs []int64
+			var seqs, failed []int64
 			for s := lo; s < min(lo+batch, n); s++ {
 				if r.Float64() >= failShare {
 					seqs = append(seqs, int64(s))
 					acked[int64(s)] = true
+				} else {
+					failed = append(failed, int64(s))
 				}
 			}
-			batches = append(batches, seqs)
+			batches, failedBatches = append(batches, seqs), append(failedBatches, failed)
 		}
 		// In-flight writes complete out of order.
-		r.Shuffle(len(batches), func(i, j int) { batches[i], batches[j] = batches[j], batches[i] })
-		for _, b := range batches {
-			l.Acked("g", b)
+		order := r.Perm(len(batches))
+		for _, i := range order {
+			l.Acked("g", batches[i])
+			l.NotAcknowledged("g", failedBatches[i])
 		}
 		l.Acked("g", batches[0]) // an acknowledgement repeated counts once
 
@@ -72,7 +75,9 @@ func TestLedgerAuditMatchesSets(t *testing.T) {
 				}
 				continue
 			case acked[s]:
-			case r.Float64() < 0.001: // landed although its write failed
+			case s < int64(n) && r.Float64() < 0.001: // stored although its write failed
+				want.Unacknowledged++
+			case s >= int64(n) && r.Float64() < 0.1: // never written by this run
 				want.Unexpected++
 			default:
 				continue
@@ -94,7 +99,7 @@ func TestLedgerAuditMatchesSets(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got.Generator != want.Generator || got.Acknowledged != want.Acknowledged || got.Visible != want.Visible ||
-			got.Missing != want.Missing || got.Unexpected != want.Unexpected || got.Duplicates != want.Duplicates ||
+			got.Missing != want.Missing || got.Unacknowledged != want.Unacknowledged || got.Unexpected != want.Unexpected || got.Duplicates != want.Duplicates ||
 			!slices.Equal(got.MissingSample, want.MissingSample) {
 			t.Fatalf("trial %d (n=%d batch=%d fail=%g lose=%g):\n got %+v\nwant %+v", trial, n, batch, failShare, loseShare, got, want)
 		}

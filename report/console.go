@@ -141,8 +141,8 @@ func consoleCompleteness(w io.Writer, r *results.Result, on string) {
 			acked += c.Acknowledged
 			visible += c.Visible
 		}
-		fmt.Fprintf(w, "completeness%s: %d acknowledged, %d visible, %s%d missing (lost), %d unexpected, %d duplicates\n",
-			on, acked, visible, lateText(s.Late, s.ShownByRefresh, r.Drain), s.Missing, s.Unexpected, s.Duplicates)
+		fmt.Fprintf(w, "completeness%s: %d acknowledged, %d visible, %s%d missing (lost), %s%d unexpected, %d duplicates\n",
+			on, acked, visible, lateText(s.Late, s.ShownByRefresh, r.Drain), s.Missing, unackedText(s.Unacknowledged), s.Unexpected, s.Duplicates)
 		consoleRecheck(w, r.Target().Completeness)
 	case r.Target().AuditError != "":
 		fmt.Fprintf(w, "completeness%s: not audited: %s\n", on, r.Target().AuditError)

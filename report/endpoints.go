@@ -66,7 +66,7 @@ func endpointSummary(r *results.Result, i int) results.EndpointSummary {
 		return results.EndpointSummary{
 			Name: results.TargetEndpoint, FreshnessLag: s.FreshnessLag, VisibilityLatency: s.VisibilityLatency,
 			VisibilityResolution: s.VisibilityResolution, ProbeQueryService: s.ProbeQueryService,
-			Missing: s.Missing, Unexpected: s.Unexpected, Duplicates: s.Duplicates, Audited: s.Audited,
+			Missing: s.Missing, Unacknowledged: s.Unacknowledged, Unexpected: s.Unexpected, Duplicates: s.Duplicates, Audited: s.Audited,
 		}
 	}
 	if i-1 < len(s.ReadEndpoints) {
@@ -114,7 +114,7 @@ func auditText(s results.EndpointSummary, e *results.Endpoint) string {
 		for _, c := range e.Completeness {
 			late, shown = late+c.Late, shown+c.ShownByRefresh
 		}
-		text := fmt.Sprintf("%d missing, %d unexpected, %d duplicates", s.Missing, s.Unexpected, s.Duplicates)
+		text := fmt.Sprintf("%d missing, %s%d unexpected, %d duplicates", s.Missing, unackedText(s.Unacknowledged), s.Unexpected, s.Duplicates)
 		if late > 0 {
 			text = lateWhy(late, shown) + ", " + text
 		}

@@ -161,3 +161,13 @@ func printWorkload(w io.Writer, r *results.Result) {
 		fmt.Fprintf(w, "workload: %s\n", s)
 	}
 }
+
+// unackedText names the visible events whose writes were answered as
+// failed ("" when none), to go before the unexpected ones: stored, not
+// lost, and written by this run.
+func unackedText(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d stored though their writes failed, ", n)
+}

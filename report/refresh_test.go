@@ -37,3 +37,39 @@ func TestReportSaysLateEventsWereShownByAForcedRefresh(t *testing.T) {
 		t.Errorf("completeness card %q does not say the late events were shown by a forced refresh", c.Sub)
 	}
 }
+
+// Visible events whose writes were answered as failed are reported as
+// stored though failed, on every endpoint, in the console, the card and
+// the HTML table: not as unexpected, which is for events the run never
+// wrote.
+func TestReportTellsStoredFailuresFromUnexpected(t *testing.T) {
+	res := endpointResult(1)
+	for _, e := range res.Endpoints {
+		e.Completeness = []results.Completeness{
+			{Generator: "111", Acknowledged: 29000, Visible: 29012, Unacknowledged: 12},
+			{Generator: "222", Acknowledged: 29000, Visible: 29003, Unacknowledged: 2, Unexpected: 1},
+		}
+	}
+	res.Summary = results.Summarize(res, res.Summary.MeasuredS)
+	var b bytes.Buffer
+	Console(&b, res)
+	out := b.String()
+	for _, want := range []string{
+		"completeness (target): 58000 acknowledged, 58015 visible, 0 missing (lost), 14 stored though their writes failed, 1 unexpected, 0 duplicates",
+		"completeness 0 missing, 14 stored though their writes failed, 1 unexpected, 0 duplicates",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("console lacks %q:\n%s", want, out)
+		}
+	}
+	if c := completenessCard(res); !strings.Contains(c.Sub, "1 unexpected · 0 duplicates · 14 stored though their writes failed") {
+		t.Errorf("completeness card %q does not tell the stored failures", c.Sub)
+	}
+	var page bytes.Buffer
+	if err := HTML(&page, res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), `<td class="num">12</td><td class="num">0</td>`) {
+		t.Errorf("HTML completeness table lacks generator 111's 12 stored, 0 unexpected")
+	}
+}

@@ -78,11 +78,14 @@ type completenessView struct {
 	Total   *completenessRow
 	Probes  []fact
 	Missing bool
+	// Unacknowledged says whether any event is visible though its write
+	// failed: the table has a column for them only then.
+	Unacknowledged bool
 }
 
 type completenessRow struct {
-	Generator, Acknowledged, Visible, Missing, Unexpected, Duplicates, Sample string
-	Bad                                                                       bool
+	Generator, Acknowledged, Visible, Missing, Unacknowledged, Unexpected, Duplicates, Sample string
+	Bad                                                                                       bool
 }
 
 type peakView struct {
@@ -462,6 +465,9 @@ func completenessCard(r *results.Result) card {
 		c.Value = percent(float64(acked-s.Missing) / float64(acked))
 	}
 	c.Sub = fmt.Sprintf("%s missing · %s unexpected · %s duplicates", count(s.Missing), count(s.Unexpected), count(s.Duplicates))
+	if s.Unacknowledged > 0 {
+		c.Sub += " · " + strings.TrimSuffix(unackedText(s.Unacknowledged), ", ")
+	}
 	if s.Late > 0 {
 		c.Sub = lateWhy(s.Late, s.ShownByRefresh) + " · " + c.Sub
 	}
@@ -568,7 +574,7 @@ func completeness(r *results.Result) completenessView {
 		v.Status = "Not audited."
 	}
 	var total completenessRow
-	var acked, visible, missing, unexpected, dups int64
+	var acked, visible, missing, unacked, unexpected, dups int64
 	for _, c := range r.Target().Completeness {
 		sample := make([]string, len(c.MissingSample))
 		for i, q := range c.MissingSample {
@@ -576,19 +582,21 @@ func completeness(r *results.Result) completenessView {
 		}
 		v.Rows = append(v.Rows, completenessRow{
 			Generator: c.Generator, Acknowledged: count(c.Acknowledged), Visible: count(c.Visible),
-			Missing: count(c.Missing), Unexpected: count(c.Unexpected), Duplicates: count(c.Duplicates),
+			Missing: count(c.Missing), Unacknowledged: count(c.Unacknowledged), Unexpected: count(c.Unexpected), Duplicates: count(c.Duplicates),
 			Sample: strings.Join(sample, ", "), Bad: c.Missing > 0 || c.Unexpected > 0,
 		})
 		acked += c.Acknowledged
 		visible += c.Visible
 		missing += c.Missing
+		unacked += c.Unacknowledged
 		unexpected += c.Unexpected
 		dups += c.Duplicates
 	}
+	v.Unacknowledged = unacked > 0
 	if len(r.Target().Completeness) > 1 {
 		total = completenessRow{
 			Generator: "all", Acknowledged: count(acked), Visible: count(visible), Missing: count(missing),
-			Unexpected: count(unexpected), Duplicates: count(dups), Bad: missing > 0 || unexpected > 0,
+			Unacknowledged: count(unacked), Unexpected: count(unexpected), Duplicates: count(dups), Bad: missing > 0 || unexpected > 0,
 		}
 		v.Total = &total
 	}

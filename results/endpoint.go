@@ -39,6 +39,7 @@ type EndpointSummary struct {
 	VisibilityResolution float64       `json:"visibility_resolution_ms"`
 	ProbeQueryService    stats.Summary `json:"probe_query_service"`
 	Missing              int64         `json:"missing"`
+	Unacknowledged       int64         `json:"unacknowledged,omitempty"`
 	Unexpected           int64         `json:"unexpected"`
 	Duplicates           int64         `json:"duplicates"`
 	Audited              bool          `json:"audited"`
@@ -115,21 +116,22 @@ func (e *Endpoint) summarize(gens []string) EndpointSummary {
 		Name: e.Name, FreshnessLag: e.Freshness.LagSummary(), VisibilityLatency: e.Visibility.LatencySummary(),
 		VisibilityResolution: e.Visibility.ResolutionMs, ProbeQueryService: e.Visibility.QueryService.Summarize(),
 	}
-	s.Missing, s.Unexpected, s.Duplicates, s.Audited = audit(e.Completeness, gens, e.AuditError)
+	s.addAudit(e.Completeness, gens, e.AuditError)
 	return s
 }
 
-// audit totals an audit of gens: what was missing, unexpected and
-// duplicated, and whether every generator was audited.
-func audit(cs []Completeness, gens []string, auditError string) (missing, unexpected, dups int64, audited bool) {
-	audited = len(cs) == len(gens) && auditError == ""
+// addAudit totals into s an audit of gens: what was missing,
+// unacknowledged, unexpected and duplicated, and whether every generator
+// was audited.
+func (s *EndpointSummary) addAudit(cs []Completeness, gens []string, auditError string) {
+	s.Audited = len(cs) == len(gens) && auditError == ""
 	for _, c := range cs {
-		missing += c.Missing
-		unexpected += c.Unexpected
-		dups += c.Duplicates
+		s.Missing += c.Missing
+		s.Unacknowledged += c.Unacknowledged
+		s.Unexpected += c.Unexpected
+		s.Duplicates += c.Duplicates
 		if c.NotMeasured != "" {
-			audited = false
+			s.Audited = false
 		}
 	}
-	return missing, unexpected, dups, audited
 }

@@ -191,11 +191,19 @@ type Completeness struct {
 	// list stopped at its bound and holds only the first of them.
 	NotVisible    []SeqRange `json:"not_visible_seq_ranges,omitempty"`
 	NotVisibleCut bool       `json:"not_visible_ranges_cut,omitempty"`
-	Unexpected    int64      `json:"unexpected"` // visible, never acknowledged
-	Duplicates    int64      `json:"duplicates"` // extra copies of a visible event
-	MissingSample []int64    `json:"missing_seq_sample,omitempty"`
+	// Unacknowledged are visible events whose write was not
+	// acknowledged: it failed, or was answered after the database had
+	// stored them (a timeout after the commit, or a server's own retry
+	// answered as a duplicate id). Stored, not lost; counted failed by
+	// the ingest, because the answer said so.
+	Unacknowledged int64 `json:"unacknowledged,omitempty"`
+	// Unexpected are visible events this run never wrote. (Files
+	// written before Unacknowledged counted those here too.)
+	Unexpected    int64   `json:"unexpected"`
+	Duplicates    int64   `json:"duplicates"` // extra copies of a visible event
+	MissingSample []int64 `json:"missing_seq_sample,omitempty"`
 	// UnexpectedSample is the same for the events visible but never
-	// acknowledged.
+	// written.
 	UnexpectedSample []int64 `json:"unexpected_seq_sample,omitempty"`
 	// NotMeasured, when set, says why there is no audit (the target keeps
 	// no events); Visible, Missing, Unexpected and Duplicates are then 0

@@ -309,6 +309,7 @@ type Summary struct {
 	ProbeQueryService    stats.Summary                `json:"probe_query_service"`
 	Errors               map[string]*stats.ErrorCount `json:"errors,omitempty"`
 	Missing              int64                        `json:"missing"`
+	Unacknowledged       int64                        `json:"unacknowledged,omitempty"` // visible, though its write failed
 	Unexpected           int64                        `json:"unexpected"`
 	Duplicates           int64                        `json:"duplicates"`
 	Audited              bool                         `json:"audited"`

@@ -22,7 +22,7 @@ func Summarize(r *Result, measuredS float64) Summary {
 		FreshnessLag: ts.FreshnessLag, VisibilityLatency: ts.VisibilityLatency,
 		VisibilityMidpoint:   t.Visibility.MidpointSummary(),
 		VisibilityResolution: ts.VisibilityResolution, ProbeQueryService: ts.ProbeQueryService,
-		Missing: ts.Missing, Unexpected: ts.Unexpected, Duplicates: ts.Duplicates, Audited: ts.Audited,
+		Missing: ts.Missing, Unacknowledged: ts.Unacknowledged, Unexpected: ts.Unexpected, Duplicates: ts.Duplicates, Audited: ts.Audited,
 		Batches: m.Batches, LateBatches: m.LateBatches, Retries: m.Retries,
 		EventsDue: m.Due, EventsAcked: m.Acked, EventsAckedOnRetry: m.AckedOnRetry,
 		EventsFailed: m.Failed, EventsUnsent: m.Unsent, UnsentWait: m.UnsentWait.Summarize(),

@@ -4,7 +4,7 @@
 // to check that freshbench reads back what the target does; users can use
 // it to see what the figures mean before pointing freshbench at a database.
 //
-// URL: sim://?visibility_delay=200ms&capacity=5000&write_delay=1ms&drop_every=100&query_cost=20&update_delay=100ms&lose_update_every=50
+// URL: sim://?visibility_delay=200ms&capacity=5000&write_delay=1ms&drop_every=100&fail_stored_every=500&query_cost=20&update_delay=100ms&lose_update_every=50
 // discard:// acknowledges everything and keeps nothing (driver benchmarks);
 // its Reader methods return target.ErrNotKept.
 package sim
@@ -34,6 +34,10 @@ type Config struct {
 	QueryCost float64
 	DropEvery int  // lose every Nth acknowledged event; 0 = none
 	Discard   bool // keep nothing (every query sees nothing)
+	// FailStoredEvery answers every Nth insert as failed (a duplicate
+	// id) although it stores it, as Elasticsearch answers its own
+	// retry of a bulk item it had stored before a node left. 0 = none.
+	FailStoredEvery int
 	// UpdateDelay is how much later than an insert an update becomes
 	// visible: VisibilityDelay + UpdateDelay after it is acknowledged.
 	UpdateDelay time.Duration
@@ -106,6 +110,7 @@ type Target struct {
 	epoch   time.Time
 	indexed map[string]int
 	acked   int64
+	inserts int64 // written, acknowledged or not
 	// updates are the revisions written, by generator in order of
 	// visibility (newest is then their update time); revs the revisions of
 	// each id, in the order written.
@@ -145,7 +150,7 @@ func (t *Target) Version(context.Context) (string, error) {
 func (t *Target) Reset() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.events, t.ids, t.indexed, t.acked = map[string][]event{}, map[string]time.Duration{}, map[string]int{}, 0
+	t.events, t.ids, t.indexed, t.acked, t.inserts = map[string][]event{}, map[string]time.Duration{}, map[string]int{}, 0, 0
 	t.epoch = time.Now()
 	t.updates, t.revs, t.ackedUpdates, t.ackedRevs = map[string][]event{}, map[string][]revision{}, 0, map[string]ackedRevision{}
 }
@@ -186,10 +191,17 @@ func (t *Target) Write(ctx context.Context, b target.Batch) (target.WriteResult,
 			t.update(b.Generator, d, visibleAt.Add(t.cfg.UpdateDelay))
 			continue
 		}
-		res.Acknowledged++
-		t.acked++
-		if t.cfg.DropEvery > 0 && t.acked%int64(t.cfg.DropEvery) == 0 {
-			continue // acknowledged, then lost
+		t.inserts++
+		if t.cfg.FailStoredEvery > 0 && t.inserts%int64(t.cfg.FailStoredEvery) == 0 {
+			res.Failed++ // and stored below
+			res.FailedSeqs = append(res.FailedSeqs, d.Seq)
+			res.AddError(target.ErrorDuplicateID, 1)
+		} else {
+			res.Acknowledged++
+			t.acked++
+			if t.cfg.DropEvery > 0 && t.acked%int64(t.cfg.DropEvery) == 0 {
+				continue // acknowledged, then lost
+			}
 		}
 		newest := d.EventTime
 		if n := len(evs); n > 0 && evs[n-1].newest > newest {

@@ -58,7 +58,7 @@ func TestSettings(t *testing.T) {
 	if s.cfg.VisibilityDelay != 250*time.Millisecond || s.cfg.Capacity != 500 {
 		t.Errorf("config = %+v", s.cfg)
 	}
-	want := map[string]string{"visibility_delay": "250ms", "capacity": "500", "write_delay": "0s", "query_delay": "0s", "drop_every": "0", "query_cost": "0", "update_delay": "0s", "lose_update_every": "0"}
+	want := map[string]string{"visibility_delay": "250ms", "capacity": "500", "write_delay": "0s", "query_delay": "0s", "drop_every": "0", "fail_stored_every": "0", "query_cost": "0", "update_delay": "0s", "lose_update_every": "0"}
 	got := s.Settings()
 	for k, v := range want {
 		if got[k] != v {
