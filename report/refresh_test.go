@@ -18,18 +18,10 @@ func TestReportSaysLateEventsWereShownByAForcedRefresh(t *testing.T) {
 		cs := []results.Completeness{{Generator: "111", Acknowledged: 29000, Visible: 29000, Late: 43, ShownByRefresh: 43}, {Generator: "222", Acknowledged: 29000, Visible: 29000}}
 		e.Completeness = cs
 	}
-	res.Summary = results.Summarize(res, res.Summary.MeasuredS)
-	var b bytes.Buffer
-	Console(&b, res)
-	out := b.String()
-	for _, want := range []string{
+	out := consoleHas(t, res,
 		"completeness (target): 58000 acknowledged, 58000 visible, 43 not visible until a refresh forced at the drain's end (stored, not yet searchable: late, not lost), 0 missing (lost)",
 		"read1: postgres://bench:xxxxx@standby:5434/db?table=events; completeness 43 late (43 shown only by a refresh forced at the drain's end), 0 missing",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("console lacks %q:\n%s", want, out)
-		}
-	}
+	)
 	if strings.Contains(out, "still catching up") {
 		t.Errorf("console says the target was still catching up, though the drain judged it caught up:\n%s", out)
 	}
@@ -50,18 +42,10 @@ func TestReportTellsStoredFailuresFromUnexpected(t *testing.T) {
 			{Generator: "222", Acknowledged: 29000, Visible: 29003, Unacknowledged: 2, Unexpected: 1},
 		}
 	}
-	res.Summary = results.Summarize(res, res.Summary.MeasuredS)
-	var b bytes.Buffer
-	Console(&b, res)
-	out := b.String()
-	for _, want := range []string{
+	consoleHas(t, res,
 		"completeness (target): 58000 acknowledged, 58015 visible, 0 missing (lost), 14 stored though their writes failed, 1 unexpected, 0 duplicates",
 		"completeness 0 missing, 14 stored though their writes failed, 1 unexpected, 0 duplicates",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("console lacks %q:\n%s", want, out)
-		}
-	}
+	)
 	if c := completenessCard(res); !strings.Contains(c.Sub, "1 unexpected · 0 duplicates · 14 stored though their writes failed") {
 		t.Errorf("completeness card %q does not tell the stored failures", c.Sub)
 	}
@@ -72,4 +56,20 @@ func TestReportTellsStoredFailuresFromUnexpected(t *testing.T) {
 	if !strings.Contains(page.String(), `<td class="num">12</td><td class="num">0</td>`) {
 		t.Errorf("HTML completeness table lacks generator 111's 12 stored, 0 unexpected")
 	}
+}
+
+// consoleHas summarizes res, writes its console report and wants every
+// one of wants in it; it returns the report.
+func consoleHas(t *testing.T, res *results.Result, wants ...string) string {
+	t.Helper()
+	res.Summary = results.Summarize(res, res.Summary.MeasuredS)
+	var b bytes.Buffer
+	Console(&b, res)
+	out := b.String()
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("console lacks %q:\n%s", want, out)
+		}
+	}
+	return out
 }
