@@ -676,21 +676,38 @@ func pauser(t *testing.T, raw string) *standbyPauser {
 	return p
 }
 
+// untilPaused waits until the standby's replay is paused, and returns
+// when it saw it so: pg_wal_replay_pause() only asks, the startup
+// process pauses at its next check, and the pause state says when it
+// has (PostgreSQL's own recovery tests wait on it the same way), so
+// that the hold is dated from a pause in effect.
+func (p *standbyPauser) untilPaused() time.Time {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn := p.connect(ctx)
+	if conn == nil {
+		return time.Now()
+	}
+	defer conn.Close(ctx)
+	for {
+		var state string
+		if err := conn.QueryRow(ctx, "SELECT pg_get_wal_replay_pause_state()").Scan(&state); err != nil {
+			p.t.Errorf("standby: replay pause state: %v", err)
+			return time.Now()
+		}
+		if state == "paused" {
+			return time.Now()
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // exec runs sql on the standby; errors are the test's.
 func (p *standbyPauser) exec(sql string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	u, err := url.Parse(p.url)
-	if err != nil {
-		p.t.Error(err)
-		return
-	}
-	q := u.Query()
-	q.Del("table") // freshbench's own parameter
-	u.RawQuery = q.Encode()
-	conn, err := pgx.Connect(ctx, u.String())
-	if err != nil {
-		p.t.Errorf("standby: %v", err)
+	conn := p.connect(ctx)
+	if conn == nil {
 		return
 	}
 	defer conn.Close(ctx)
@@ -699,14 +716,34 @@ func (p *standbyPauser) exec(sql string) {
 	}
 }
 
+// connect opens a connection to the standby, or nil after an error of
+// the test's.
+func (p *standbyPauser) connect(ctx context.Context) *pgx.Conn {
+	u, err := url.Parse(p.url)
+	if err != nil {
+		p.t.Error(err)
+		return nil
+	}
+	q := u.Query()
+	q.Del("table") // freshbench's own parameter
+	u.RawQuery = q.Encode()
+	conn, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		p.t.Errorf("standby: %v", err)
+		return nil
+	}
+	return conn
+}
+
 // replayHold is how long a standby's replay was paused, as far as this
-// process can tell: certainly from the pause's answer to the resume's
-// sending, at most from the pause's sending to the resume's answer. Each
+// process can tell: certainly from the pause seen in effect to the
+// resume's sending, at most from the pause's sending to the resume's
+// answer. Each
 // call connects anew, which a busy machine makes take hundreds of
 // milliseconds: the two differ by that much.
 type replayHold struct {
 	certain, most time.Duration
-	paused        time.Time // the pause's answer: replay certainly held from then…
+	paused        time.Time // the pause seen in effect: replay certainly held from then…
 }
 
 // hold pauses the standby's replay for d and returns how long it was
@@ -714,7 +751,7 @@ type replayHold struct {
 func (p *standbyPauser) hold(d time.Duration) replayHold {
 	start := time.Now()
 	p.exec("SELECT pg_wal_replay_pause()")
-	paused := time.Now()
+	paused := p.untilPaused()
 	time.Sleep(d)
 	resuming := time.Now()
 	p.exec("SELECT pg_wal_replay_resume()")

@@ -134,7 +134,7 @@ FRESHBENCH_TEST_PG_STANDBY_URL=$(bash scripts/postgres-replica.sh url standby)
 FRESHBENCH_TEST_ES_CLUSTER_URLS=$(bash scripts/elasticsearch-cluster.sh url)
 FRESHBENCH_TEST_OS_CLUSTER_URLS=$(bash scripts/opensearch-cluster.sh url)
 export FRESHBENCH_TEST_PG_PRIMARY_URL FRESHBENCH_TEST_PG_STANDBY_URL FRESHBENCH_TEST_ES_CLUSTER_URLS FRESHBENCH_TEST_OS_CLUSTER_URLS
-# Tests may stop and start the standby and node 2 of the clusters
+# Tests may stop and start the standby (and pause its replay) and node 2 of the clusters
 # (stop-standby/start-standby, stop-node 2/start-node 2), and freeze the
 # Kafka broker (pause-broker/resume-broker), and kill and start Druid's
 # indexer (kill-indexer/start-indexer) and Pinot's server
@@ -191,8 +191,12 @@ fi
 #
 # A test that stops or restarts a server that another lane uses
 # (PostgreSQL, which the Kafka Connect sink writes to; its standby; the
-# Kafka broker; Pinot's server, which target/pinot's tests use) breaks whatever that lane runs on it at the moment (seen:
-# an end-to-end test's PostgreSQL "shutting down"), so the lanes run
+# Kafka broker; Pinot's server, which target/pinot's tests use), or that
+# pauses the standby's replay (which another's resume cuts short: a busy
+# round's standby hold of 3 s lasted 2 s, resumed by
+# TestPairSynchronousCommit beside it), breaks whatever that lane runs on
+# it at the moment (seen: an end-to-end test's PostgreSQL "shutting
+# down"), so the lanes run
 # without them, and they run alone once every lane is done. An outage
 # that touches only its own lane's server (Druid's indexer, the
 # clusters' second nodes) runs within that lane.
@@ -213,7 +217,7 @@ moved='^(TestRefreshIntervalShowsInLatency|TestRunKeepsUpAndLosesNothing)$'
 rest_e2e='^(TestSeedResumesWithoutDoubling|TestPeakPostgresInjectedCapacity|TestViaKafkaPeakRefined)$'
 # The driver-wait test keeps one CPU busy with seven processes for 20 s:
 # beside the lanes it would starve them too.
-disruptive='^(TestServerRestart|TestPairServerAccount|TestWriteBrokerFrozen|TestPostgresRestartDuringRun|TestViaKafkaPinotServerKilled|TestDriverWaitForCPUMeasured)$'
+disruptive='^(TestServerRestart|TestPairServerAccount|TestPairSynchronousCommit|TestWriteBrokerFrozen|TestPostgresRestartDuringRun|TestViaKafkaPinotServerKilled|TestDriverWaitForCPUMeasured)$'
 # The end-to-end lanes' timeouts guard against a hang, not a slow
 # machine: beside two CPU hogs per core the lane not through Kafka took
 # 1,081 s, near a 20-minute bound, and its tests retry at lower loads
