@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -91,13 +92,20 @@ func testAuditCountsLostWrites(t *testing.T) {
 // server's own retry of a write it had stored, answered as a duplicate
 // id) must have the audit count exactly those as visible though
 // unacknowledged: neither lost nor unexpected.
+// With updates in the batches too: those batches book their outcome
+// apart (ingest's settle).
 func TestAuditTellsStoredFailuresFromUnexpected(t *testing.T) {
-	synctest.Test(t, testAuditTellsStoredFailuresFromUnexpected)
+	for _, share := range []float64{0, 0.5} {
+		t.Run(fmt.Sprintf("updates %g", share), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { testAuditTellsStoredFailuresFromUnexpected(t, share) })
+		})
+	}
 }
 
-func testAuditTellsStoredFailuresFromUnexpected(t *testing.T) {
+func testAuditTellsStoredFailuresFromUnexpected(t *testing.T, updateShare float64) {
 	cfg := simConfig(2 * time.Second)
 	cfg.Drain = time.Second
+	cfg.Ingest.UpdateShare = updateShare
 	res, err := Run(context.Background(), sim.New(sim.Config{FailStoredEvery: 9}), cfg)
 	if err != nil {
 		t.Fatal(err)
