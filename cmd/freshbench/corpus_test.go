@@ -47,6 +47,7 @@ func TestRunBadCorpus(t *testing.T) {
 // A corpus replayed once into SQLite: every line is an event, every event
 // acknowledged and visible, and the results say so.
 func TestRunCorpusOnce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const lines = 600
 	var b strings.Builder

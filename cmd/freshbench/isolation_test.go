@@ -42,7 +42,10 @@ func TestIsolationBadInput(t *testing.T) {
 // The command runs the experiment, prints the interference and recovery
 // table, records it; the report shades the bursts and shows the table,
 // offline; compare puts the bursts of two runs side by side.
-func TestIsolationCommand(t *testing.T) { synctest.Test(t, testIsolationCommand) }
+func TestIsolationCommand(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, testIsolationCommand)
+}
 
 func testIsolationCommand(t *testing.T) {
 	dir := t.TempDir()

@@ -59,7 +59,10 @@ func shortLevels(extra ...string) []string {
 // events/s: each trial is printed as it ends, the table of levels at the
 // end; the results file holds every trial, the report renders it and
 // compare reads it.
-func TestLevelsCommand(t *testing.T) { synctest.Test(t, testLevelsCommand) }
+func TestLevelsCommand(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, testLevelsCommand)
+}
 
 func testLevelsCommand(t *testing.T) {
 	if testing.Short() {

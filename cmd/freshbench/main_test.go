@@ -167,6 +167,7 @@ func TestRunReportCompare(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two runs of about three seconds each")
 	}
+	t.Parallel() // a data directory of its own
 	dir := t.TempDir()
 	sqliteOut := filepath.Join(dir, "sqlite.json")
 

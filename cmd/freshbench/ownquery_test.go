@@ -36,6 +36,7 @@ func ownWorkload(t *testing.T, dir, sqlite string) (workloadFile, corpusFile str
 // Queries of one's own run beside a corpus's ingest, each with its own
 // latency, errors and rows, their parameters drawn from what was written.
 func TestQueryOwn(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	w, c := ownWorkload(t, dir, "SELECT doc FROM {table} WHERE json_extract(doc, '$.customer.name') = :who")
 	out := filepath.Join(dir, "r.json")
@@ -127,6 +128,7 @@ func tablesIn(t *testing.T, path string) []string {
 // parameter keeps a written value, so a query of numbers alone never
 // misses.
 func TestQueryOwnMisses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	w, c := ownWorkload(t, dir, "SELECT doc FROM {table} WHERE json_extract(doc, '$.customer.name') = :who")
 	text, err := os.ReadFile(w)

@@ -53,6 +53,7 @@ func TestQueryCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs of a few seconds")
 	}
+	t.Parallel() // a data directory of its own
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 
